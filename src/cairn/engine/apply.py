@@ -1,0 +1,194 @@
+"""Apply a journal event to the projection (the records tables).
+
+The same function serves a live write and a replay (``rebuild``), so replay equals live
+state by construction. It is deterministic: everything an event needs (ids, versions,
+times) is in the event itself, never read from the clock here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from cairn.engine.entities import extract_entity_keys
+from cairn.errors import Conflict, InvalidInput, NotFound
+from cairn.model import Event, Record, Tombstone
+from cairn.storage.base import Application, Transaction
+
+VectorFor = Callable[[Record], tuple[np.ndarray | None, str | None]]
+REDACTED = "[permanently forgotten]"
+
+
+def record_from_payload(data: dict[str, Any]) -> Record:
+    values = dict(data)
+    for name in ("tags", "path_patterns", "operations", "phases", "task_types", "evidence"):
+        values[name] = tuple(values.get(name) or ())
+    return Record(**values)
+
+
+def _insert(tx: Transaction, record: Record, vector_for: VectorFor) -> int:
+    vector, model = vector_for(record) if record.body else (None, None)
+    row = tx.insert_record(record, vector, model)
+    if record.body:
+        tx.set_entities(
+            row, record.tenant, extract_entity_keys(f"{record.title or ''} {record.body}")
+        )
+    return row
+
+
+def _require_current(tx: Transaction, event: Event, record_id: str) -> tuple[int, Record]:
+    found = tx.current(event.tenant, event.agent, record_id)
+    if found is None:
+        raise NotFound(f"no memory with id {record_id}")
+    return found
+
+
+def apply_event(tx: Transaction, event: Event, vector_for: VectorFor) -> None:
+    payload = event.payload
+    kind = event.type
+    action = payload.get("action")
+    if kind in ("memory.stored", "memory.imported") or (
+        kind == "user.signal" and action == "remember"
+    ):
+        record = record_from_payload(payload["record"])
+        if kind == "memory.imported" and tx.version_exists(record.id, record.version):
+            return  # importing what is already here is a no-op
+        redacted = record.body == REDACTED
+        if redacted:
+            record = replace(record, body="", title=None, tags=())
+        _insert(tx, record, vector_for)
+        if redacted:
+            # A permanently forgotten memory replays as its redacted skeleton.
+            tx.purge(record.tenant, record.agent, record.id, REDACTED)
+        return
+    if kind == "user.signal" and action == "correct":
+        _apply_correct(tx, event, vector_for)
+        return
+    if kind == "user.signal" and action == "forget":
+        _apply_forget(tx, event)
+        return
+    if kind == "user.signal" and action == "restore":
+        row, record = _require_current(tx, event, payload["record_id"])
+        stone = tx.tombstone(event.tenant, event.agent, record.id)
+        if stone is None or stone.restored_at is not None:
+            raise InvalidInput(f"memory {record.id} is not forgotten")
+        if stone.permanent:
+            raise Conflict(f"memory {record.id} was forgotten permanently; it cannot be restored")
+        tx.put_tombstone(replace(stone, restored_at=event.occurred_at))
+        tx.update_record(row, forgotten_at=None)
+        return
+    if kind == "import.tombstone":
+        stone = Tombstone(**payload["tombstone"])
+        if tx.tombstone(stone.tenant, stone.agent, stone.record_id) is None:
+            tx.put_tombstone(stone)
+        return
+    if kind == "lifecycle.evicted":
+        row, record = _require_current(tx, event, payload["record_id"])
+        tx.update_record(row, evicted_at=event.occurred_at)
+        return
+    if kind == "lifecycle.unevicted":
+        row, record = _require_current(tx, event, payload["record_id"])
+        tx.update_record(row, evicted_at=None)
+        return
+    if kind == "context.applied":
+        for item in payload["applications"]:
+            tx.put_application(Application(**{**item, "why_applied": tuple(item["why_applied"])}))
+        return
+    if kind == "context.outcome":
+        _apply_outcome(tx, event)
+        return
+    raise InvalidInput(f"unknown event type {kind!r}" + (f" ({action})" if action else ""))
+
+
+def _apply_correct(tx: Transaction, event: Event, vector_for: VectorFor) -> None:
+    payload = event.payload
+    row, old = _require_current(tx, event, payload["record_id"])
+    if old.authority == "explicit" and payload.get("authority") == "inferred":
+        raise Conflict(f"memory {old.id} was set explicitly; an inferred change cannot alter it")
+    new = record_from_payload({**old.to_dict(), **payload["changes"]})
+    new = replace(
+        new,
+        version=old.version + 1,
+        supersedes=old.version,
+        superseded_by=None,
+        recorded_at=event.recorded_at,
+        expired_at=None,
+        evidence=(*old.evidence, event.event_id),
+    )
+    tx.update_record(
+        row, state="superseded", superseded_by=new.version, expired_at=event.recorded_at
+    )
+    _insert(tx, new, vector_for)
+
+
+def _apply_forget(tx: Transaction, event: Event) -> None:
+    payload = event.payload
+    versions = tx.versions(event.tenant, event.agent, payload["record_id"])
+    if not versions:
+        raise NotFound(f"no memory with id {payload['record_id']}")
+    current_row, current = versions[-1]
+    permanent = bool(payload.get("permanent"))
+    stone = tx.tombstone(event.tenant, event.agent, current.id)
+    if stone is not None and stone.restored_at is None and not permanent:
+        raise InvalidInput(f"memory {current.id} is already forgotten")
+    if stone is not None and stone.permanent:
+        raise InvalidInput(f"memory {current.id} is already forgotten permanently")
+    tx.put_tombstone(
+        Tombstone(
+            record_id=current.id,
+            tenant=current.tenant,
+            agent=current.agent,
+            scope=current.scope,
+            project_id=current.project_id,
+            text_hash=current.text_hash,
+            reason=payload.get("reason", "user-remove"),
+            permanent=permanent,
+            removed_at=event.occurred_at,
+        )
+    )
+    tx.update_record(current_row, forgotten_at=event.occurred_at)
+    if permanent:
+        tx.purge(event.tenant, event.agent, current.id, REDACTED)
+
+
+_OUTCOME_COUNTERS = {
+    "used-successfully": "used_count",
+    "ignored": "ignored_count",
+}
+
+
+def _apply_outcome(tx: Transaction, event: Event) -> None:
+    payload = event.payload
+    application = tx.application(event.tenant, payload["application_id"])
+    if application is None:
+        raise NotFound(f"no application with id {payload['application_id']}")
+    outcome = payload["outcome"]
+    tx.set_outcome(application.application_id, outcome, event.occurred_at)
+    found = tx.current(event.tenant, application.agent, application.record_id)
+    if found is None:
+        return
+    row, record = found
+    changes: dict[str, Any] = {"last_applied_at": event.occurred_at}
+    if outcome == "used-successfully":
+        changes.update(
+            used_count=record.used_count + 1,
+            proof_count=record.proof_count + 1,
+            last_success_at=event.occurred_at,
+        )
+        if record.state == "trial":
+            changes["state"] = "proven"
+    elif outcome == "ignored":
+        changes["ignored_count"] = record.ignored_count + 1
+    elif outcome in ("corrected", "overridden", "contributed-to-failure"):
+        changes["failure_count"] = record.failure_count + 1
+        if (
+            outcome == "contributed-to-failure"
+            and record.state == "trial"
+            and record.authority != "explicit"
+        ):
+            changes["state"] = "superseded"
+            changes["expired_at"] = event.recorded_at
+    tx.update_record(row, **changes)

@@ -1,0 +1,217 @@
+"""MemoryRecall: composes the stages; it owns no ranking math of its own.
+
+query formulation → lanes → fuse → rerank (opt-in) → score → trust filter → min score →
+dedup → budget → format. Every candidate's fate is kept for the trace.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from cairn.adapters.embedding import Embedder
+from cairn.config import Rag
+from cairn.engine.recall.formatting import Fence, format_line, format_preamble
+from cairn.engine.recall.fusion import Fused, LaneRanking, rrf
+from cairn.engine.recall.query import formulate
+from cairn.engine.recall.rerank import Reranker, rerank_order
+from cairn.engine.recall.scoring import ScoreBreakdown, rank_key, score
+from cairn.engine.recall.selection import budget, dedup, filter_min_score, filter_trust
+from cairn.model import Record
+from cairn.storage.base import LaneFilter, LaneHit, Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RecallRequest:
+    query: str
+    tenant: str
+    agent: str
+    project_id: str | None = None
+    max_results: int | None = None
+    max_chars: int | None = None
+    include_trust: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    row: int
+    record: Record
+    ranks: dict[str, int]
+    fused: float
+    breakdown: ScoreBreakdown
+    line: str
+
+    @property
+    def score(self) -> float:
+        return self.breakdown.final
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    query: str
+    preamble: str
+    memories: tuple[Candidate, ...]  # delivered, inside the budget
+    ranked: tuple[Candidate, ...]  # after filters and dedup, before the budget
+    trace: tuple[dict[str, Any], ...]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    rerank: str | None = None  # None when off; "applied", "timeout", "error: ..."
+
+
+def _lane(name: str, weight: float, hits: list[LaneHit]) -> LaneRanking:
+    return LaneRanking(name, weight, tuple(h.row for h in hits), tuple(h.score for h in hits))
+
+
+class MemoryRecall:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._reranker = reranker
+
+    def recall(self, request: RecallRequest, rag: Rag, now: datetime) -> RecallResult:
+        timings: dict[str, float] = {}
+        clock = time.perf_counter
+
+        def timed(stage: str, fn: Callable[[], Any]) -> Any:
+            start = clock()
+            try:
+                return fn()
+            finally:
+                timings[stage] = (clock() - start) * 1000.0
+
+        where = LaneFilter(request.tenant, request.agent, request.project_id)
+        query = timed("formulate", lambda: formulate(request.query))
+        limit = rag.laneCandidates
+
+        def keyword() -> list[LaneHit]:
+            hits = self._store.keyword_search(where, query.terms, limit)
+            if query.grams:
+                seen = {h.row for h in hits}
+                extra = self._store.substring_search(where, query.grams, limit)
+                hits += [h for h in extra if h.row not in seen]
+            return hits
+
+        keyword_hits: list[LaneHit] = timed("lane.keyword", keyword)
+        vector_hits: list[LaneHit] = []
+        if rag.weights.vector > 0 and request.query.strip():
+            qvec = timed("embed", lambda: self._embedder.embed([request.query])[0])
+            vector_hits = timed(
+                "lane.vector", lambda: self._store.vector_search(where, qvec, limit)
+            )
+        lanes = [
+            _lane("keyword", rag.weights.fts, keyword_hits),
+            _lane("vector", rag.weights.vector, vector_hits),
+        ]
+        fused: list[Fused] = timed("fuse", lambda: rrf(lanes, rag.rrfK))
+        if rag.entityLane and fused:
+            seeds = [f.row for f in fused[: rag.entity.seedCount]]
+            neighbours = timed(
+                "lane.entity",
+                lambda: self._store.entity_neighbours(where, seeds, rag.entity.perEntityCap),
+            )
+            # Lane score tanh(shared·0.5); the seeds themselves rank first in the lane.
+            entity_hits = [LaneHit(s, 1.0) for s in seeds] + [
+                LaneHit(h.row, math.tanh(h.score * 0.5)) for h in neighbours
+            ]
+            entity_hits.sort(key=lambda h: -h.score)
+            lanes.append(_lane("entity", rag.weights.entity, entity_hits))
+            fused = timed("fuse", lambda: rrf(lanes, rag.rrfK))
+
+        records = timed("fetch", lambda: self._store.records_by_rows([f.row for f in fused]))
+        fused = [f for f in fused if f.row in records]
+        rerank_status: str | None = None
+        if rag.rerank.enabled and self._reranker is not None and fused:
+            fused, rerank_status = timed(
+                "rerank", lambda: self._rerank(request.query, fused, records, rag)
+            )
+
+        fence = Fence.new()
+        pool_size = rag.rerank.maxCandidates if rerank_status == "applied" else 0
+
+        def score_all() -> list[Candidate]:
+            scored = [
+                Candidate(
+                    row=f.row,
+                    record=records[f.row],
+                    ranks=f.ranks,
+                    fused=f.score,
+                    breakdown=score(f.score, records[f.row], rag.boosts, now),
+                    line=format_line(records[f.row], fence),
+                )
+                for f in fused
+            ]
+
+            def key(c: Candidate) -> tuple[float, int]:
+                return rank_key(c.score, c.record.trust)
+
+            # A reranked pool and its tail are ordered apart, pool first.
+            return sorted(scored[:pool_size], key=key) + sorted(scored[pool_size:], key=key)
+
+        candidates = timed("score", score_all)
+        trace: dict[int, dict[str, Any]] = {
+            c.row: {
+                "id": c.record.id,
+                "version": c.record.version,
+                "ranks": c.ranks,
+                "fused": c.fused,
+                "factors": c.breakdown.as_dict(),
+                "fate": "delivered",
+            }
+            for c in candidates
+        }
+        allowed = request.include_trust or rag.includeTrustLevels
+        kept, dropped_trust = filter_trust(candidates, lambda c: c.record.trust, allowed)
+        kept, dropped_min = filter_min_score(kept, lambda c: c.score, rag.minScore)
+        kept, dropped_dup = dedup(kept, lambda c: c.record.body, lambda c: c.record.recorded_at)
+        ranked = list(kept)
+        delivered, dropped_budget = timed(
+            "budget",
+            lambda: budget(
+                ranked,
+                lambda c: len(c.line) + 1,
+                request.max_results or rag.maxResults,
+                request.max_chars or rag.maxContextChars,
+            ),
+        )
+        for drop in (*dropped_trust, *dropped_min, *dropped_dup, *dropped_budget):
+            trace[drop.item.row]["fate"] = f"dropped: {drop.reason}"  # type: ignore[attr-defined]
+        preamble = timed("format", lambda: format_preamble([c.line for c in delivered]))
+        timings["total"] = sum(v for k, v in timings.items() if k != "total")
+        return RecallResult(
+            query=request.query,
+            preamble=preamble,
+            memories=tuple(delivered),
+            ranked=tuple(ranked),
+            trace=tuple(trace[c.row] for c in candidates),
+            timings_ms=timings,
+            rerank=rerank_status,
+        )
+
+    def _rerank(
+        self, query: str, fused: list[Fused], records: dict[int, Record], rag: Rag
+    ) -> tuple[list[Fused], str]:
+        assert self._reranker is not None
+        pool = fused[: rag.rerank.maxCandidates]
+        order, failure = rerank_order(
+            self._reranker, query, [records[f.row].body for f in pool], rag.rerank.timeoutMs
+        )
+        if order is None:
+            return fused, failure or "error"
+        # The pool keeps its fused score distribution, reassigned in the reranked order.
+        scores = [f.score for f in pool]
+        reranked = [
+            Fused(row=pool[i].row, score=scores[rank], ranks={**pool[i].ranks, "rerank": rank + 1})
+            for rank, i in enumerate(order)
+        ]
+        return reranked + fused[len(pool) :], "applied"

@@ -1,0 +1,190 @@
+"""Query formulation: plain words for the keyword lane, trigrams for CJK and identifiers.
+
+User text is never passed to FTS as query syntax: the store quotes every term, so
+``"AND OR NEAR( * ^ -`` is searched as words (or, when nothing is left, not at all).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cairn.engine.text import cjk_runs, words
+
+# Common English function words: they match everything and rank nothing.
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "aren't",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "cannot",
+        "could",
+        "did",
+        "didn't",
+        "do",
+        "does",
+        "doesn't",
+        "doing",
+        "don't",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "isn't",
+        "it",
+        "it's",
+        "its",
+        "itself",
+        "just",
+        "let",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "ought",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "wasn't",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "s",
+        "t",
+        "d",
+        "ll",
+        "m",
+        "re",
+        "ve",
+    ]
+)
+_IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[_.\-/:][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*")
+MAX_TERMS = 32
+MAX_GRAMS = 48
+
+
+@dataclass(frozen=True, slots=True)
+class FormulatedQuery:
+    text: str
+    terms: tuple[str, ...]  # keyword lane: lower-case words, stop words dropped
+    grams: tuple[str, ...]  # substring lane: CJK trigrams and whole code identifiers
+
+
+def _trigrams(run: str) -> list[str]:
+    if len(run) <= 3:
+        return [run]
+    return [run[i : i + 3] for i in range(len(run) - 2)]
+
+
+def formulate(text: str) -> FormulatedQuery:
+    terms = [w for w in words(text) if w not in STOP_WORDS and not cjk_runs(w)]
+    grams: list[str] = []
+    for run in cjk_runs(text):
+        grams.extend(_trigrams(run))
+    grams.extend(m.group() for m in _IDENTIFIER.finditer(text))
+    return FormulatedQuery(
+        text=text,
+        terms=tuple(dict.fromkeys(terms))[:MAX_TERMS],
+        grams=tuple(dict.fromkeys(g for g in grams if len(g) >= 3))[:MAX_GRAMS],
+    )

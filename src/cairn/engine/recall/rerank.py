@@ -1,0 +1,57 @@
+"""Optional reranking with a time limit; any failure falls back to the fused order."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+from collections.abc import Sequence
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+
+class Reranker(Protocol):
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One relevance score per text, higher is better."""
+        ...
+
+
+_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-rerank")
+
+
+def rerank_order(
+    reranker: Reranker, query: str, texts: Sequence[str], timeout_ms: int
+) -> tuple[list[int] | None, str | None]:
+    """Indices of ``texts`` best first, or (None, reason) to keep the fused order."""
+    if not texts:
+        return [], None
+    future = _pool.submit(reranker.rerank, query, list(texts))
+    try:
+        scores = future.result(timeout=timeout_ms / 1000.0)
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+        log.warning("rerank timed out after %d ms; keeping fused order", timeout_ms)
+        return None, "timeout"
+    except Exception as exc:  # any reranker failure must not fail recall
+        log.warning("rerank failed (%s); keeping fused order", exc)
+        return None, f"error: {exc}"
+    if len(scores) != len(texts):
+        return None, "error: reranker returned the wrong number of scores"
+    return sorted(range(len(texts)), key=lambda i: -scores[i]), None
+
+
+class CrossEncoderReranker:
+    """sentence-transformers CrossEncoder (optional extra ``cairn-memory[rerank]``)."""
+
+    def __init__(self, model: str) -> None:
+        try:
+            from sentence_transformers import CrossEncoder
+        except ImportError as exc:
+            raise RuntimeError(
+                "reranking needs the optional extra: pip install 'cairn-memory[rerank]'"
+            ) from exc
+        self._model = CrossEncoder(model, local_files_only=True)
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        scores = self._model.predict([(query, t) for t in texts])
+        return [float(s) for s in scores]

@@ -1,0 +1,35 @@
+"""Text normalisation shared by query formulation, entity keys and content hashes."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+# Letters, digits and marks of any script; CJK ideographs are split apart below because
+# they are written without spaces.
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CJK = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff]+"
+)
+
+
+def fold(text: str) -> str:
+    """NFKD, drop combining marks, lower-case: 'Café' -> 'cafe', 'ＡＢＣ' -> 'abc'."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def words(text: str) -> list[str]:
+    """Unicode-aware word tokens, as the porter/unicode61 index sees them (lower case)."""
+    return [w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", text))]
+
+
+def cjk_runs(text: str) -> list[str]:
+    return _CJK.findall(text)
+
+
+def text_hash(body: str) -> str:
+    """Identity of content across versions and tombstones: whitespace and case folded."""
+    normal = " ".join(unicodedata.normalize("NFKC", body).casefold().split())
+    return hashlib.sha256(normal.encode("utf-8")).hexdigest()

@@ -1,0 +1,731 @@
+"""The Python API: ``Memory`` is the composition root of the embedded engine.
+
+It validates input, turns each call into a journal event, and hands the event to the
+store's unit of work together with ``apply_event``. Nothing here writes SQL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from cairn.adapters.embedding import Embedder
+from cairn.config import Config, default_home, parse_config, resolve_config
+from cairn.engine.apply import REDACTED, apply_event, record_from_payload
+from cairn.engine.recall.pipeline import MemoryRecall, RecallRequest, RecallResult
+from cairn.engine.recall.rerank import Reranker
+from cairn.engine.text import text_hash
+from cairn.errors import InvalidInput, NotFound
+from cairn.ids import new_ulid
+from cairn.model import (
+    DEFAULT_MEMORY_TYPE,
+    KINDS,
+    MEMORY_TYPES,
+    ORIGINS,
+    SCOPES,
+    TRUST_LEVELS,
+    Event,
+    Record,
+    Tombstone,
+)
+from cairn.storage.base import Store
+from cairn.storage.sqlite.store import SqliteStore
+from cairn.timeutil import parse_time, to_iso, utc_now
+
+EXPORT_FORMAT = "cairn.export.v1"
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryInput:
+    """One memory to store, for ``store_many``."""
+
+    body: str
+    kind: str = "fact"
+    title: str | None = None
+    tags: Sequence[str] = ()
+    trust: str = "learned"
+    occurred_at: str | datetime | None = None
+    source: Mapping[str, Any] | None = None
+    external_ref: str | None = None
+    pinned: bool = False
+    memory_type: str | None = None
+    scope: str = "global"
+    project_id: str | None = None
+
+
+def _check_choice(name: str, value: str, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise InvalidInput(f"unknown {name} {value!r} (expected one of: {', '.join(allowed)})")
+    return value
+
+
+def _check_text(name: str, value: Any, limit: int) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be text, not {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"{name} is not valid UTF-8 text") from None
+    if "\x00" in value:
+        raise InvalidInput(f"{name} contains a NUL byte")
+    if not value.strip():
+        raise InvalidInput(f"{name} is empty")
+    if len(value) > limit:
+        raise InvalidInput(f"{name} is {len(value):,} characters; the limit is {limit:,}")
+    return value
+
+
+def embedding_text(record: Record) -> str:
+    return f"{record.title}: {record.body}" if record.title else record.body
+
+
+class Memory:
+    """Long-term memory on one SQLite file.
+
+    >>> mem = Memory.open("/tmp/demo.db")           # doctest: +SKIP
+    >>> mem.remember("Always use pnpm in this repo")  # doctest: +SKIP
+    >>> mem.recall("which package manager?").preamble  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        config: Config,
+        embedder: Embedder,
+        *,
+        tenant: str = "default",
+        agent: str = "default",
+        reranker: Reranker | None = None,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self._store = store
+        self.config = config
+        self._embedder = embedder
+        self.tenant = tenant
+        self.agent = agent
+        self._clock = clock
+        self._recall = MemoryRecall(store, embedder, reranker)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        config: Config | Mapping[str, Any] | str | Path | None = None,
+        *,
+        tenant: str = "default",
+        agent: str = "default",
+        embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> Memory:
+        """Open (creating if needed) the memory file.
+
+        ``path`` defaults to ``memory.store.path`` of the config, else
+        ``$CAIRN_HOME/memory.db`` (``~/.cairn/memory.db``). ``config`` is a Config, a
+        mapping, or a YAML file; by default ``<home>/config.yaml`` when it exists.
+        """
+        home = default_home()
+        if isinstance(config, Config):
+            cfg = config
+        elif isinstance(config, Mapping):
+            cfg = parse_config(dict(config))
+        else:
+            cfg = resolve_config(home, config)
+        _check_name("tenant", tenant)
+        _check_name("agent", agent)
+        db_path = Path(path or cfg.memory.store.path or home / "memory.db").expanduser()
+        if embedder is None:
+            embedder = make_embedder(cfg)
+        if reranker is None and any(a.rag.rerank.enabled for a in cfg.agents.values()):
+            from cairn.engine.recall.rerank import CrossEncoderReranker
+
+            reranker = CrossEncoderReranker(cfg.memory.reranker.model)
+        store = SqliteStore(db_path, dim=embedder.dim)
+        return cls(store, cfg, embedder, tenant=tenant, agent=agent, reranker=reranker, clock=clock)
+
+    @property
+    def store_backend(self) -> Store:
+        return self._store
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writes --------------------------------------------------------------------------
+
+    def _ns(self, tenant: str | None, agent: str | None) -> tuple[str, str]:
+        return (
+            _check_name("tenant", tenant) if tenant else self.tenant,
+            _check_name("agent", agent) if agent else self.agent,
+        )
+
+    def _event(
+        self,
+        type_: str,
+        payload: dict[str, Any],
+        tenant: str,
+        agent: str,
+        event_id: str | None,
+        occurred_at: str | None = None,
+        session_id: str | None = None,
+    ) -> Event:
+        now = to_iso(self._clock())
+        return Event(
+            event_id=event_id or new_ulid(),
+            type=type_,
+            tenant=tenant,
+            agent=agent,
+            payload=payload,
+            occurred_at=occurred_at or now,
+            recorded_at=now,
+            session_id=session_id,
+            sender=payload.get("record", {}).get("origin") if "record" in payload else None,
+        )
+
+    def _vectors_for(self, records: Sequence[Record]) -> dict[str, np.ndarray]:
+        texts = [embedding_text(r) for r in records]
+        vectors = self._embedder.embed(texts)
+        return {t: v for t, v in zip(texts, vectors, strict=True)}
+
+    def _commit(self, events: Sequence[Event], vectors: dict[str, np.ndarray]) -> list[bool]:
+        model = self._embedder.model_id
+
+        def vector_for(record: Record) -> tuple[np.ndarray | None, str | None]:
+            text = embedding_text(record)
+            vec = vectors.get(text)
+            if vec is None:
+                vec = self._embedder.embed([text])[0]
+            return vec, model
+
+        applied: list[bool] = []
+        with self._store.transaction() as tx:
+            for event in events:
+                fresh = tx.append_event(event)
+                if fresh:
+                    apply_event(tx, event, vector_for)
+                applied.append(fresh)
+        return applied
+
+    def _new_record(
+        self,
+        item: MemoryInput,
+        tenant: str,
+        agent: str,
+        *,
+        authority: str,
+        origin: str,
+        state: str,
+        now: str,
+    ) -> Record:
+        limit = self.config.memory.store.maxBodyChars
+        body = _check_text("body", item.body, limit)
+        title = _check_text("title", item.title, 1000) if item.title is not None else None
+        kind = _check_choice("kind", item.kind, KINDS)
+        memory_type = _check_choice(
+            "memory type", item.memory_type or DEFAULT_MEMORY_TYPE[kind], MEMORY_TYPES
+        )
+        trust = _check_choice("trust level", item.trust, TRUST_LEVELS)
+        scope = _check_choice("scope", item.scope, SCOPES)
+        if scope == "project" and not item.project_id:
+            raise InvalidInput("a project-scoped memory needs a project id")
+        tags = tuple(_check_text("tag", t, 200).strip() for t in item.tags)
+        occurred = to_iso(parse_time(item.occurred_at)) if item.occurred_at else None
+        return Record(
+            id=new_ulid(),
+            version=1,
+            tenant=tenant,
+            agent=agent,
+            body=body,
+            kind=kind,
+            memory_type=memory_type,
+            title=title,
+            tags=tags,
+            authority=authority,
+            origin=origin,
+            trust=trust,
+            scope=scope,
+            project_id=item.project_id if scope == "project" else None,
+            state=state,
+            pinned=item.pinned,
+            importance=1.0 if item.pinned else 0.5,
+            source=dict(item.source or {}),
+            external_ref=item.external_ref,
+            occurred_at=occurred,
+            recorded_at=now,
+            text_hash=text_hash(body),
+        )
+
+    def store(
+        self,
+        body: str,
+        *,
+        kind: str = "fact",
+        title: str | None = None,
+        tags: Sequence[str] = (),
+        trust: str = "learned",
+        occurred_at: str | datetime | None = None,
+        source: Mapping[str, Any] | None = None,
+        external_ref: str | None = None,
+        pinned: bool = False,
+        scope: str = "global",
+        project_id: str | None = None,
+        origin: str = "tool",
+        event_id: str | None = None,
+        tenant: str | None = None,
+        agent: str | None = None,
+    ) -> Record:
+        """Store something the agent learned (authority ``inferred``, state ``trial``)."""
+        item = MemoryInput(
+            body=body,
+            kind=kind,
+            title=title,
+            tags=tags,
+            trust=trust,
+            occurred_at=occurred_at,
+            source=source,
+            external_ref=external_ref,
+            pinned=pinned,
+            scope=scope,
+            project_id=project_id,
+        )
+        _check_choice("origin", origin, ORIGINS)
+        return self._store_one(
+            item, "memory.stored", "inferred", origin, "trial", event_id, tenant, agent
+        )
+
+    def remember(
+        self,
+        body: str,
+        *,
+        kind: str = "preference",
+        title: str | None = None,
+        tags: Sequence[str] = (),
+        trust: str = "learned",
+        occurred_at: str | datetime | None = None,
+        source: Mapping[str, Any] | None = None,
+        pinned: bool = False,
+        scope: str = "global",
+        project_id: str | None = None,
+        event_id: str | None = None,
+        tenant: str | None = None,
+        agent: str | None = None,
+    ) -> Record:
+        """Store what the user said explicitly: authority ``explicit``, state ``proven``."""
+        item = MemoryInput(
+            body=body,
+            kind=kind,
+            title=title,
+            tags=tags,
+            trust=trust,
+            occurred_at=occurred_at,
+            source=source,
+            pinned=pinned,
+            scope=scope,
+            project_id=project_id,
+        )
+        return self._store_one(
+            item, "user.signal", "explicit", "user", "proven", event_id, tenant, agent
+        )
+
+    def _store_one(
+        self,
+        item: MemoryInput,
+        event_type: str,
+        authority: str,
+        origin: str,
+        state: str,
+        event_id: str | None,
+        tenant: str | None,
+        agent: str | None,
+    ) -> Record:
+        ten, ag = self._ns(tenant, agent)
+        now = to_iso(self._clock())
+        record = self._new_record(
+            item, ten, ag, authority=authority, origin=origin, state=state, now=now
+        )
+        payload: dict[str, Any] = {"record": record.to_dict()}
+        if event_type == "user.signal":
+            payload["action"] = "remember"
+        event = self._event(event_type, payload, ten, ag, event_id)
+        (fresh,) = self._commit([event], self._vectors_for([record]))
+        if not fresh:
+            return self._record_of_event(event.event_id, ten, ag)
+        return self.get(record.id, tenant=ten, agent=ag)
+
+    def _record_of_event(self, event_id: str, tenant: str, agent: str) -> Record:
+        for event in self._store.events(tenant=tenant):
+            if event.event_id == event_id:
+                record_id = event.payload.get("record", {}).get("id") or event.payload.get(
+                    "record_id"
+                )
+                return self.get(record_id, tenant=tenant, agent=agent)
+        raise NotFound(f"no event {event_id}")
+
+    def store_many(
+        self,
+        items: Iterable[MemoryInput],
+        *,
+        batch_size: int = 256,
+        progress: Progress | None = None,
+        tenant: str | None = None,
+        agent: str | None = None,
+    ) -> list[Record]:
+        """Bulk ingestion: validate all, embed in batches, one transaction per batch.
+
+        Nothing is written when any item is invalid.
+        """
+        ten, ag = self._ns(tenant, agent)
+        now = to_iso(self._clock())
+        records = [
+            self._new_record(
+                i, ten, ag, authority="inferred", origin="tool", state="trial", now=now
+            )
+            for i in items
+        ]
+        done = 0
+        for start in range(0, len(records), batch_size):
+            chunk = records[start : start + batch_size]
+            vectors = self._vectors_for(chunk)
+            events = [
+                self._event("memory.stored", {"record": r.to_dict()}, ten, ag, None) for r in chunk
+            ]
+            self._commit(events, vectors)
+            done += len(chunk)
+            if progress:
+                progress(done, len(records))
+        return records
+
+    def correct(
+        self,
+        record_id: str,
+        body: str,
+        *,
+        title: str | None = None,
+        authority: str = "explicit",
+        event_id: str | None = None,
+        tenant: str | None = None,
+        agent: str | None = None,
+    ) -> Record:
+        """A new version with the new body; the old version is marked superseded."""
+        ten, ag = self._ns(tenant, agent)
+        current = self.get(record_id, tenant=ten, agent=ag)
+        if current.forgotten_at:
+            raise InvalidInput(f"memory {record_id} is forgotten; restore it before correcting")
+        body = _check_text("body", body, self.config.memory.store.maxBodyChars)
+        _check_choice("authority", authority, ("explicit", "inferred"))
+        changes: dict[str, Any] = {"body": body, "text_hash": text_hash(body)}
+        if title is not None:
+            changes["title"] = _check_text("title", title, 1000)
+        if authority == "explicit":
+            changes.update(authority="explicit", state="proven")
+        event = self._event(
+            "user.signal",
+            {
+                "action": "correct",
+                "record_id": current.id,
+                "changes": changes,
+                "authority": authority,
+            },
+            ten,
+            ag,
+            event_id,
+        )
+        preview = replace(current, body=body, title=changes.get("title", current.title))
+        self._commit([event], self._vectors_for([preview]))
+        return self.get(current.id, tenant=ten, agent=ag)
+
+    def forget(
+        self,
+        record_id: str,
+        *,
+        permanent: bool = False,
+        reason: str = "user-remove",
+        event_id: str | None = None,
+        tenant: str | None = None,
+        agent: str | None = None,
+    ) -> Tombstone:
+        """Tombstone a memory (reversible with ``restore``), or purge it for good."""
+        ten, ag = self._ns(tenant, agent)
+        current = self.get(record_id, tenant=ten, agent=ag)
+        _check_choice("reason", reason, ("user-remove", "markdown-delete", "negative-feedback"))
+        event = self._event(
+            "user.signal",
+            {"action": "forget", "record_id": current.id, "permanent": permanent, "reason": reason},
+            ten,
+            ag,
+            event_id,
+        )
+        self._commit([event], {})
+        if permanent:
+            self._store.compact()
+        stone = next(t for t in self._store.tombstones(ten, ag) if t.record_id == current.id)
+        return stone
+
+    def restore(
+        self,
+        record_id: str,
+        *,
+        event_id: str | None = None,
+        tenant: str | None = None,
+        agent: str | None = None,
+    ) -> Record:
+        ten, ag = self._ns(tenant, agent)
+        current = self.get(record_id, tenant=ten, agent=ag)
+        event = self._event(
+            "user.signal", {"action": "restore", "record_id": current.id}, ten, ag, event_id
+        )
+        self._commit([event], {})
+        return self.get(current.id, tenant=ten, agent=ag)
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def get(
+        self,
+        record_id: str,
+        *,
+        as_of: str | datetime | None = None,
+        tenant: str | None = None,
+        agent: str | None = None,
+    ) -> Record:
+        """The current version (or the one in force at ``as_of``); NotFound otherwise."""
+        ten, ag = self._ns(tenant, agent)
+        if not isinstance(record_id, str) or not record_id.strip():
+            raise InvalidInput("a memory id is needed")
+        when = to_iso(parse_time(as_of)) if as_of is not None else None
+        record = self._store.get(ten, ag, record_id.strip().upper(), as_of=when)
+        if record is None or (record.body == "" and record.forgotten_at):
+            raise NotFound(f"no memory with id {record_id}")
+        return record
+
+    def history(
+        self, record_id: str, *, tenant: str | None = None, agent: str | None = None
+    ) -> list[Record]:
+        ten, ag = self._ns(tenant, agent)
+        versions = self._store.history(ten, ag, record_id.strip().upper())
+        if not versions:
+            raise NotFound(f"no memory with id {record_id}")
+        return versions
+
+    def list(
+        self,
+        *,
+        project_id: str | None = None,
+        include_forgotten: bool = False,
+        as_of: str | datetime | None = None,
+        limit: int | None = None,
+        tenant: str | None = None,
+        agent: str | None = None,
+    ) -> list[Record]:
+        ten, ag = self._ns(tenant, agent)
+        when = to_iso(parse_time(as_of)) if as_of is not None else None
+        return self._store.list_records(
+            ten,
+            ag,
+            project_id=project_id,
+            include_inactive=include_forgotten,
+            as_of=when,
+            limit=limit,
+        )
+
+    def tombstones(self, *, tenant: str | None = None, agent: str | None = None) -> list[Tombstone]:
+        ten, ag = self._ns(tenant, agent)
+        return self._store.tombstones(ten, ag)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        project_id: str | None = None,
+        max_results: int | None = None,
+        max_chars: int | None = None,
+        include_trust: Sequence[str] | None = None,
+        tenant: str | None = None,
+        agent: str | None = None,
+    ) -> RecallResult:
+        """The memories that apply to ``query``, inside the budget, with a trace."""
+        ten, ag = self._ns(tenant, agent)
+        if not isinstance(query, str):
+            raise InvalidInput("the query must be text")
+        _check_text("query", query if query.strip() else "x", 10_000)
+        if include_trust is not None:
+            for level in include_trust:
+                _check_choice("trust level", level, TRUST_LEVELS)
+        for name, value in (("max results", max_results), ("max chars", max_chars)):
+            if value is not None and value < 1:
+                raise InvalidInput(f"{name} must be at least 1")
+        agent_cfg = self.config.agent(ag)
+        request = RecallRequest(
+            query=query,
+            tenant=ten,
+            agent=ag,
+            project_id=project_id,
+            max_results=max_results,
+            max_chars=max_chars,
+            include_trust=tuple(include_trust) if include_trust is not None else None,
+        )
+        if not agent_cfg.retrieval.enabled:
+            return RecallResult(query, "", (), (), (), {}, None)
+        return self._recall.recall(request, agent_cfg.rag, self._clock())
+
+    def journal(self, *, tenant: str | None = None) -> Iterator[Event]:
+        ten, _ = self._ns(tenant, None)
+        return self._store.events(tenant=ten)
+
+    def status(self) -> dict[str, Any]:
+        stats = self._store.stats(self.tenant)
+        path = getattr(self._store, "path", None)
+        return {
+            "backend": "sqlite",
+            "path": str(path) if path else None,
+            "tenant": self.tenant,
+            "agent": self.agent,
+            "embedder": self._embedder.model_id,
+            **stats,
+        }
+
+    # -- export, import, rebuild ---------------------------------------------------------
+
+    def export(self, out: IO[str], *, tenant: str | None = None, agent: str | None = None) -> int:
+        """Write JSONL: every version (history included) and every tombstone."""
+        ten, ag = self._ns(tenant, agent)
+        out.write(json.dumps({"format": EXPORT_FORMAT, "tenant": ten, "agent": ag}) + "\n")
+        count = 0
+        for record in self._store.list_records(ten, ag, as_of=None, include_inactive=True):
+            for version in self._store.history(ten, ag, record.id):
+                if version.body == "":
+                    continue  # a permanently forgotten skeleton: only its tombstone travels
+                out.write(
+                    json.dumps(
+                        {"type": "record", "record": version.to_dict()},
+                        ensure_ascii=False,
+                        sort_keys=True,
+                    )
+                    + "\n"
+                )
+                count += 1
+        for stone in self._store.tombstones(ten, ag):
+            out.write(
+                json.dumps(
+                    {"type": "tombstone", "tombstone": stone.to_dict()},
+                    ensure_ascii=False,
+                    sort_keys=True,
+                )
+                + "\n"
+            )
+            count += 1
+        return count
+
+    def import_(
+        self, lines: Iterable[str], *, tenant: str | None = None, agent: str | None = None
+    ) -> int:
+        """Import an export; all lines are validated first, then written in one transaction.
+
+        Each line becomes an idempotent journal event, so importing twice changes nothing.
+        Records keep their ids, versions and times; they move to this tenant and agent.
+        """
+        ten, ag = self._ns(tenant, agent)
+        events: list[Event] = []
+        records: list[Record] = []
+        header_seen = False
+        limit = self.config.memory.store.maxBodyChars
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError:
+                raise InvalidInput(f"line {number}: not JSON") from None
+            if not isinstance(data, dict):
+                raise InvalidInput(f"line {number}: expected an object")
+            if not header_seen:
+                if data.get("format") != EXPORT_FORMAT:
+                    raise InvalidInput(f"line {number}: not a cairn export ({EXPORT_FORMAT})")
+                header_seen = True
+                continue
+            digest = hashlib.sha256(f"{ten}/{ag}/{line.strip()}".encode()).hexdigest()[:32]
+            try:
+                if data.get("type") == "record":
+                    record = record_from_payload({**data["record"], "tenant": ten, "agent": ag})
+                    _check_text("body", record.body, limit)
+                    _check_choice("kind", record.kind, KINDS)
+                    _check_choice("trust level", record.trust, TRUST_LEVELS)
+                    records.append(record)
+                    payload: dict[str, Any] = {"record": record.to_dict()}
+                    events.append(
+                        self._event("memory.imported", payload, ten, ag, f"import:{digest}")
+                    )
+                elif data.get("type") == "tombstone":
+                    stone = Tombstone(**{**data["tombstone"], "tenant": ten, "agent": ag})
+                    events.append(
+                        self._event(
+                            "import.tombstone",
+                            {"tombstone": stone.to_dict()},
+                            ten,
+                            ag,
+                            f"import:{digest}",
+                        )
+                    )
+                else:
+                    raise InvalidInput(f"line {number}: unknown type {data.get('type')!r}")
+            except (TypeError, KeyError) as exc:
+                raise InvalidInput(f"line {number}: malformed entry ({exc})") from None
+        if not header_seen:
+            raise InvalidInput("empty import: no cairn export header")
+        vectors = self._vectors_for(records) if records else {}
+        applied = self._commit(events, vectors)
+        return sum(applied)
+
+    def rebuild(self, *, progress: Progress | None = None) -> int:
+        """Re-derive every record from the journal; tombstones keep forgotten things out.
+
+        Vectors of unchanged texts are reused; only new texts are embedded again.
+        """
+        cache = self._store.vectors_by_hash()
+        events = list(self._store.events())
+        model = self._embedder.model_id
+
+        def vector_for(record: Record) -> tuple[np.ndarray | None, str | None]:
+            vec = cache.get(record.text_hash)
+            if vec is None or record.title:
+                vec = self._embedder.embed([embedding_text(record)])[0]
+            return vec, model
+
+        self._store.reset_projection()
+        for start in range(0, len(events), 1000):
+            chunk = events[start : start + 1000]
+            with self._store.transaction() as tx:
+                for event in chunk:
+                    apply_event(tx, event, vector_for)
+            if progress:
+                progress(start + len(chunk), len(events))
+        self._store.compact()
+        return len(events)
+
+
+def _check_name(what: str, value: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > 200 or not value.isprintable():
+        raise InvalidInput(f"invalid {what} name {value!r}")
+    return value
+
+
+def make_embedder(config: Config) -> Embedder:
+    settings = config.memory.embeddings
+    from cairn.adapters.embedding import MiniLmOnnxEmbedder
+
+    return MiniLmOnnxEmbedder(batch_size=settings.batchSize, threads=settings.threads)
+
+
+__all__ = ["REDACTED", "Memory", "MemoryInput", "embedding_text", "make_embedder"]

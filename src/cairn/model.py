@@ -1,0 +1,154 @@
+"""The domain values: records, journal events, tombstones (SPEC §3).
+
+Values are frozen, slotted dataclasses. The allowed words of every enumerated field live
+here once and are reused by the database CHECK constraints, the config schema and the CLI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+Kind = Literal["fact", "preference", "policy", "profile", "episode", "skill", "topic"]
+MemoryType = Literal["semantic", "episodic", "procedural", "working"]
+Authority = Literal["explicit", "inferred"]
+Origin = Literal["user", "tool", "review", "reflection", "import", "system"]
+Trust = Literal["system", "learned", "external"]
+Scope = Literal["global", "project"]
+State = Literal["trial", "proven", "superseded", "candidate", "active", "stale", "archived"]
+TombstoneReason = Literal["user-remove", "markdown-delete", "negative-feedback"]
+
+KINDS: tuple[str, ...] = ("fact", "preference", "policy", "profile", "episode", "skill", "topic")
+MEMORY_TYPES: tuple[str, ...] = ("semantic", "episodic", "procedural", "working")
+AUTHORITIES: tuple[str, ...] = ("explicit", "inferred")
+ORIGINS: tuple[str, ...] = ("user", "tool", "review", "reflection", "import", "system")
+TRUST_LEVELS: tuple[str, ...] = ("system", "learned", "external")
+SCOPES: tuple[str, ...] = ("global", "project")
+STATES: tuple[str, ...] = (
+    "trial",
+    "proven",
+    "superseded",
+    "candidate",
+    "active",
+    "stale",
+    "archived",
+)
+TOMBSTONE_REASONS: tuple[str, ...] = ("user-remove", "markdown-delete", "negative-feedback")
+
+# Which memory type a kind implies when the caller does not say.
+DEFAULT_MEMORY_TYPE: dict[str, str] = {
+    "fact": "semantic",
+    "preference": "semantic",
+    "policy": "procedural",
+    "profile": "semantic",
+    "episode": "episodic",
+    "skill": "procedural",
+    "topic": "semantic",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One version of a memory. The current version is the one not superseded."""
+
+    id: str
+    version: int
+    tenant: str
+    agent: str
+    body: str
+    kind: str = "fact"
+    memory_type: str = "semantic"
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    language: str | None = None
+    authority: str = "inferred"
+    origin: str = "tool"
+    trust: str = "learned"
+    scope: str = "global"
+    project_id: str | None = None
+    path_patterns: tuple[str, ...] = ()
+    operations: tuple[str, ...] = ()
+    phases: tuple[str, ...] = ()
+    task_types: tuple[str, ...] = ()
+    state: str = "trial"
+    pinned: bool = False
+    evicted_at: str | None = None
+    forgotten_at: str | None = None
+    proof_count: int = 0
+    failure_count: int = 0
+    used_count: int = 0
+    ignored_count: int = 0
+    last_applied_at: str | None = None
+    last_success_at: str | None = None
+    confidence: float = 1.0
+    importance: float = 0.5
+    evidence: tuple[str, ...] = ()
+    source: dict[str, Any] = field(default_factory=dict)
+    external_ref: str | None = None
+    occurred_at: str | None = None
+    recorded_at: str = ""
+    valid_to: str | None = None
+    expired_at: str | None = None
+    supersedes: int | None = None
+    superseded_by: int | None = None
+    text_hash: str = ""
+
+    @property
+    def is_current(self) -> bool:
+        return self.superseded_by is None
+
+    @property
+    def is_live(self) -> bool:
+        """Eligible for recall: current, not evicted, not forgotten, not superseded."""
+        return (
+            self.superseded_by is None
+            and self.evicted_at is None
+            and self.forgotten_at is None
+            and self.state != "superseded"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    record_id: str
+    tenant: str
+    agent: str
+    scope: str
+    project_id: str | None
+    text_hash: str
+    reason: str
+    permanent: bool
+    removed_at: str
+    restored_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One journal entry. Append-only; a repeated ``event_id`` is a no-op."""
+
+    event_id: str
+    type: str
+    tenant: str
+    agent: str
+    payload: dict[str, Any]
+    occurred_at: str
+    recorded_at: str = ""
+    seq: int | None = None
+    episode_id: str | None = None
+    session_id: str | None = None
+    sender: str | None = None
+    caused_by: str | None = None
+    supersedes: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -1,0 +1,142 @@
+"""The storage port. The engine speaks only this protocol; one backend owns all SQL.
+
+A write is a unit of work: ``with store.transaction() as tx:`` appends the journal event
+and applies it to the records in the same transaction, so the projection can never be
+ahead of or behind the journal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from cairn.model import Event, Record, Tombstone
+
+
+@dataclass(frozen=True, slots=True)
+class LaneFilter:
+    """What every lane must honour before ranking: tenant, agent, scope; live rows only."""
+
+    tenant: str
+    agent: str
+    project_id: str | None = None  # None: every scope; else global records plus this project
+
+
+@dataclass(frozen=True, slots=True)
+class LaneHit:
+    row: int
+    score: float  # the lane's own score, higher is better (negated bm25, cosine, shared count)
+
+
+@dataclass(frozen=True, slots=True)
+class Application:
+    application_id: str
+    tenant: str
+    agent: str
+    record_id: str
+    record_version: int
+    task: str | None
+    delivery: str
+    why_applied: tuple[str, ...]
+    created_at: str
+    outcome: str | None = None
+    outcome_at: str | None = None
+
+
+class Transaction(Protocol):
+    def append_event(self, event: Event) -> bool:
+        """Append to the journal; False when the event_id is already there (a no-op)."""
+        ...
+
+    def insert_record(
+        self, record: Record, vector: np.ndarray | None = None, model: str | None = None
+    ) -> int: ...
+
+    def update_record(self, row: int, **changes: Any) -> None: ...
+
+    def current(self, tenant: str, agent: str, record_id: str) -> tuple[int, Record] | None: ...
+
+    def versions(self, tenant: str, agent: str, record_id: str) -> list[tuple[int, Record]]: ...
+
+    def version_exists(self, record_id: str, version: int) -> bool: ...
+
+    def set_entities(self, row: int, tenant: str, keys: Sequence[str]) -> None: ...
+
+    def tombstone(self, tenant: str, agent: str, record_id: str) -> Tombstone | None: ...
+
+    def put_tombstone(self, tombstone: Tombstone) -> None: ...
+
+    def purge(self, tenant: str, agent: str, record_id: str, redacted: str) -> None:
+        """Delete every version's body and derived rows; redact the journal's copies."""
+        ...
+
+    def put_application(self, application: Application) -> None: ...
+
+    def application(self, tenant: str, application_id: str) -> Application | None: ...
+
+    def set_outcome(self, application_id: str, outcome: str, at: str) -> None: ...
+
+
+class Store(Protocol):
+    def transaction(self) -> AbstractContextManager[Transaction]: ...
+
+    def get(
+        self, tenant: str, agent: str, record_id: str, *, as_of: str | None = None
+    ) -> Record | None: ...
+
+    def history(self, tenant: str, agent: str, record_id: str) -> list[Record]: ...
+
+    def list_records(
+        self,
+        tenant: str,
+        agent: str,
+        *,
+        project_id: str | None = None,
+        include_inactive: bool = False,
+        as_of: str | None = None,
+        limit: int | None = None,
+    ) -> list[Record]: ...
+
+    def records_by_rows(self, rows: Sequence[int]) -> dict[int, Record]: ...
+
+    def keyword_search(self, where: LaneFilter, terms: Sequence[str], limit: int) -> list[LaneHit]:
+        """BM25 over word tokens (porter unicode61); terms are plain words, OR-joined."""
+        ...
+
+    def substring_search(
+        self, where: LaneFilter, grams: Sequence[str], limit: int
+    ) -> list[LaneHit]:
+        """BM25 over the trigram index: CJK runs and code identifiers."""
+        ...
+
+    def vector_search(self, where: LaneFilter, query: np.ndarray, limit: int) -> list[LaneHit]: ...
+
+    def entity_neighbours(
+        self, where: LaneFilter, seeds: Sequence[int], per_entity_cap: int
+    ) -> list[LaneHit]:
+        """Live rows sharing entities with the seeds; score = number of shared entities."""
+        ...
+
+    def events(self, *, tenant: str | None = None, after_seq: int = 0) -> Iterator[Event]: ...
+
+    def tombstones(self, tenant: str, agent: str) -> list[Tombstone]: ...
+
+    def applications(self, tenant: str, agent: str) -> list[Application]: ...
+
+    def vectors_by_hash(self) -> dict[str, np.ndarray]: ...
+
+    def reset_projection(self) -> None:
+        """Empty the records and everything derived from them (the journal stays)."""
+        ...
+
+    def compact(self) -> None:
+        """Merge keyword segments, checkpoint and truncate the WAL: no freed bytes linger."""
+        ...
+
+    def stats(self, tenant: str | None = None) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...

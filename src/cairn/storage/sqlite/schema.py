@@ -1,0 +1,196 @@
+"""Schema migrations, applied in order; ``schema_version`` records the newest applied.
+
+Each migration is forward-only and runs in its own transaction. A file made by an older
+cairn opens and upgrades in place (tested in tests/storage/test_migrations.py).
+"""
+
+from __future__ import annotations
+
+from cairn.model import (
+    AUTHORITIES,
+    KINDS,
+    MEMORY_TYPES,
+    ORIGINS,
+    SCOPES,
+    STATES,
+    TOMBSTONE_REASONS,
+    TRUST_LEVELS,
+)
+
+
+def _in(column: str, words: tuple[str, ...]) -> str:
+    quoted = ", ".join(f"'{w}'" for w in words)
+    return f"CHECK ({column} IN ({quoted}))"
+
+
+# v1: journal, records with every governance field, tombstones, keyword indexes, vectors.
+V1 = f"""
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta(key, value) VALUES ('change_seq', '0');
+
+CREATE TABLE events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id TEXT NOT NULL UNIQUE,
+    type TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    occurred_at TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    episode_id TEXT,
+    session_id TEXT,
+    sender TEXT,
+    caused_by TEXT,
+    supersedes TEXT,
+    payload TEXT NOT NULL
+);
+CREATE INDEX events_by_tenant ON events(tenant, agent, seq);
+
+CREATE TABLE records (
+    row INTEGER PRIMARY KEY,
+    id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    tenant TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    title TEXT,
+    body TEXT NOT NULL,
+    kind TEXT NOT NULL {_in("kind", KINDS)},
+    memory_type TEXT NOT NULL {_in("memory_type", MEMORY_TYPES)},
+    tags TEXT NOT NULL DEFAULT '',
+    language TEXT,
+    authority TEXT NOT NULL {_in("authority", AUTHORITIES)},
+    origin TEXT NOT NULL {_in("origin", ORIGINS)},
+    trust TEXT NOT NULL {_in("trust", TRUST_LEVELS)},
+    scope TEXT NOT NULL {_in("scope", SCOPES)},
+    project_id TEXT,
+    path_patterns TEXT NOT NULL DEFAULT '[]',
+    operations TEXT NOT NULL DEFAULT '[]',
+    phases TEXT NOT NULL DEFAULT '[]',
+    task_types TEXT NOT NULL DEFAULT '[]',
+    state TEXT NOT NULL {_in("state", STATES)},
+    pinned INTEGER NOT NULL DEFAULT 0,
+    evicted_at TEXT,
+    forgotten_at TEXT,
+    purged INTEGER NOT NULL DEFAULT 0,
+    proof_count INTEGER NOT NULL DEFAULT 0,
+    failure_count INTEGER NOT NULL DEFAULT 0,
+    used_count INTEGER NOT NULL DEFAULT 0,
+    ignored_count INTEGER NOT NULL DEFAULT 0,
+    last_applied_at TEXT,
+    last_success_at TEXT,
+    confidence REAL NOT NULL DEFAULT 1.0,
+    evidence TEXT NOT NULL DEFAULT '[]',
+    source TEXT NOT NULL DEFAULT '{{}}',
+    external_ref TEXT,
+    occurred_at TEXT,
+    recorded_at TEXT NOT NULL,
+    valid_to TEXT,
+    expired_at TEXT,
+    supersedes INTEGER,
+    superseded_by INTEGER,
+    text_hash TEXT NOT NULL,
+    change_seq INTEGER NOT NULL DEFAULT 0,
+    live INTEGER GENERATED ALWAYS AS (
+        superseded_by IS NULL AND evicted_at IS NULL AND forgotten_at IS NULL
+        AND purged = 0 AND state <> 'superseded'
+    ) VIRTUAL,
+    UNIQUE (id, version),
+    -- Documents that cairn learned itself can never claim the operator's trust.
+    CHECK (NOT (trust = 'system' AND origin IN ('reflection', 'review')))
+);
+CREATE INDEX records_current ON records(tenant, agent, superseded_by, id);
+CREATE INDEX records_changes ON records(change_seq);
+CREATE INDEX records_ref ON records(tenant, agent, external_ref);
+
+CREATE TABLE tombstones (
+    record_id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    project_id TEXT,
+    text_hash TEXT NOT NULL,
+    reason TEXT NOT NULL {_in("reason", TOMBSTONE_REASONS)},
+    permanent INTEGER NOT NULL DEFAULT 0,
+    removed_at TEXT NOT NULL,
+    restored_at TEXT
+);
+CREATE INDEX tombstones_hash ON tombstones(tenant, agent, text_hash);
+
+CREATE TABLE vectors (
+    row INTEGER PRIMARY KEY REFERENCES records(row),
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vec BLOB NOT NULL
+);
+
+-- Keyword indexes hold live rows only, so a lane never ranks a row it would drop.
+CREATE VIRTUAL TABLE records_fts USING fts5(
+    title, body, tags, content='records', content_rowid='row',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE VIRTUAL TABLE records_trigram USING fts5(
+    title, body, content='records', content_rowid='row', tokenize='trigram'
+);
+CREATE TRIGGER records_ai AFTER INSERT ON records WHEN new.live BEGIN
+    INSERT INTO records_fts(rowid, title, body, tags)
+        VALUES (new.row, new.title, new.body, new.tags);
+    INSERT INTO records_trigram(rowid, title, body) VALUES (new.row, new.title, new.body);
+END;
+CREATE TRIGGER records_ad AFTER DELETE ON records WHEN old.live BEGIN
+    INSERT INTO records_fts(records_fts, rowid, title, body, tags)
+        VALUES ('delete', old.row, old.title, old.body, old.tags);
+    INSERT INTO records_trigram(records_trigram, rowid, title, body)
+        VALUES ('delete', old.row, old.title, old.body);
+END;
+CREATE TRIGGER records_au_out AFTER UPDATE ON records WHEN old.live AND (
+    NOT new.live OR old.body IS NOT new.body OR old.title IS NOT new.title
+    OR old.tags IS NOT new.tags) BEGIN
+    INSERT INTO records_fts(records_fts, rowid, title, body, tags)
+        VALUES ('delete', old.row, old.title, old.body, old.tags);
+    INSERT INTO records_trigram(records_trigram, rowid, title, body)
+        VALUES ('delete', old.row, old.title, old.body);
+END;
+CREATE TRIGGER records_au_in AFTER UPDATE ON records WHEN new.live AND (
+    NOT old.live OR old.body IS NOT new.body OR old.title IS NOT new.title
+    OR old.tags IS NOT new.tags) BEGIN
+    INSERT INTO records_fts(rowid, title, body, tags)
+        VALUES (new.row, new.title, new.body, new.tags);
+    INSERT INTO records_trigram(rowid, title, body) VALUES (new.row, new.title, new.body);
+END;
+"""
+
+# v2: entity links for the entity lane, and application records for the context director.
+V2 = """
+CREATE TABLE entities (
+    id INTEGER PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    key TEXT NOT NULL,
+    UNIQUE (tenant, key)
+);
+CREATE TABLE record_entities (
+    entity_id INTEGER NOT NULL REFERENCES entities(id),
+    row INTEGER NOT NULL REFERENCES records(row),
+    PRIMARY KEY (entity_id, row)
+) WITHOUT ROWID;
+CREATE INDEX record_entities_row ON record_entities(row);
+
+CREATE TABLE applications (
+    application_id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    record_version INTEGER NOT NULL,
+    task TEXT,
+    delivery TEXT NOT NULL CHECK (delivery IN ('resident', 'manifest', 'expanded', 'recall')),
+    why_applied TEXT NOT NULL DEFAULT '[]',
+    created_at TEXT NOT NULL,
+    outcome TEXT CHECK (outcome IS NULL OR outcome IN (
+        'used-successfully', 'ignored', 'overridden', 'corrected', 'contributed-to-failure')),
+    outcome_at TEXT
+);
+CREATE INDEX applications_record ON applications(tenant, record_id);
+
+ALTER TABLE records ADD COLUMN importance REAL NOT NULL DEFAULT 0.5;
+"""
+
+MIGRATIONS: tuple[tuple[int, str], ...] = ((1, V1), (2, V2))
+LATEST_VERSION = MIGRATIONS[-1][0]

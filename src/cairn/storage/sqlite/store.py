@@ -1,0 +1,760 @@
+"""The SQLite backend: one file in WAL mode, FTS5 keyword indexes, vectors as BLOBs.
+
+This module owns all of cairn's SQL. Settings chosen on purpose:
+
+- WAL with ``synchronous=NORMAL``: a committed write survives a killed process (kill -9);
+  readers never block the writer.
+- ``secure_delete=ON``: freed cells and pages are zeroed, so a permanently forgotten body
+  cannot linger in free space. Costs some write speed; correctness of forgetting wins.
+- ``BEGIN IMMEDIATE`` for every write with a long busy timeout, so several processes can
+  write the same file and none loses an acknowledged write.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cairn.errors import StorageError
+from cairn.model import Event, Record, Tombstone
+from cairn.storage.base import Application, LaneFilter, LaneHit
+from cairn.storage.sqlite.schema import LATEST_VERSION, MIGRATIONS
+from cairn.storage.vector_index import ExactVectorIndex
+
+_JSON_LIST_FIELDS = ("tags", "path_patterns", "operations", "phases", "task_types", "evidence")
+_RECORD_COLUMNS = (
+    "id",
+    "version",
+    "tenant",
+    "agent",
+    "title",
+    "body",
+    "kind",
+    "memory_type",
+    "tags",
+    "language",
+    "authority",
+    "origin",
+    "trust",
+    "scope",
+    "project_id",
+    "path_patterns",
+    "operations",
+    "phases",
+    "task_types",
+    "state",
+    "pinned",
+    "evicted_at",
+    "forgotten_at",
+    "proof_count",
+    "failure_count",
+    "used_count",
+    "ignored_count",
+    "last_applied_at",
+    "last_success_at",
+    "confidence",
+    "importance",
+    "evidence",
+    "source",
+    "external_ref",
+    "occurred_at",
+    "recorded_at",
+    "valid_to",
+    "expired_at",
+    "supersedes",
+    "superseded_by",
+    "text_hash",
+)
+_SELECT_RECORD = "SELECT row, " + ", ".join(_RECORD_COLUMNS) + " FROM records"
+_BUSY_TIMEOUT_S = 60.0
+
+
+def _to_db(name: str, value: Any) -> Any:
+    if name in _JSON_LIST_FIELDS:
+        return json.dumps(list(value), ensure_ascii=False)
+    if name == "source":
+        return json.dumps(value or {}, ensure_ascii=False, sort_keys=True)
+    if name == "pinned":
+        return int(bool(value))
+    return value
+
+
+def _record_from_row(row: sqlite3.Row | tuple[Any, ...]) -> tuple[int, Record]:
+    values = dict(zip(("row", *_RECORD_COLUMNS), row, strict=True))
+    key = values.pop("row")
+    for name in _JSON_LIST_FIELDS:
+        values[name] = tuple(json.loads(values[name]))
+    values["source"] = json.loads(values["source"])
+    values["pinned"] = bool(values["pinned"])
+    return key, Record(**values)
+
+
+def _event_from_row(row: tuple[Any, ...]) -> Event:
+    (
+        seq,
+        event_id,
+        type_,
+        tenant,
+        agent,
+        occurred_at,
+        recorded_at,
+        episode_id,
+        session_id,
+        sender,
+        caused_by,
+        supersedes,
+        payload,
+    ) = row
+    return Event(
+        event_id=event_id,
+        type=type_,
+        tenant=tenant,
+        agent=agent,
+        payload=json.loads(payload),
+        occurred_at=occurred_at,
+        recorded_at=recorded_at,
+        seq=seq,
+        episode_id=episode_id,
+        session_id=session_id,
+        sender=sender,
+        caused_by=caused_by,
+        supersedes=supersedes,
+    )
+
+
+def _quote_fts(term: str) -> str:
+    # A quoted FTS5 string is a phrase of plain tokens: no operator inside it can act.
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _scope_clause(where: LaneFilter) -> tuple[str, list[Any]]:
+    sql = "r.tenant = ? AND r.agent = ?"
+    params: list[Any] = [where.tenant, where.agent]
+    if where.project_id is not None:
+        sql += " AND (r.scope = 'global' OR r.project_id = ?)"
+        params.append(where.project_id)
+    return sql, params
+
+
+class _SqliteTransaction:
+    def __init__(self, conn: sqlite3.Connection, change_seq: int) -> None:
+        self._conn = conn
+        self._seq = change_seq
+
+    def append_event(self, event: Event) -> bool:
+        cur = self._conn.execute(
+            "INSERT INTO events(event_id, type, tenant, agent, occurred_at, recorded_at,"
+            " episode_id, session_id, sender, caused_by, supersedes, payload)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(event_id) DO NOTHING",
+            (
+                event.event_id,
+                event.type,
+                event.tenant,
+                event.agent,
+                event.occurred_at,
+                event.recorded_at,
+                event.episode_id,
+                event.session_id,
+                event.sender,
+                event.caused_by,
+                event.supersedes,
+                json.dumps(event.payload, ensure_ascii=False, sort_keys=True),
+            ),
+        )
+        return cur.rowcount == 1
+
+    def insert_record(
+        self, record: Record, vector: np.ndarray | None = None, model: str | None = None
+    ) -> int:
+        names = [*_RECORD_COLUMNS, "change_seq"]
+        values = [_to_db(n, getattr(record, n)) for n in _RECORD_COLUMNS] + [self._seq]
+        cur = self._conn.execute(
+            f"INSERT INTO records({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+            values,
+        )
+        row = int(cur.lastrowid or 0)
+        if vector is not None:
+            vec = np.asarray(vector, dtype=np.float32)
+            self._conn.execute(
+                "INSERT INTO vectors(row, model, dim, vec) VALUES (?,?,?,?)",
+                (row, model or "unknown", int(vec.shape[0]), vec.tobytes()),
+            )
+        return row
+
+    def update_record(self, row: int, **changes: Any) -> None:
+        if not changes:
+            return
+        bad = set(changes) - set(_RECORD_COLUMNS)
+        if bad:
+            raise StorageError(f"not a record column: {sorted(bad)}")
+        assignments = ", ".join(f"{name} = ?" for name in changes)
+        values = [_to_db(n, v) for n, v in changes.items()]
+        self._conn.execute(
+            f"UPDATE records SET {assignments}, change_seq = ? WHERE row = ?",
+            [*values, self._seq, row],
+        )
+
+    def current(self, tenant: str, agent: str, record_id: str) -> tuple[int, Record] | None:
+        found = self._conn.execute(
+            _SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND id = ?"
+            " AND superseded_by IS NULL ORDER BY version DESC LIMIT 1",
+            (tenant, agent, record_id),
+        ).fetchone()
+        return _record_from_row(found) if found else None
+
+    def versions(self, tenant: str, agent: str, record_id: str) -> list[tuple[int, Record]]:
+        found = self._conn.execute(
+            _SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND id = ? ORDER BY version",
+            (tenant, agent, record_id),
+        ).fetchall()
+        return [_record_from_row(r) for r in found]
+
+    def version_exists(self, record_id: str, version: int) -> bool:
+        found = self._conn.execute(
+            "SELECT 1 FROM records WHERE id = ? AND version = ?", (record_id, version)
+        ).fetchone()
+        return found is not None
+
+    def set_entities(self, row: int, tenant: str, keys: Sequence[str]) -> None:
+        for key in dict.fromkeys(keys):
+            self._conn.execute(
+                "INSERT INTO entities(tenant, key) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                (tenant, key),
+            )
+            self._conn.execute(
+                "INSERT OR IGNORE INTO record_entities(entity_id, row)"
+                " SELECT id, ? FROM entities WHERE tenant = ? AND key = ?",
+                (row, tenant, key),
+            )
+
+    def tombstone(self, tenant: str, agent: str, record_id: str) -> Tombstone | None:
+        found = self._conn.execute(
+            "SELECT record_id, tenant, agent, scope, project_id, text_hash, reason, permanent,"
+            " removed_at, restored_at FROM tombstones WHERE tenant = ? AND agent = ?"
+            " AND record_id = ?",
+            (tenant, agent, record_id),
+        ).fetchone()
+        return _tombstone(found) if found else None
+
+    def put_tombstone(self, tombstone: Tombstone) -> None:
+        self._conn.execute(
+            "INSERT INTO tombstones(record_id, tenant, agent, scope, project_id, text_hash,"
+            " reason, permanent, removed_at, restored_at) VALUES (?,?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT(record_id) DO UPDATE SET reason = excluded.reason,"
+            " permanent = excluded.permanent, removed_at = excluded.removed_at,"
+            " restored_at = excluded.restored_at, text_hash = excluded.text_hash",
+            (
+                tombstone.record_id,
+                tombstone.tenant,
+                tombstone.agent,
+                tombstone.scope,
+                tombstone.project_id,
+                tombstone.text_hash,
+                tombstone.reason,
+                int(tombstone.permanent),
+                tombstone.removed_at,
+                tombstone.restored_at,
+            ),
+        )
+
+    def purge(self, tenant: str, agent: str, record_id: str, redacted: str) -> None:
+        rows = [
+            r[0]
+            for r in self._conn.execute(
+                "SELECT row FROM records WHERE tenant = ? AND agent = ? AND id = ?",
+                (tenant, agent, record_id),
+            )
+        ]
+        for row in rows:
+            self._conn.execute("DELETE FROM vectors WHERE row = ?", (row,))
+            self._conn.execute("DELETE FROM record_entities WHERE row = ?", (row,))
+            # The update trigger removes the old body from both keyword indexes first.
+            self._conn.execute(
+                "UPDATE records SET body = '', title = NULL, tags = '[]', source = '{}',"
+                " evidence = '[]', external_ref = NULL, purged = 1, change_seq = ?"
+                " WHERE row = ?",
+                (self._seq, row),
+            )
+        events = self._conn.execute(
+            "SELECT seq, payload FROM events WHERE tenant = ? AND agent = ?"
+            " AND (json_extract(payload, '$.record.id') = ?"
+            " OR json_extract(payload, '$.record_id') = ?)",
+            (tenant, agent, record_id, record_id),
+        ).fetchall()
+        for seq, payload in events:
+            data = json.loads(payload)
+            _redact(data, redacted)
+            self._conn.execute(
+                "UPDATE events SET payload = ? WHERE seq = ?",
+                (json.dumps(data, ensure_ascii=False, sort_keys=True), seq),
+            )
+
+    def put_application(self, application: Application) -> None:
+        self._conn.execute(
+            "INSERT INTO applications(application_id, tenant, agent, record_id, record_version,"
+            " task, delivery, why_applied, created_at, outcome, outcome_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(application_id) DO NOTHING",
+            (
+                application.application_id,
+                application.tenant,
+                application.agent,
+                application.record_id,
+                application.record_version,
+                application.task,
+                application.delivery,
+                json.dumps(list(application.why_applied)),
+                application.created_at,
+                application.outcome,
+                application.outcome_at,
+            ),
+        )
+
+    def application(self, tenant: str, application_id: str) -> Application | None:
+        found = self._conn.execute(
+            _SELECT_APPLICATION + " WHERE tenant = ? AND application_id = ?",
+            (tenant, application_id),
+        ).fetchone()
+        return _application(found) if found else None
+
+    def set_outcome(self, application_id: str, outcome: str, at: str) -> None:
+        self._conn.execute(
+            "UPDATE applications SET outcome = ?, outcome_at = ? WHERE application_id = ?",
+            (outcome, at, application_id),
+        )
+
+
+_SELECT_APPLICATION = (
+    "SELECT application_id, tenant, agent, record_id, record_version, task, delivery,"
+    " why_applied, created_at, outcome, outcome_at FROM applications"
+)
+
+
+def _application(row: tuple[Any, ...]) -> Application:
+    values = list(row)
+    values[7] = tuple(json.loads(values[7]))
+    return Application(*values)
+
+
+def _tombstone(row: tuple[Any, ...]) -> Tombstone:
+    (
+        record_id,
+        tenant,
+        agent,
+        scope,
+        project_id,
+        text_hash,
+        reason,
+        permanent,
+        removed_at,
+        restored_at,
+    ) = row
+    return Tombstone(
+        record_id=record_id,
+        tenant=tenant,
+        agent=agent,
+        scope=scope,
+        project_id=project_id,
+        text_hash=text_hash,
+        reason=reason,
+        permanent=bool(permanent),
+        removed_at=removed_at,
+        restored_at=restored_at,
+    )
+
+
+_REDACTED_KEYS = ("body", "title", "tags", "source", "external_ref", "text")
+
+
+def _redact(data: Any, marker: str) -> None:
+    """Replace every content field in an event payload, at any depth, by the marker."""
+    if isinstance(data, dict):
+        for key in list(data):
+            value = data[key]
+            if key in _REDACTED_KEYS and value not in (None, "", [], {}):
+                data[key] = marker if isinstance(value, str) else type(value)()
+            else:
+                _redact(data[key], marker)
+    elif isinstance(data, list):
+        for item in data:
+            _redact(item, marker)
+
+
+class SqliteStore:
+    """The embedded default store. Safe to share between threads of one process."""
+
+    def __init__(self, path: Path | str, *, dim: int = 384) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        try:
+            self._conn = sqlite3.connect(
+                self.path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=_BUSY_TIMEOUT_S,
+            )
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open {self.path}: {exc}") from None
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA secure_delete=ON")
+        self._conn.execute("PRAGMA foreign_keys=OFF")
+        self._migrate()
+        self._index = ExactVectorIndex(dim)
+        self._index_seq = 0
+
+    # -- schema --------------------------------------------------------------------------
+
+    def _schema_version(self) -> int:
+        has_table = self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+        ).fetchone()
+        if not has_table:
+            return 0
+        found = self._conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        return int(found[0] or 0)
+
+    def _migrate(self) -> None:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_version"
+                    " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+                )
+                current = self._schema_version()
+                if current > LATEST_VERSION:
+                    raise StorageError(
+                        f"{self.path} has schema {current}, newer than this cairn"
+                        f" ({LATEST_VERSION}); upgrade cairn"
+                    )
+                for version, sql in MIGRATIONS:
+                    if version <= current:
+                        continue
+                    for statement in _split_sql(sql):
+                        self._conn.execute(statement)
+                    self._conn.execute(
+                        "INSERT INTO schema_version(version, applied_at)"
+                        " VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                        (version,),
+                    )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    @property
+    def schema_version(self) -> int:
+        return self._schema_version()
+
+    # -- writes --------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[_SqliteTransaction]:
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StorageError(f"could not start a write on {self.path}: {exc}") from None
+            try:
+                seq = self._conn.execute(
+                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1"
+                    " WHERE key = 'change_seq' RETURNING value"
+                ).fetchone()[0]
+                yield _SqliteTransaction(self._conn, int(seq))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def get(
+        self, tenant: str, agent: str, record_id: str, *, as_of: str | None = None
+    ) -> Record | None:
+        with self._lock:
+            if as_of is None:
+                found = self._conn.execute(
+                    _SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND id = ?"
+                    " AND superseded_by IS NULL ORDER BY version DESC LIMIT 1",
+                    (tenant, agent, record_id),
+                ).fetchone()
+            else:
+                found = self._conn.execute(
+                    _SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND id = ?"
+                    " AND recorded_at <= ? AND (expired_at IS NULL OR expired_at > ?)"
+                    " ORDER BY version DESC LIMIT 1",
+                    (tenant, agent, record_id, as_of, as_of),
+                ).fetchone()
+        return _record_from_row(found)[1] if found else None
+
+    def history(self, tenant: str, agent: str, record_id: str) -> list[Record]:
+        with self._lock:
+            found = self._conn.execute(
+                _SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND id = ? ORDER BY version",
+                (tenant, agent, record_id),
+            ).fetchall()
+        return [_record_from_row(r)[1] for r in found]
+
+    def list_records(
+        self,
+        tenant: str,
+        agent: str,
+        *,
+        project_id: str | None = None,
+        include_inactive: bool = False,
+        as_of: str | None = None,
+        limit: int | None = None,
+    ) -> list[Record]:
+        sql = _SELECT_RECORD + " WHERE tenant = ? AND agent = ?"
+        params: list[Any] = [tenant, agent]
+        if as_of is not None:
+            sql += " AND recorded_at <= ? AND (expired_at IS NULL OR expired_at > ?)"
+            params += [as_of, as_of]
+        elif include_inactive:
+            sql += " AND superseded_by IS NULL AND purged = 0"
+        else:
+            sql += " AND live"
+        if project_id is not None:
+            sql += " AND scope = 'project' AND project_id = ?"
+            params.append(project_id)
+        sql += " ORDER BY recorded_at, id"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        with self._lock:
+            found = self._conn.execute(sql, params).fetchall()
+        records = [_record_from_row(r)[1] for r in found]
+        if as_of is not None:
+            # Forgetting is recorded in tombstones, not in the version's times.
+            records = [r for r in records if not r.forgotten_at or r.forgotten_at > as_of]
+        return records
+
+    def records_by_rows(self, rows: Sequence[int]) -> dict[int, Record]:
+        out: dict[int, Record] = {}
+        unique = list(dict.fromkeys(rows))
+        with self._lock:
+            for start in range(0, len(unique), 500):
+                chunk = unique[start : start + 500]
+                found = self._conn.execute(
+                    _SELECT_RECORD + f" WHERE row IN ({', '.join('?' * len(chunk))})", chunk
+                ).fetchall()
+                for r in found:
+                    key, record = _record_from_row(r)
+                    out[key] = record
+        return out
+
+    def _fts(
+        self, table: str, where: LaneFilter, terms: Sequence[str], limit: int
+    ) -> list[LaneHit]:
+        if not terms or limit <= 0:
+            return []
+        match = " OR ".join(_quote_fts(t) for t in dict.fromkeys(terms))
+        scope_sql, params = _scope_clause(where)
+        sql = (
+            f"SELECT r.row, bm25({table}) AS rank FROM {table}"
+            f" JOIN records r ON r.row = {table}.rowid"
+            f" WHERE {table} MATCH ? AND {scope_sql} AND r.live ORDER BY rank LIMIT ?"
+        )
+        with self._lock:
+            try:
+                found = self._conn.execute(sql, [match, *params, limit]).fetchall()
+            except sqlite3.OperationalError as exc:
+                raise StorageError(f"keyword search failed: {exc}") from None
+        return [LaneHit(row=int(row), score=-float(rank)) for row, rank in found]
+
+    def keyword_search(self, where: LaneFilter, terms: Sequence[str], limit: int) -> list[LaneHit]:
+        return self._fts("records_fts", where, terms, limit)
+
+    def substring_search(
+        self, where: LaneFilter, grams: Sequence[str], limit: int
+    ) -> list[LaneHit]:
+        return self._fts("records_trigram", where, [g for g in grams if len(g) >= 3], limit)
+
+    def _sync_index(self) -> None:
+        seq = int(
+            self._conn.execute("SELECT value FROM meta WHERE key = 'change_seq'").fetchone()[0]
+        )
+        if seq == self._index_seq:
+            return
+        cursor = self._conn.execute(
+            "SELECT r.row, r.tenant, r.agent, r.project_id, r.live, v.vec FROM records r"
+            " LEFT JOIN vectors v ON v.row = r.row WHERE r.change_seq > ?",
+            (self._index_seq,),
+        )
+        for row, tenant, agent, project_id, live, blob in cursor:
+            vector = np.frombuffer(blob, dtype=np.float32) if blob is not None else None
+            if vector is None:
+                self._index.drop(int(row))
+            else:
+                self._index.upsert(int(row), tenant, agent, project_id, bool(live), vector)
+        self._index_seq = seq
+
+    def vector_search(self, where: LaneFilter, query: np.ndarray, limit: int) -> list[LaneHit]:
+        with self._lock:
+            self._sync_index()
+            hits = self._index.search(
+                np.asarray(query, dtype=np.float32),
+                where.tenant,
+                where.agent,
+                where.project_id,
+                limit,
+            )
+        return [LaneHit(row=row, score=score) for row, score in hits]
+
+    def entity_neighbours(
+        self, where: LaneFilter, seeds: Sequence[int], per_entity_cap: int
+    ) -> list[LaneHit]:
+        if not seeds:
+            return []
+        scope_sql, params = _scope_clause(where)
+        seed_list = ", ".join("?" * len(seeds))
+        sql = (
+            "WITH seed_entities AS (SELECT DISTINCT entity_id FROM record_entities"
+            f" WHERE row IN ({seed_list})),"
+            # perEntityCap: a very common entity links at most this many (newest) rows.
+            " linked AS (SELECT re.entity_id, re.row, row_number() OVER"
+            " (PARTITION BY re.entity_id ORDER BY re.row DESC) AS n FROM record_entities re"
+            " WHERE re.entity_id IN (SELECT entity_id FROM seed_entities))"
+            " SELECT l.row, count(*) AS shared FROM linked l JOIN records r ON r.row = l.row"
+            f" WHERE l.n <= ? AND {scope_sql} AND r.live AND l.row NOT IN ({seed_list})"
+            " GROUP BY l.row ORDER BY shared DESC, l.row"
+        )
+        with self._lock:
+            found = self._conn.execute(sql, [*seeds, per_entity_cap, *params, *seeds]).fetchall()
+        return [LaneHit(row=int(row), score=float(shared)) for row, shared in found]
+
+    def events(self, *, tenant: str | None = None, after_seq: int = 0) -> Iterator[Event]:
+        sql = (
+            "SELECT seq, event_id, type, tenant, agent, occurred_at, recorded_at, episode_id,"
+            " session_id, sender, caused_by, supersedes, payload FROM events WHERE seq > ?"
+        )
+        params: list[Any] = [after_seq]
+        if tenant is not None:
+            sql += " AND tenant = ?"
+            params.append(tenant)
+        sql += " ORDER BY seq"
+        with self._lock:
+            found = self._conn.execute(sql, params).fetchall()
+        for row in found:
+            yield _event_from_row(row)
+
+    def tombstones(self, tenant: str, agent: str) -> list[Tombstone]:
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT record_id, tenant, agent, scope, project_id, text_hash, reason,"
+                " permanent, removed_at, restored_at FROM tombstones"
+                " WHERE tenant = ? AND agent = ? ORDER BY removed_at",
+                (tenant, agent),
+            ).fetchall()
+        return [_tombstone(r) for r in found]
+
+    def applications(self, tenant: str, agent: str) -> list[Application]:
+        with self._lock:
+            found = self._conn.execute(
+                _SELECT_APPLICATION + " WHERE tenant = ? AND agent = ? ORDER BY created_at",
+                (tenant, agent),
+            ).fetchall()
+        return [_application(r) for r in found]
+
+    def vectors_by_hash(self) -> dict[str, np.ndarray]:
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT r.text_hash, v.vec FROM vectors v JOIN records r ON r.row = v.row"
+            ).fetchall()
+        return {h: np.frombuffer(blob, dtype=np.float32).copy() for h, blob in found}
+
+    def reset_projection(self) -> None:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for table in (
+                    "record_entities",
+                    "entities",
+                    "vectors",
+                    "applications",
+                    "tombstones",
+                    "records",
+                ):
+                    self._conn.execute(f"DELETE FROM {table}")
+                for table in ("records_fts", "records_trigram"):
+                    self._conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
+                self._conn.execute(
+                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq'"
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._index = ExactVectorIndex(self._index.dim)
+            self._index_seq = 0
+
+    def compact(self) -> None:
+        with self._lock:
+            for table in ("records_fts", "records_trigram"):
+                self._conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+            # A reader in another process can hold old WAL frames; retry briefly.
+            for _ in range(50):
+                busy, _log, _done = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                if not busy:
+                    return
+                time.sleep(0.1)
+            raise StorageError("the WAL is held by another reader; it is truncated later")
+
+    def stats(self, tenant: str | None = None) -> dict[str, Any]:
+        where = "WHERE tenant = ?" if tenant is not None else ""
+        params: tuple[Any, ...] = (tenant,) if tenant is not None else ()
+        with self._lock:
+            live = self._conn.execute(
+                f"SELECT count(*) FROM records {where} {'AND' if where else 'WHERE'} live",
+                params,
+            ).fetchone()[0]
+            versions = self._conn.execute(
+                f"SELECT count(*) FROM records {where}", params
+            ).fetchone()[0]
+            events = self._conn.execute(f"SELECT count(*) FROM events {where}", params).fetchone()[
+                0
+            ]
+            tombstones = self._conn.execute(
+                f"SELECT count(*) FROM tombstones {where}"
+                f" {'AND' if where else 'WHERE'} restored_at IS NULL",
+                params,
+            ).fetchone()[0]
+            page_count = self._conn.execute("PRAGMA page_count").fetchone()[0]
+            page_size = self._conn.execute("PRAGMA page_size").fetchone()[0]
+        return {
+            "records": int(live),
+            "versions": int(versions),
+            "events": int(events),
+            "tombstones": int(tombstones),
+            "schema_version": self.schema_version,
+            "bytes": int(page_count) * int(page_size),
+        }
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration into statements; triggers hold ';' inside BEGIN ... END."""
+    statements: list[str] = []
+    buffer: list[str] = []
+    for line in script.splitlines():
+        buffer.append(line)
+        candidate = "\n".join(buffer).strip()
+        if candidate and sqlite3.complete_statement(candidate):
+            statements.append(candidate)
+            buffer = []
+    rest = "\n".join(buffer).strip()
+    if rest:
+        statements.append(rest)
+    return statements

@@ -1,0 +1,48 @@
+"""Time as cairn stores it: ISO-8601 UTC strings with microseconds, which sort as text."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+from cairn.errors import InvalidInput
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def to_iso(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def from_iso(text: str) -> datetime:
+    return parse_time(text)
+
+
+def parse_time(value: str | datetime | date) -> datetime:
+    """Parse a user-supplied time; naive times are taken as UTC.
+
+    Accepts ISO-8601 dates and date-times (``2023-05-08``, ``2023-05-08T13:56``,
+    ``...Z``, ``...+02:00``).
+    """
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    text = value.strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInput(f"not an ISO-8601 time: {value!r}") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def age_days(then_iso: str | None, now: datetime) -> float | None:
+    if not then_iso:
+        return None
+    delta = now - from_iso(then_iso)
+    return max(delta.total_seconds() / 86400.0, 0.0)
