@@ -21,8 +21,19 @@ def fold(text: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    """Unicode-aware word tokens, as the porter/unicode61 index sees them (lower case)."""
-    return [w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", text))]
+    """Unicode-aware word tokens (lower case); CJK runs are cut out of mixed tokens.
+
+    ``以后都用pnpm安装`` gives ``pnpm`` plus the CJK runs, which the substring lane
+    searches as trigrams.
+    """
+    out: list[str] = []
+    for token in _WORD.findall(unicodedata.normalize("NFKC", text)):
+        if _CJK.search(token):
+            out.extend(p.casefold() for p in _CJK.split(token) if p)
+            out.extend(_CJK.findall(token))
+        else:
+            out.append(token.casefold())
+    return out
 
 
 def cjk_runs(text: str) -> list[str]:

@@ -55,7 +55,7 @@ CREATE TABLE records (
     body TEXT NOT NULL,
     kind TEXT NOT NULL {_in("kind", KINDS)},
     memory_type TEXT NOT NULL {_in("memory_type", MEMORY_TYPES)},
-    tags TEXT NOT NULL DEFAULT '',
+    tags TEXT NOT NULL DEFAULT '[]',
     language TEXT,
     authority TEXT NOT NULL {_in("authority", AUTHORITIES)},
     origin TEXT NOT NULL {_in("origin", ORIGINS)},

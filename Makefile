@@ -1,0 +1,28 @@
+# Quick start: `make demo` runs cairn on the embedded default; `make test` runs every test.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_HOME := $(CURDIR)/.demo-home
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/cairn: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(BIN)/cairn
+
+demo: $(BIN)/cairn
+	rm -rf $(DEMO_HOME)
+	$(BIN)/cairn --home $(DEMO_HOME) ingest examples/coding-agent.jsonl
+	$(BIN)/cairn --home $(DEMO_HOME) recall "how should I install dependencies and ship this change?"
+
+test: $(BIN)/cairn
+	$(BIN)/python -m pytest -q
+	$(BIN)/ruff check src tests benchmarks
+
+bench: $(BIN)/cairn
+	$(BIN)/python benchmarks/recall_latency.py
+
+clean:
+	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .ruff_cache

@@ -1,0 +1,449 @@
+"""The ``cairn`` command: a thin layer over ``cairn.Memory``.
+
+Each command parses its arguments, calls one library method and renders the result, as
+text or (``--json``) as JSON. Library errors become one line on stderr: exit 2 for bad
+input, 1 for anything else. No command leaves a partial write behind, because every
+library write is one transaction.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from cairn.config import default_home, load_config, resolve_config
+from cairn.errors import CairnError, InvalidInput
+from cairn.memory import Memory, MemoryInput
+from cairn.model import KINDS, TRUST_LEVELS, Record
+
+F = TypeVar("F", bound=Callable[..., Any])
+RECORD_KEYS = (
+    "id", "version", "body", "title", "kind", "memory_type", "trust", "state", "authority",
+    "origin", "scope", "project_id", "tags", "pinned", "occurred_at", "recorded_at",
+    "evicted_at", "forgotten_at", "superseded_by", "supersedes", "proof_count", "used_count",
+    "ignored_count", "failure_count", "source", "external_ref",
+)  # fmt: skip
+
+
+class Context:
+    def __init__(
+        self, home: Path, as_json: bool, tenant: str, agent: str, config: str | None
+    ) -> None:
+        self.home = home
+        self.as_json = as_json
+        self.tenant = tenant
+        self.agent = agent
+        self.config_path = config
+        self._memory: Memory | None = None
+
+    def memory(self) -> Memory:
+        if self._memory is None:
+            config = resolve_config(self.home, self.config_path)
+            path = Path(config.memory.store.path or self.home / "memory.db")
+            self._memory = Memory.open(path, config, tenant=self.tenant, agent=self.agent)
+        return self._memory
+
+    def close(self) -> None:
+        if self._memory is not None:
+            self._memory.close()
+
+
+def fail(message: str, code: int = 2) -> None:
+    click.echo(f"cairn: error: {message}", err=True)
+    sys.exit(code)
+
+
+def handles_errors(fn: F) -> F:
+    """Turn library errors into one line on stderr; never a traceback for user error."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except InvalidInput as exc:
+            fail(str(exc), 2)
+        except CairnError as exc:
+            fail(str(exc), 1)
+        except OSError as exc:
+            fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc), 1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def emit(ctx: Context, data: Any, text: str) -> None:
+    if ctx.as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    else:
+        click.echo(text)
+
+
+def record_json(record: Record) -> dict[str, Any]:
+    data = record.to_dict()
+    return {k: data[k] for k in RECORD_KEYS}
+
+
+def record_line(record: Record, width: int = 72) -> str:
+    body = " ".join(record.body.split())
+    if len(body) > width:
+        body = body[: width - 1] + "…"
+    flags = []
+    if record.forgotten_at:
+        flags.append("forgotten")
+    if record.evicted_at:
+        flags.append("evicted")
+    if record.pinned:
+        flags.append("pinned")
+    extra = f" [{', '.join(flags)}]" if flags else ""
+    return f"{record.id}  v{record.version}  {record.state:<10} {record.kind:<10} {body}{extra}"
+
+
+def record_detail(record: Record) -> str:
+    lines = [f"{record.id} (version {record.version})"]
+    for key in RECORD_KEYS[1:]:
+        value = getattr(record, key)
+        if value in (None, (), {}, "", False, 0) and key not in ("version",):
+            continue
+        if isinstance(value, tuple):
+            value = ", ".join(value)
+        lines.append(f"  {key:<14} {value}")
+    return "\n".join(lines)
+
+
+def read_text_argument(text: str) -> str:
+    """``-`` reads standard input as strict UTF-8 (for large or binary-unsafe bodies)."""
+    if text != "-":
+        return text
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("standard input is not valid UTF-8 text") from None
+
+
+pass_ctx = click.make_pass_decorator(Context)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="CAIRN_HOME",
+    default=None,
+    help="Folder holding memory.db and config.yaml (env CAIRN_HOME; default ~/.cairn).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
+@click.option("--tenant", default="default", show_default=True, help="Tenant namespace.")
+@click.option("--agent", default="default", show_default=True, help="Agent namespace.")
+@click.option("--config", "config_path", default=None, help="Config file (default <home>/config.yaml).")
+@click.version_option(package_name="cairn-memory")
+@click.pass_context
+def cli(
+    click_ctx: click.Context,
+    home: Path | None,
+    as_json: bool,
+    tenant: str,
+    agent: str,
+    config_path: str | None,
+) -> None:
+    """cairn: long-term memory for AI agents, on one local SQLite file."""
+    ctx = Context(home or default_home(), as_json, tenant, agent, config_path)
+    click_ctx.obj = ctx
+    click_ctx.call_on_close(ctx.close)
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--kind", type=click.Choice(KINDS), default="preference", show_default=True)
+@click.option("--trust", type=click.Choice(TRUST_LEVELS), default="learned", show_default=True)
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--title", default=None, help="A short title.")
+@click.option("--pin", is_flag=True, help="Pin: never fades, never evicted.")
+@click.option("--occurred-at", default=None, help="When it was true or happened (ISO-8601).")
+@click.option("--source", default=None, help="Who or what said it (free text).")
+@pass_ctx
+@handles_errors
+def remember(
+    ctx: Context,
+    text: str,
+    kind: str,
+    trust: str,
+    tags: tuple[str, ...],
+    title: str | None,
+    pin: bool,
+    occurred_at: str | None,
+    source: str | None,
+) -> None:
+    """Remember TEXT, stated explicitly by the user (TEXT '-' reads standard input)."""
+    record = ctx.memory().remember(
+        read_text_argument(text),
+        kind=kind,
+        trust=trust,
+        tags=tags,
+        title=title,
+        pinned=pin,
+        occurred_at=occurred_at,
+        source={"who": source} if source else None,
+    )
+    emit(ctx, record_json(record), f"remembered {record.id}")
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@pass_ctx
+@handles_errors
+def ingest(ctx: Context, file: str) -> None:
+    """Bulk-store memories from JSONL: one object per line with at least "body".
+
+    Optional keys: kind, title, tags, trust, occurred_at, source, external_ref, pinned.
+    Everything is validated before anything is written.
+    """
+    stream = sys.stdin if file == "-" else open(file, encoding="utf-8")  # noqa: SIM115
+    allowed = set(MemoryInput.__dataclass_fields__) - {"scope", "project_id", "memory_type"}
+    items: list[MemoryInput] = []
+    with stream:
+        try:
+            for number, line in enumerate(stream, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line)
+                except json.JSONDecodeError:
+                    raise InvalidInput(f"{file}:{number}: not JSON") from None
+                if not isinstance(data, dict) or "body" not in data:
+                    raise InvalidInput(f"{file}:{number}: expected an object with a body")
+                unknown = set(data) - allowed
+                if unknown:
+                    raise InvalidInput(f"{file}:{number}: unknown key {sorted(unknown)[0]!r}")
+                if "tags" in data:
+                    data["tags"] = tuple(data["tags"])
+                items.append(MemoryInput(**data))
+        except UnicodeDecodeError:
+            raise InvalidInput(f"{file}: not valid UTF-8 text") from None
+    memory = ctx.memory()
+    with click.progressbar(
+        length=len(items), label="embedding and storing", file=sys.stderr,
+        hidden=ctx.as_json or not sys.stderr.isatty(),
+    ) as bar:
+        last = [0]
+
+        def progress(done: int, total: int) -> None:
+            bar.update(done - last[0])
+            last[0] = done
+
+        records = memory.store_many(items, progress=progress)
+    emit(ctx, {"stored": len(records), "ids": [r.id for r in records]},
+         f"stored {len(records)} memories")
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--limit", type=int, default=None, help="Max memories (default rag.maxResults).")
+@click.option("--max-chars", type=int, default=None, help="Character budget.")
+@click.option("--project", "project_id", default=None, help="Project id: global + this project.")
+@click.option("--trace", is_flag=True, help="Show every candidate's fate.")
+@pass_ctx
+@handles_errors
+def recall(
+    ctx: Context,
+    query: str,
+    limit: int | None,
+    max_chars: int | None,
+    project_id: str | None,
+    trace: bool,
+) -> None:
+    """Recall the memories that apply to QUERY and print the preamble."""
+    result = ctx.memory().recall(
+        query, max_results=limit, max_chars=max_chars, project_id=project_id
+    )
+    data = {
+        "query": result.query,
+        "preamble": result.preamble,
+        "memories": [
+            {**record_json(c.record), "score": c.score, "ranks": c.ranks,
+             "factors": c.breakdown.as_dict()}
+            for c in result.memories
+        ],
+        "timings_ms": result.timings_ms,
+        "trace": list(result.trace),
+    }
+    text = result.preamble or "(no memory applies)"
+    if trace:
+        rows = [
+            f"  {t['id']} v{t['version']}  fused {t['fused']:.3f}  final "
+            f"{t['factors']['final']:.3f}  ranks {t['ranks']}  {t['fate']}"
+            for t in result.trace
+        ]
+        text += "\n\ntrace:\n" + "\n".join(rows)
+    emit(ctx, data, text)
+
+
+@cli.command(name="list")
+@click.argument("project", required=False)
+@click.option("--all", "include_forgotten", is_flag=True, help="Include forgotten and evicted.")
+@click.option("--as-of", default=None, help="What memory said at this time (ISO-8601).")
+@click.option("--limit", type=int, default=None)
+@pass_ctx
+@handles_errors
+def list_(
+    ctx: Context,
+    project: str | None,
+    include_forgotten: bool,
+    as_of: str | None,
+    limit: int | None,
+) -> None:
+    """List current memories (PROJECT: a project id)."""
+    records = ctx.memory().list(
+        project_id=project, include_forgotten=include_forgotten, as_of=as_of, limit=limit
+    )
+    emit(
+        ctx,
+        [record_json(r) for r in records],
+        "\n".join(record_line(r) for r in records) or "(no memories)",
+    )
+
+
+@cli.command()
+@click.argument("record_id")
+@click.option("--as-of", default=None, help="The version in force at this time.")
+@click.option("--history", is_flag=True, help="Every version, oldest first.")
+@pass_ctx
+@handles_errors
+def show(ctx: Context, record_id: str, as_of: str | None, history: bool) -> None:
+    """Show one memory."""
+    memory = ctx.memory()
+    if history:
+        versions = memory.history(record_id)
+        emit(ctx, [record_json(r) for r in versions],
+             "\n\n".join(record_detail(r) for r in versions))
+        return
+    record = memory.get(record_id, as_of=as_of)
+    emit(ctx, record_json(record), record_detail(record))
+
+
+@cli.command()
+@click.argument("record_id")
+@click.argument("text")
+@pass_ctx
+@handles_errors
+def correct(ctx: Context, record_id: str, text: str) -> None:
+    """Correct a memory: a new version; the old one is kept as superseded."""
+    record = ctx.memory().correct(record_id, read_text_argument(text))
+    emit(ctx, record_json(record), f"corrected {record.id} (now version {record.version})")
+
+
+@cli.command()
+@click.argument("record_id")
+@click.option("--permanent", is_flag=True, help="Delete the body for good (cannot be undone).")
+@pass_ctx
+@handles_errors
+def forget(ctx: Context, record_id: str, permanent: bool) -> None:
+    """Forget a memory (reversible with 'restore' unless --permanent)."""
+    stone = ctx.memory().forget(record_id, permanent=permanent)
+    how = "permanently forgot" if permanent else "forgot"
+    emit(ctx, stone.to_dict(), f"{how} {stone.record_id}")
+
+
+@cli.command()
+@click.argument("record_id")
+@pass_ctx
+@handles_errors
+def restore(ctx: Context, record_id: str) -> None:
+    """Undo a forget."""
+    record = ctx.memory().restore(record_id)
+    emit(ctx, record_json(record), f"restored {record.id}")
+
+
+@cli.command()
+@click.argument("file", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@pass_ctx
+@handles_errors
+def export(ctx: Context, file: str | None) -> None:
+    """Export all memories, history and tombstones as JSONL (standard output by default)."""
+    memory = ctx.memory()
+    if file in (None, "-"):
+        memory.export(sys.stdout)
+        return
+    target = Path(file)  # type: ignore[arg-type]
+    partial = target.with_name(target.name + ".partial")
+    with partial.open("w", encoding="utf-8") as out:
+        count = memory.export(out)
+    partial.replace(target)  # never leave half a file under the real name
+    if ctx.as_json:
+        emit(ctx, {"exported": count, "file": str(target)}, "")
+    else:
+        click.echo(f"exported {count} entries to {target}", err=True)
+
+
+@cli.command(name="import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@pass_ctx
+@handles_errors
+def import_(ctx: Context, file: str) -> None:
+    """Import a cairn export (JSONL). Importing the same file twice changes nothing."""
+    try:
+        if file == "-":
+            lines = sys.stdin.buffer.read().decode("utf-8").splitlines()
+        else:
+            lines = Path(file).read_bytes().decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{file}: not valid UTF-8 text") from None
+    count = ctx.memory().import_(lines)
+    emit(ctx, {"imported": count}, f"imported {count} entries")
+
+
+@cli.command()
+@pass_ctx
+@handles_errors
+def rebuild(ctx: Context) -> None:
+    """Re-derive all records from the journal (tombstones keep forgotten things out)."""
+    count = ctx.memory().rebuild()
+    emit(ctx, {"replayed": count}, f"replayed {count} events")
+
+
+@cli.command()
+@pass_ctx
+@handles_errors
+def status(ctx: Context) -> None:
+    """Counts, file, schema version and embedder."""
+    data = ctx.memory().status()
+    emit(ctx, data, "\n".join(f"{k:<15} {v}" for k, v in data.items()))
+
+
+@cli.group()
+def config() -> None:
+    """Show or check configuration."""
+
+
+@config.command(name="show")
+@pass_ctx
+@handles_errors
+def config_show(ctx: Context) -> None:
+    """Print the effective configuration (defaults filled in)."""
+    import yaml
+
+    data = resolve_config(ctx.home, ctx.config_path).to_dict()
+    emit(ctx, data, yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip())
+
+
+@config.command(name="check")
+@click.argument("file", type=click.Path(dir_okay=False))
+@pass_ctx
+@handles_errors
+def config_check(ctx: Context, file: str) -> None:
+    """Validate a config FILE; exit 2 with the bad key's dotted path if it is wrong."""
+    load_config(file)
+    emit(ctx, {"file": file, "valid": True}, f"{file}: valid")
+
+
+def main() -> None:
+    cli(prog_name="cairn")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import pytest
+
+from cairn.engine.recall.fusion import LaneRanking, rrf
+
+
+def test_single_lane_keeps_its_order() -> None:
+    fused = rrf([LaneRanking("keyword", 1.0, (7, 3, 9))])
+    assert [f.row for f in fused] == [7, 3, 9]
+    assert fused[0].score == pytest.approx(1.0)  # rank 1 in the only lane
+
+
+def test_weighted_sum_and_normalisation() -> None:
+    lanes = [LaneRanking("keyword", 1.0, (1, 2)), LaneRanking("vector", 1.5, (2, 1))]
+    fused = {f.row: f for f in rrf(lanes, k=60)}
+    norm = 2.5 / 61
+    assert fused[1].score == pytest.approx((1.0 / 61 + 1.5 / 62) / norm)
+    assert fused[2].score == pytest.approx((1.0 / 62 + 1.5 / 61) / norm)
+    # The heavier vector lane puts its first choice on top.
+    assert rrf(lanes)[0].row == 2
+    assert fused[1].ranks == {"keyword": 1, "vector": 2}
+
+
+def test_first_in_every_lane_scores_one() -> None:
+    lanes = [LaneRanking("a", 1.0, (5,)), LaneRanking("b", 1.5, (5,)), LaneRanking("c", 1.0, (5,))]
+    assert rrf(lanes)[0].score == pytest.approx(1.0)
+
+
+def test_empty_or_zero_weight_lanes_do_not_dilute() -> None:
+    lanes = [LaneRanking("keyword", 1.0, ()), LaneRanking("vector", 1.5, (4, 8))]
+    fused = rrf(lanes)
+    assert [f.row for f in fused] == [4, 8]
+    assert fused[0].score == pytest.approx(1.0)
+    assert rrf([LaneRanking("x", 0.0, (1,))]) == []
+
+
+def test_ties_keep_first_appearance() -> None:
+    lanes = [LaneRanking("a", 1.0, (1, 2)), LaneRanking("b", 1.0, (2, 1))]
+    assert [f.row for f in rrf(lanes)] == [1, 2]
