@@ -176,8 +176,11 @@ def test_store_many_is_all_or_nothing(mem: Memory) -> None:
         mem.store_many(items)
     assert mem.list() == []
     seen: list[tuple[int, int]] = []
-    mem.store_many([MemoryInput(body=f"m{i}") for i in range(5)], batch_size=2,
-                   progress=lambda d, t: seen.append((d, t)))
+    mem.store_many(
+        [MemoryInput(body=f"m{i}") for i in range(5)],
+        batch_size=2,
+        progress=lambda d, t: seen.append((d, t)),
+    )
     assert seen == [(2, 5), (4, 5), (5, 5)]
     assert len(mem.list()) == 5
 

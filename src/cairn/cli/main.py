@@ -70,6 +70,8 @@ def handles_errors(fn: F) -> F:
             fail(str(exc), 2)
         except CairnError as exc:
             fail(str(exc), 1)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
+            fail(f"{exc.strerror or exc}: {exc.filename}", 2)  # a path the user gave
         except OSError as exc:
             fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc), 1)
 
@@ -140,7 +142,9 @@ pass_ctx = click.make_pass_decorator(Context)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
 @click.option("--tenant", default="default", show_default=True, help="Tenant namespace.")
 @click.option("--agent", default="default", show_default=True, help="Agent namespace.")
-@click.option("--config", "config_path", default=None, help="Config file (default <home>/config.yaml).")
+@click.option(
+    "--config", "config_path", default=None, help="Config file (default <home>/config.yaml)."
+)
 @click.version_option(package_name="cairn-memory")
 @click.pass_context
 def cli(
@@ -227,7 +231,9 @@ def ingest(ctx: Context, file: str) -> None:
             raise InvalidInput(f"{file}: not valid UTF-8 text") from None
     memory = ctx.memory()
     with click.progressbar(
-        length=len(items), label="embedding and storing", file=sys.stderr,
+        length=len(items),
+        label="embedding and storing",
+        file=sys.stderr,
         hidden=ctx.as_json or not sys.stderr.isatty(),
     ) as bar:
         last = [0]
@@ -237,8 +243,11 @@ def ingest(ctx: Context, file: str) -> None:
             last[0] = done
 
         records = memory.store_many(items, progress=progress)
-    emit(ctx, {"stored": len(records), "ids": [r.id for r in records]},
-         f"stored {len(records)} memories")
+    emit(
+        ctx,
+        {"stored": len(records), "ids": [r.id for r in records]},
+        f"stored {len(records)} memories",
+    )
 
 
 @cli.command()
@@ -265,8 +274,12 @@ def recall(
         "query": result.query,
         "preamble": result.preamble,
         "memories": [
-            {**record_json(c.record), "score": c.score, "ranks": c.ranks,
-             "factors": c.breakdown.as_dict()}
+            {
+                **record_json(c.record),
+                "score": c.score,
+                "ranks": c.ranks,
+                "factors": c.breakdown.as_dict(),
+            }
             for c in result.memories
         ],
         "timings_ms": result.timings_ms,
@@ -319,8 +332,9 @@ def show(ctx: Context, record_id: str, as_of: str | None, history: bool) -> None
     memory = ctx.memory()
     if history:
         versions = memory.history(record_id)
-        emit(ctx, [record_json(r) for r in versions],
-             "\n\n".join(record_detail(r) for r in versions))
+        emit(
+            ctx, [record_json(r) for r in versions], "\n\n".join(record_detail(r) for r in versions)
+        )
         return
     record = memory.get(record_id, as_of=as_of)
     emit(ctx, record_json(record), record_detail(record))

@@ -86,9 +86,11 @@ def test_forget_factor_is_one_plus_alpha_times_fade_minus_one() -> None:
 
 def test_ties_break_by_trust() -> None:
     keys = sorted(
-        [("external", scoring.rank_key(0.5, "external")),
-         ("system", scoring.rank_key(0.5 + 1e-12, "system")),
-         ("learned", scoring.rank_key(0.5, "learned"))],
+        [
+            ("external", scoring.rank_key(0.5, "external")),
+            ("system", scoring.rank_key(0.5 + 1e-12, "system")),
+            ("learned", scoring.rank_key(0.5, "learned")),
+        ],
         key=lambda kv: kv[1],
     )
     assert [k for k, _ in keys] == ["system", "learned", "external"]

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cairn.config import Config, load_config, parse_config
+from cairn.errors import ConfigError
+
+
+def test_bare_config_is_fully_defaulted(tmp_path: Path) -> None:
+    empty = tmp_path / "c.yaml"
+    empty.write_text("")
+    cfg = load_config(empty)
+    assert cfg == Config()
+    rag = cfg.agent("anyone").rag
+    assert (rag.maxResults, rag.maxContextChars, rag.minScore) == (5, 4000, 0.1)
+    assert rag.includeTrustLevels == ("system", "learned")
+    assert (rag.weights.fts, rag.weights.vector, rag.weights.entity) == (1.0, 1.5, 1.0)
+    assert rag.entityLane is False and rag.rerank.enabled is False
+    assert (rag.rerank.maxCandidates, rag.rerank.timeoutMs) == (40, 800)
+    assert (rag.entity.seedCount, rag.entity.perEntityCap) == (5, 200)
+    b = rag.boosts
+    assert (b.recency, b.temporal, b.proof, b.trust, b.usefulness, b.forget) == (
+        0.2,
+        0.2,
+        0.1,
+        0.1,
+        0.1,
+        0.1,
+    )
+    sweep = cfg.agent("x").learning.sweep
+    assert (sweep.maxDormantDays, sweep.failureEvictionFloor, sweep.highProofFloor) == (365, 3, 5)
+    refl = cfg.agent("x").learning.reflection
+    assert (refl.minObservations, refl.promoteAtProofCount, refl.maxProcedureDocsSurfaced) == (
+        2,
+        3,
+        10,
+    )
+    assert refl.corroboration == "single_owner"
+
+
+def test_per_agent_block_overrides_only_that_agent() -> None:
+    cfg = parse_config({"agents": {"coder": {"rag": {"maxResults": 9, "entityLane": True}}}})
+    assert cfg.agent("coder").rag.maxResults == 9 and cfg.agent("coder").rag.entityLane
+    assert cfg.agent("coder").rag.maxContextChars == 4000
+    assert cfg.agent("other").rag.maxResults == 5
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"memroy": {}}, "memroy: unknown key"),
+        ({"memory": {"store": {"pth": "x"}}}, "memory.store.pth: unknown key"),
+        ({"agents": {"a": {"rag": {"weights": {"bm25": 1}}}}}, "agents.a.rag.weights.bm25"),
+        ({"agents": {"a": {"rag": {"maxResults": 0}}}}, "agents.a.rag.maxResults"),
+        ({"agents": {"a": {"rag": {"includeTrustLevels": ["root"]}}}}, "includeTrustLevels"),
+        ([1, 2], "top level must be a mapping"),
+    ],
+)
+def test_invalid_config_names_the_dotted_path(data: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+        parse_config(data)
+
+
+def test_malformed_yaml(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("memory: [oops\n")
+    with pytest.raises(ConfigError, match="malformed YAML"):
+        load_config(bad)
