@@ -1,0 +1,656 @@
+"""Classify what a user says to a coding agent: a lasting rule, a one-off, a forget, or nothing.
+
+The classifier is a small scored cue grammar rather than a model:
+
+* Quoted text is masked first: a cue the user is *quoting* ("the error says 'try again this
+  time'") is not the user's own cue.
+* Forget requests are recognised before anything else because they usually *contain* a rule
+  ("forget that I always use tabs") that must not be stored again.
+* The rest is split into sentences and clauses. Each clause carries a weight: a clause after a
+  contrast word ("but", "however", "但是", "不过") is what the user actually wants, so it is
+  boosted and the clauses before it are damped; a concessive clause ("normally …", "虽然 …") is
+  background and damped too. Questions are damped ("should we always pin versions?" asks, it
+  does not instruct) unless they are polite requests ("can you … just this once?").
+* Cues are weighted phrases with a mode naming the context they need: "always"/"never" only
+  count in an instruction position ("always run lint", not "the function always returns None"),
+  weak time words ("today", "今天") need an instruction nearby, scoping phrases ("for this PR",
+  "这次") count fully only when they front the clause or scope an exemption, and one-off cues can
+  be negated ("not this time") or subsumed by a rule ("… and that includes today").
+* The kind with the highest total wins when it clears a threshold; otherwise the statement is
+  neutral.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["SignalClassification", "SignalKind", "classify_statement"]
+
+SignalKind = Literal["rule", "one-off", "forget", "neutral"]
+_CueKind = Literal["rule", "one-off"]
+# plain: counts wherever it appears.
+# adverb_en: "always"-like; needs an instruction position before it and no description after.
+# lead_en: an imperative verb ("prefer …"); needs an instruction position before it.
+# adverb_zh: "总是"-like; must not be followed by a descriptive predicate ("总是返回").
+# habit_zh: "以后"/"每次"; the clause must not be a prediction ("以后可能会改", "每次都会报错").
+# weak: a bare time word; counts more when the sentence also gives an instruction.
+# fronted: a scope ("for this PR", "这次"); full weight when it fronts the clause.
+_Mode = Literal["plain", "adverb_en", "lead_en", "adverb_zh", "habit_zh", "weak", "fronted"]
+
+
+@dataclass(frozen=True, slots=True)
+class SignalClassification:
+    kind: SignalKind
+    confidence: float
+    cue: str | None
+    language: str
+    statement: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Cue:
+    kind: _CueKind
+    pattern: re.Pattern[str]
+    weight: float
+    mode: _Mode = "plain"
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    kind: _CueKind
+    score: float
+    start: int  # offset in the whole input, so the cue text can be reported verbatim
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Clause:
+    start: int
+    end: int
+    weight: float
+    question: bool
+
+
+# A kind must gather at least this much weighted evidence; weak or badly placed cues score
+# below it on their own so that "今天天气不错" or "open a PR for this branch" stay neutral.
+_THRESHOLD = 0.6
+_FLAGS = re.IGNORECASE
+
+
+def _en(pattern: str) -> re.Pattern[str]:
+    # English cues are whole words; lookarounds instead of \b so that identifiers such as
+    # always_inline do not match while adjacency to CJK text ("always用") still does.
+    return re.compile(rf"(?<![A-Za-z0-9_]){pattern}(?![A-Za-z0-9_])", _FLAGS)
+
+
+def _zh(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# "for this <anything>" scopes an instruction to the current item, except for the containers
+# that rules live in ("in this repo we …").
+_NOT_A_SCOPE = r"(?!(?:repo|repository|project|codebase|monorepo|team|org|company|machine)\b)"
+
+_CUES: tuple[_Cue, ...] = (
+    # --- long-term rules -------------------------------------------------------------------
+    _Cue(
+        "rule",
+        _en(
+            r"from (?:now|today|here) on(?: out)?|for now on|from this point (?:on|forward)"
+            r"|starting (?:today|now)|as of (?:today|now)"
+        ),
+        1.0,
+    ),
+    _Cue("rule", _en(r"going forward|moving forward|in (?:the )?future|henceforth"), 1.0),
+    _Cue("rule", _en(r"permanently|for good|at all times|in all cases|until further notice"), 1.0),
+    _Cue("rule", _en(r"as always|as usual"), 0.8),
+    _Cue("rule", _en(r"always|forever"), 1.0, "adverb_en"),
+    _Cue("rule", _en(r"never(?!\s+mind)"), 1.0, "adverb_en"),
+    _Cue("rule", _en(r"ever"), 0.9, "adverb_en"),
+    # A team habit stated in the present tense is a convention ("we don't merge without …").
+    _Cue("rule", _en(r"we (?:don't|do not|use|follow|stick to|go with)"), 0.7, "adverb_en"),
+    _Cue("rule", _en(r"prefer|(?:stop|quit) \w+ing"), 0.8, "lead_en"),
+    _Cue("rule", _en(r"every time|each time|whenever|every single time"), 0.9),
+    _Cue(
+        "rule",
+        _en(r"(?:for )?(?:every|each|all) (?:prs?|pull requests?|commits?|changes?|releases?)"),
+        0.9,
+    ),
+    # A quantified subject with a modal is a standing requirement ("every migration must …").
+    _Cue(
+        "rule",
+        _en(r"(?:every|each|all|any)(?: new)?(?: [\w-]+){1,2} (?:must|should|needs?|has to|shall)"),
+        1.0,
+    ),
+    _Cue(
+        "rule",
+        _en(
+            r"(?:to|in|for|on) (?:all |any |every )?new (?:files|modules|code|endpoints|tests"
+            r"|functions|classes|components|packages)|(?:every|each|any|all) new|for everything"
+            r"|everywhere"
+        ),
+        0.7,
+    ),
+    _Cue("rule", _en(r"no more"), 0.6),
+    _Cue("rule", _en(r"by default|rule of thumb|as a habit|make (?:it )?a (?:habit|rule)"), 0.9),
+    _Cue(
+        "rule",
+        _en(
+            r"(?:as a|our|the|my|team)(?: general| standing)? "
+            r"(?:convention|preference|standard|policy|rule)"
+        ),
+        0.9,
+    ),
+    _Cue("rule", _en(r"(?:i|we)(?:'d| would)? (?:really |generally )?(?:prefer|rather)"), 0.9),
+    _Cue("rule", _en(r"(?:i|we) (?:really )?(?:like|love|hate|dislike)"), 0.6),
+    _Cue("rule", _en(r"remember(?! to)(?: that)?"), 0.6, "lead_en"),
+    # A standing aversion ("I don't want any TODOs", "we never want to see …").
+    _Cue("rule", _en(r"(?:i|we) (?:don't|do not|never) want (?:any|to see)"), 0.9),
+    _Cue(
+        "rule",
+        _en(
+            r"(?:in|for|across) (?:this|our|the whole) (?:repo|repository|project|codebase"
+            r"|monorepo|team|org)"
+        ),
+        0.7,
+    ),
+    _Cue("rule", _en(r"how we do (?:it|things) (?:here|in this \w+)"), 1.0),
+    _Cue(
+        "rule",
+        _zh(r"以后(?!再)|今后|往后|从今以后|从今往后|从现在(?:开始|起)|从此"),
+        1.0,
+        "habit_zh",
+    ),
+    _Cue("rule", _zh(r"总是|始终|永远|一直|默认"), 1.0, "adverb_zh"),
+    _Cue("rule", _zh(r"一律|统一|凡是"), 1.0),
+    _Cue("rule", _zh(r"每次|每一次|每当|每回|每天|每个(?:提交|PR|分支)"), 0.9, "habit_zh"),
+    _Cue("rule", _zh(r"从来不|从不|千万(?:不要|别|不能)|原则上"), 0.9),
+    _Cue("rule", _zh(r"不管什么情况|无论如何|不管怎样"), 0.9),
+    _Cue("rule", _zh(r"不许|不准|禁止|严禁"), 0.8),
+    _Cue(
+        "rule",
+        _zh(r"(?:我们?(?:组|团队|这边)?|团队)(?:更|比较|还是|一般)?(?:喜欢|偏好|倾向于?|习惯)"),
+        0.9,
+    ),
+    _Cue("rule", _zh(r"规矩|规定|规范|约定|原则"), 0.8),
+    _Cue("rule", _zh(r"(?:所有|任何).{0,15}都(?:必须|要|得|应该|不能|不要|别)"), 1.0),
+    _Cue("rule", _zh(r"记住"), 0.6),
+    _Cue("rule", _zh(r"记得"), 0.5),
+    _Cue("rule", _zh(r"在这个(?:仓库|项目|代码库|repo|工程)里"), 0.7),
+    # --- one-off instructions --------------------------------------------------------------
+    _Cue(
+        "one-off",
+        _en(
+            r"this (?:one )?(?:time|round|pass|go)(?: around)?|this once|(?:just|only) once"
+            r"|one time only|just the once"
+        ),
+        1.0,
+    ),
+    _Cue("one-off", _en(r"(?:just |only )?for (?:now|the moment|the time being|today)"), 1.0),
+    _Cue("one-off", _en(r"right now|at the moment|temporarily|for a bit|until tomorrow"), 1.0),
+    # "until <event>" bounds an instruction in time.
+    _Cue("one-off", _en(r"until(?! further notice)"), 0.7),
+    # A condition that will end ("while I'm debugging this") bounds the instruction.
+    _Cue("one-off", _en(r"while (?:i'm|i am|we're|we are) \w+ing"), 0.8),
+    _Cue("one-off", _en(r"(?:for|on|in) this one"), 0.9),
+    _Cue(
+        "one-off",
+        _en(rf"(?:just |only )?(?:for|on|in) this {_NOT_A_SCOPE}[a-z][\w-]*(?: [a-z][\w-]*)?"),
+        0.9,
+        "fronted",
+    ),
+    _Cue("one-off", _en(r"today|tonight|this (?:morning|afternoon|evening)"), 0.5, "weak"),
+    _Cue("one-off", _zh(r"就这一次|这一次|这一回|这次|这回|本次"), 1.0, "fronted"),
+    _Cue("one-off", _zh(r"(?:这个|本)\s*(?:PR|pr|分支|任务|会话|需求)"), 0.7, "fronted"),
+    _Cue("one-off", _zh(r"先不要|先别|先不用|先不"), 0.9),
+    _Cue("one-off", _zh(r"暂时|临时|暂且|姑且|一次性|这一轮|这轮"), 1.0),
+    # Deferring the proper fix ("之后再改") marks what is done now as temporary.
+    _Cue("one-off", _zh(r"(?:之后|回头|晚点|稍后|过后|以后|等我.{0,6})再"), 0.8),
+    # Bare time words are weak: "我今天下午不在" reports, "今天先别部署" instructs.
+    _Cue("one-off", _zh(r"今天(?:晚上|下午|上午)?|今晚|现在|目前|眼下"), 0.5, "weak"),
+)
+
+# --- context vocabularies --------------------------------------------------------------------
+
+# Words that may precede "always"/"never" while it still starts an instruction or states a
+# convention ("please always …", "we never …", "you must always …", "but actually always …").
+_EN_ADVERB_LEADS = _words(
+    """everyone everybody please pls just so and then also you we i u should must to will
+    shall but now ok okay yes really do dont don't not can could would let's lets always
+    never guys team folks actually definitely seriously honestly simply"""
+)
+# Groups whose habits are conventions; they take third-person verbs ("the team always writes").
+_EN_GROUP_SUBJECTS = _words("team everyone everybody")
+# "ever" needs a negation in front ("don't ever …") or to stand alone ("…, ever.").
+_EN_EVER_LEADS = _words("don't dont not never")
+# The word after "always"/"never" tells a description ("always returns", "never understood",
+# "always the same") from an instruction ("always run").
+_EN_DESCRIPTIVE_NEXT = _words(
+    """is are was were been be has had does did the a an seems seemed happens happened mind
+    understood knew thought said saw got made found told heard went came felt worked works
+    gets get will would could have know need see understand care"""
+)
+_ZH_DESCRIPTIVE_NEXT = re.compile(
+    r"^[不都也]*(?:返回|失败|出现|报错|是|会|有|没|超时|崩|卡|通过|成功|知道|懂|明白|值|为|等于|显示)"
+)
+# Chinese future/habit words followed by a word of likelihood describe ("以后可能会改",
+# "每次都会报错") rather than instruct.
+_ZH_DESCRIPTIVE_PREDICATE = re.compile(r"可能|也许|或许|大概|(?:都|总|就|也)?会(?!议)|都是|都在")
+
+_EN_ACTION = re.compile(
+    r"(?<![A-Za-z])(?:skip|don't|do not|just|let's|let us|please|use|ignore|leave|hold|only|"
+    r"disable|push|merge|deploy|run|focus|so|can)(?![A-Za-z])",
+    _FLAGS,
+)
+_ZH_ACTION = re.compile(r"先|就|要|不用|别|不要|把|吧|只|跳过|可以|得|用|帮|禁用|关掉|留着|允许")
+# An exemption verb makes a scoped phrase an exemption for that item ("skip X for this spike"),
+# unlike a plain object ("open a PR for this branch").
+_EN_EXEMPTION = re.compile(
+    # A subject in front makes "don't" a description ("we don't have tests for this module").
+    r"(?<![A-Za-z])(?<!we )(?<!i )(?<!they )(?<!you )(?:skip|don't|do not|bother|ignore|"
+    r"bypass|leave|disable|without|no need|hardcode|allow|just)(?![A-Za-z])",
+    _FLAGS,
+)
+# A clause reporting a state ("it fails right now") describes; it does not scope an instruction.
+_EN_REPORT = re.compile(
+    r"\s*(?:it|this|that|there|the [\w.-]+|[\w.-]+ (?:tests?|build|ci|job))\s+(?:is|are|was|"
+    r"were|'s|fails|failed|breaks|broke|crashes|crashed|returns|throws|shows|looks|seems|has|"
+    r"had|doesn't|isn't|wasn't|keeps)(?![A-Za-z])",
+    _FLAGS,
+)
+# "between this time and the last run": a time phrase used as a noun, not as a scope.
+_EN_NOMINAL_BEFORE = re.compile(r"(?<![A-Za-z])(?:between|since|than|from)\s+$", _FLAGS)
+
+# Lead-ins allowed before a fronted scope ("just for this run", "但这次", "只在这次").
+_EN_FRONT_LEADS = _words("just only and so but then ok okay please")
+_ZH_FRONT_LEAD = re.compile(
+    r"^(?:但是|但|不过|可是|那就|那|就|只在|只有|只|我们|你|请|先|所以|因此|好|嗯|能不能|可不可以"
+    r"|可以|麻烦)*$"
+)
+
+_NEGATED_BEFORE = re.compile(
+    r"(?:(?<![A-Za-z])not\s+(?:just\s+|only\s+)?|不是(?:只有)?|不只(?:是)?|不仅(?:是)?|不光)$",
+    _FLAGS,
+)
+_SUBSUMED_BEFORE = re.compile(
+    r"(?:(?<![A-Za-z])(?:even|including|includes|incl\.?)\s*|包括|连)$", _FLAGS
+)
+_SUBSUMED_AFTER = re.compile(
+    r"(?:\s+(?:included|inclusive)(?![A-Za-z])|\s+and (?:every time|always|from now on|going "
+    r"forward|in (?:the )?future)|也一样|也不例外|也照样|也算|(?:和|跟|以及)以后)",
+    _FLAGS,
+)
+
+_CONTRAST = re.compile(
+    r"(?<![A-Za-z])(?:but|however|whereas)(?![A-Za-z])|但是|(?<!不)但|不过|可是|然而", _FLAGS
+)
+_CONCESSIVE = re.compile(
+    r"(?<![A-Za-z])(?:normally|usually|generally|typically|although|though|even though|"
+    r"i know|i realize|i understand)(?![A-Za-z])|虽然|尽管|平时|平常|一般|通常|我知道|本来",
+    _FLAGS,
+)
+_POLITE_QUESTION = re.compile(
+    r"\s*(?:(?:can|could|would|will) you|please|请|麻烦|能不能|可不可以)", _FLAGS
+)
+
+# Clause boundaries are punctuation and dashes; contrast words open a clause of their own.
+_CLAUSE_PUNCT = re.compile(r"[,，、:：;；—–()（）]|\s-{1,2}\s")
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？；;\n]")
+_CLAUSE_JUNK = " \t.,，、:：;；—–-!！?？。()（）"
+
+_QUOTE_PAIRS = (
+    re.compile(r'"[^"\n]*"'),
+    re.compile(r"“[^”\n]*”"),
+    re.compile(r"‘[^’\n]*’"),
+    re.compile(r"「[^」\n]*」"),
+    re.compile(r"『[^』\n]*』"),
+    re.compile(r"`[^`\n]*`"),
+    # Single quotes only when they sit at word edges, so apostrophes ("don't") survive.
+    re.compile(r"(?<![A-Za-z0-9])'[^'\n]+'(?![A-Za-z0-9])"),
+)
+
+# --- forget grammar --------------------------------------------------------------------------
+
+_EN_LEADIN = (
+    r"(?:(?:please|pls|ok(?:ay)?|also|and|now|just|actually|hey|so|oh|yes|"
+    r"(?:you|u) (?:can|could|should|may|might)|(?:can|could|would) you|"
+    r"i (?:want|need) you to|go ahead and)\s*[,，]?\s*)*"
+)
+_ZH_LEADIN = r"(?:请|麻烦|帮我|那就|就|以后|今后|也|你可以|可以|好的|好|嗯|算了|还是)*[，,]?\s*"
+
+_FORGET_VERB = re.compile(
+    rf"\s*{_EN_LEADIN}(?P<verb>forget|unlearn|stop remembering|no longer remember|"
+    r"(?:don't|do not) remember)(?![A-Za-z])"
+    rf"|\s*{_ZH_LEADIN}(?P<zverb>忘掉|忘记|忘了(?=吧|它|这|那|我|以前|之前)|"
+    r"(?:别再|不要再|不用再|不必再|无需再|别|不要)记(?:住|着|得)?(?!录|下))",
+    _FLAGS,
+)
+# "forget it" / "forget about it" standing alone is a dismissal ("never mind"), not a request.
+_FORGET_DISMISSAL = re.compile(r"\s*(?:about\s+)?it\s*(?:[,，.!。！—-]|$)", _FLAGS)
+_REMOVE_VERB = re.compile(
+    rf"\s*{_EN_LEADIN}(?P<verb>delete|remove|drop|erase|clear|discard|scrap|wipe|get rid of)"
+    r"(?![A-Za-z])",
+    _FLAGS,
+)
+_EN_MEMORY_NOUN = re.compile(
+    r"(?<![A-Za-z])(?:memory|memories|rule|preference|note|habit|thing|"
+    r"what you (?:know|remember|learned|learnt))(?![A-Za-z])",
+    _FLAGS,
+)
+# A removal aimed at a file ("remove the rule from .eslintrc") is a code edit, not a forget.
+_CODE_TARGET = re.compile(r"(?<![A-Za-z])(?:from|in)\s+[\w./~-]*\.\w+", _FLAGS)
+_ZH_REMOVE = re.compile(r"删除|删掉|删了|去掉|清除|清掉|移除|抹掉|丢掉")
+_ZH_MEMORY_NOUN = re.compile(r"记忆|偏好|规则|那条|这条|记住的|设定")
+
+# Words around the thing to forget that are grammar, not content. The memory nouns go only
+# when they frame the content ("the rule about X", "X 的记忆"), not when they are the content
+# ("pnpm 那条规则").
+_EN_FORGET_HEAD = re.compile(
+    r"(?:(?:the|that|my|this|your) (?:memory|memories|rule|preference|note|habit|thing)s? "
+    r"(?:about|for|of|that|on)|what i (?:said|told you) about|everything i (?:said|told you) "
+    r"about|what you (?:know|remember|learned|learnt) about|the fact that|about|that)\s+",
+    _FLAGS,
+)
+_EN_FORGET_TAIL = re.compile(r"\s+(?:anymore|any more|again|please)$", _FLAGS)
+_ZH_FORGET_HEAD = re.compile(r"(?:把|那条|这条|关于|吧|了)+")
+_ZH_FORGET_TAIL = re.compile(
+    r"(?:的(?:那个|那条|这个|这条)?(?:记忆|内容|设定|规则|偏好|话)|(?:那个|这个)?记忆|这件事|那件事"
+    r"|可以|了|吧)+$"
+)
+_STATEMENT_EDGE = ' \t,，:：;；.。!！?？"“”「」'
+
+# --- language --------------------------------------------------------------------------------
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+# Everyday English words: Chinese messages are full of English jargon (pnpm, PR, merge), which
+# does not make them mixed; an English function word or cue does.
+_EN_COMMON = _words(
+    """the a an to of in on for with and or but not no is are was be this that it i you we
+    please always never from now time once just use run don't do does forget skip only today
+    rule why what how when where which who should can could would will my your our all every
+    fix add remove delete make keep before after then so if there here new old"""
+)
+
+
+def classify_statement(text: str) -> SignalClassification:
+    """Classify one user statement; see the module docstring for the grammar."""
+    stripped = text.strip()
+    masked = _mask_quotes(stripped)
+    language = _language(masked if masked.strip() else stripped)
+    if not stripped:
+        return SignalClassification("neutral", 1.0, None, language, "")
+
+    forget = _match_forget(stripped, masked)
+    if forget is not None:
+        cue, statement, confidence = forget
+        return SignalClassification("forget", confidence, cue, language, statement)
+
+    totals: dict[_CueKind, float] = {"rule": 0.0, "one-off": 0.0}
+    best: dict[_CueKind, _Hit] = {}
+    for hit in _scored_hits(masked):
+        totals[hit.kind] += hit.score
+        current = best.get(hit.kind)
+        if current is None or hit.score > current.score:
+            best[hit.kind] = hit
+
+    top_kind: _CueKind = max(
+        totals,
+        # Ties go to the kind whose strongest cue comes last: the user's final word stands.
+        key=lambda kind: (totals[kind], best[kind].start if kind in best else -1),
+    )
+    top = totals[top_kind]
+    other = totals["one-off" if top_kind == "rule" else "rule"]
+    if top < _THRESHOLD or top <= other:
+        # Confidence in "neutral" falls as the strongest (insufficient) evidence grows.
+        confidence = 1.0 - 0.5 * min(max(top, other), _THRESHOLD) / _THRESHOLD
+        return SignalClassification("neutral", round(confidence, 3), None, language, stripped)
+
+    strength = 1.0 - math.exp(-top)
+    purity = top / (top + other)
+    confidence = min(1.0, 0.35 + 0.65 * strength * purity)
+    hit = best[top_kind]
+    return SignalClassification(
+        top_kind, round(confidence, 3), stripped[hit.start : hit.end], language, stripped
+    )
+
+
+# --- quotes ----------------------------------------------------------------------------------
+
+
+def _mask_quotes(text: str) -> str:
+    """Blank out quoted spans, keeping offsets so cue positions still index the input."""
+    chars = list(text)
+    for pattern in _QUOTE_PAIRS:
+        for match in pattern.finditer("".join(chars)):
+            chars[match.start() : match.end()] = " " * (match.end() - match.start())
+    return "".join(chars)
+
+
+# --- forget ----------------------------------------------------------------------------------
+
+
+def _match_forget(original: str, masked: str) -> tuple[str, str, float] | None:
+    """Return (cue, thing to forget, confidence) when a clause asks to drop a memory."""
+    for start, end in _clause_spans(masked):
+        clause = masked[start:end]
+        verb = _FORGET_VERB.match(clause)
+        if verb is not None:
+            group = "verb" if verb.group("verb") else "zverb"
+            if group == "verb" and _FORGET_DISMISSAL.match(clause, verb.end()):
+                continue
+            cue = original[start + verb.start(group) : start + verb.end(group)]
+            return cue, _forget_statement(original[start + verb.end() :]), 0.9
+        removal = _REMOVE_VERB.match(clause)
+        if removal is not None:
+            rest = masked[start + removal.end() :]
+            if _EN_MEMORY_NOUN.search(rest) and not _CODE_TARGET.search(rest):
+                cue = original[start + removal.start("verb") : start + removal.end("verb")]
+                return cue, _forget_statement(original[start + removal.end() :]), 0.8
+    # Chinese puts the removal verb last ("把…的记忆删掉"), so look at the whole sentence.
+    removal_zh = _ZH_REMOVE.search(masked)
+    if removal_zh and _ZH_MEMORY_NOUN.search(masked) and not _CODE_TARGET.search(masked):
+        statement = original[: removal_zh.start()] + original[removal_zh.end() :]
+        return removal_zh.group(), _forget_statement(statement), 0.8
+    return None
+
+
+def _forget_statement(rest: str) -> str:
+    """Peel grammar off the object of a forget request until only its content is left."""
+    text = rest.strip(_STATEMENT_EDGE)
+    while True:
+        peeled = _EN_FORGET_TAIL.sub("", text)
+        peeled = peeled[_match_end(_EN_FORGET_HEAD, peeled) :]
+        peeled = peeled[_match_end(_ZH_FORGET_HEAD, peeled) :].strip(_STATEMENT_EDGE)
+        peeled = _ZH_FORGET_TAIL.sub("", peeled).strip(_STATEMENT_EDGE)
+        if not peeled or peeled == text:
+            # A bare pronoun ("forget that") stays: the caller resolves it from context.
+            return text
+        text = peeled
+
+
+def _match_end(pattern: re.Pattern[str], text: str) -> int:
+    match = pattern.match(text)
+    return match.end() if match else 0
+
+
+# --- clauses and cues ------------------------------------------------------------------------
+
+
+def _clause_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Yield non-empty (start, end) clause spans split at punctuation and contrast words."""
+    cuts = {0, len(text)}
+    for pattern in (_CLAUSE_PUNCT, _SENTENCE_END):
+        for match in pattern.finditer(text):
+            cuts.update((match.start(), match.end()))
+    cuts.update(match.start() for match in _CONTRAST.finditer(text))
+    ordered = sorted(cuts)
+    for start, end in itertools.pairwise(ordered):
+        if text[start:end].strip(_CLAUSE_JUNK):
+            yield start, end
+
+
+def _sentence_bounds(text: str) -> list[tuple[int, int]]:
+    ends = [match.end() for match in _SENTENCE_END.finditer(text)]
+    if not ends or ends[-1] < len(text):
+        ends.append(len(text))
+    return list(zip([0, *ends[:-1]], ends, strict=True))
+
+
+def _clauses(text: str) -> list[_Clause]:
+    """Split into weighted clauses; contrast and concession shift weight within a sentence."""
+    clauses: list[_Clause] = []
+    for sentence_start, sentence_end in _sentence_bounds(text):
+        sentence = text[sentence_start:sentence_end]
+        question = _is_question(sentence)
+        spans = [(sentence_start + s, sentence_start + e) for s, e in _clause_spans(sentence)]
+        contrasts = [i for i, (s, _) in enumerate(spans) if _CONTRAST.match(text, s)]
+        for index, (start, end) in enumerate(spans):
+            weight = 1.0
+            if contrasts:
+                # What follows the last "but" is what the user wants; what precedes it is the
+                # thing being set aside.
+                weight = 1.5 if index >= contrasts[-1] else 0.6
+            if _CONCESSIVE.search(text, start, end):
+                weight *= 0.5
+            clauses.append(_Clause(start, end, weight, question))
+    return clauses
+
+
+def _is_question(sentence: str) -> bool:
+    body = sentence.strip()
+    if not body:
+        return False
+    asks = body[-1] in "?？" or bool(re.search(r"[吗呢][。.!！]?$", body))
+    return asks and not _POLITE_QUESTION.match(body)
+
+
+def _scored_hits(masked: str) -> Iterator[_Hit]:
+    instructing = [
+        (start, end, _gives_instruction(masked, start, end))
+        for start, end in _sentence_bounds(masked)
+    ]
+    for clause in _clauses(masked):
+        candidates = [
+            (cue, match)
+            for cue in _CUES
+            for match in cue.pattern.finditer(masked, clause.start, clause.end)
+        ]
+        # Longest phrase first, so "from now on" is not also read as "for now" and "就这一次"
+        # not also as "这一次".
+        candidates.sort(key=lambda item: (item[1].start() - item[1].end(), item[1].start()))
+        taken: list[tuple[int, int]] = []
+        for cue, match in candidates:
+            if any(match.start() < end and start < match.end() for start, end in taken):
+                continue
+            taken.append((match.start(), match.end()))
+            factor = _context_factor(cue, match, masked, clause, instructing)
+            if factor > 0.0:
+                damping = 0.3 if clause.question else 1.0
+                score = cue.weight * factor * clause.weight * damping
+                yield _Hit(cue.kind, score, match.start(), match.end())
+
+
+def _gives_instruction(text: str, start: int, end: int) -> bool:
+    return bool(_EN_ACTION.search(text, start, end) or _ZH_ACTION.search(text, start, end))
+
+
+def _context_factor(
+    cue: _Cue,
+    match: re.Match[str],
+    text: str,
+    clause: _Clause,
+    instructing: list[tuple[int, int, bool]],
+) -> float:
+    before = text[clause.start : match.start()]
+    after = text[match.end() : clause.end]
+    if cue.kind == "one-off":
+        if _NEGATED_BEFORE.search(before):
+            return 0.0  # "not this time": the user is declining the one-off reading
+        if _SUBSUMED_BEFORE.search(before) or _SUBSUMED_AFTER.match(after):
+            return 0.0  # "even today", "today included", "今天也一样": a rule that covers now
+        if _EN_NOMINAL_BEFORE.search(before):
+            return 0.3
+        if _EN_REPORT.match(text, clause.start, clause.end):
+            return 0.4
+    if cue.mode == "adverb_en":
+        return _english_adverb_factor(match.group().lower(), before, after)
+    if cue.mode == "lead_en":
+        return _english_adverb_factor(match.group().lower(), before, "")
+    if cue.mode == "adverb_zh":
+        return 0.3 if _ZH_DESCRIPTIVE_NEXT.match(after.lstrip()) else 1.0
+    if cue.mode == "habit_zh":
+        return 0.3 if _ZH_DESCRIPTIVE_PREDICATE.search(after) else 1.0
+    if cue.mode == "weak":
+        gives_instruction = any(s <= match.start() < e and flag for s, e, flag in instructing)
+        return 1.6 if gives_instruction else 1.0
+    if cue.mode == "fronted":
+        if _is_fronted(before, match.group()):
+            return 1.0
+        if not _CJK.search(match.group()) and _EN_EXEMPTION.search(text, clause.start, clause.end):
+            return 1.0
+        return 0.5
+    return 1.0
+
+
+def _english_adverb_factor(cue_text: str, before: str, after: str) -> float:
+    words = [w.lower() for w in _LATIN_WORD.findall(before)]
+    previous = words[-1] if words else None
+    head = cue_text.split()[0]
+    if head == "ever":
+        if previous is not None and previous not in _EN_EVER_LEADS:
+            return 0.0
+    elif (
+        previous is not None
+        and previous not in _EN_ADVERB_LEADS
+        and previous.split("'")[0] not in {"you", "we", "i", "let"}
+    ):
+        return 0.3  # "the function always …", "it's always …": a description
+    if previous in _EN_GROUP_SUBJECTS:
+        return 1.0  # "our team always writes …" is a convention despite the verb's -s
+    following = _LATIN_WORD.findall(after)
+    if following:
+        nxt = following[0].lower()
+        if nxt in {"always", "never", "ever"}:
+            return 1.0
+        third_person = nxt.endswith("s") and not nxt.endswith(("ss", "us", "is")) and len(nxt) > 3
+        past = nxt.endswith("ed") and len(nxt) > 4
+        if nxt in _EN_DESCRIPTIVE_NEXT or third_person or past:
+            return 0.3
+    return 1.0
+
+
+def _is_fronted(before: str, cue_text: str) -> bool:
+    if _CJK.search(cue_text):
+        return bool(_ZH_FRONT_LEAD.match(before.strip()))
+    lowered = cue_text.lower()
+    if lowered.startswith(("just ", "only ")) or lowered.endswith(" only"):
+        return True
+    return all(word.lower() in _EN_FRONT_LEADS for word in _LATIN_WORD.findall(before))
+
+
+# --- language --------------------------------------------------------------------------------
+
+
+def _language(text: str) -> str:
+    cjk = len(_CJK.findall(text))
+    if cjk == 0:
+        return "en"
+    words = _LATIN_WORD.findall(text)
+    if not any(word.lower() in _EN_COMMON for word in words):
+        return "zh"
+    english_share = len(words) / (len(words) + cjk / 1.5)
+    if english_share < 0.1:
+        return "zh"
+    if english_share > 0.9:
+        return "en"
+    return "mixed"
