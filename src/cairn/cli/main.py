@@ -17,9 +17,10 @@ from typing import Any, TypeVar
 
 import click
 
+from cairn.adapters.repository import RepositoryIdentity, relative_path, repository_identity
 from cairn.config import default_home, load_config, resolve_config
 from cairn.errors import CairnError, InvalidInput
-from cairn.memory import Memory, MemoryInput
+from cairn.memory import OUTCOMES, DeliveredItem, Memory, MemoryInput
 from cairn.model import KINDS, TRUST_LEVELS, Record
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -117,6 +118,14 @@ def record_detail(record: Record) -> str:
     return "\n".join(lines)
 
 
+def project_of(path: str | None) -> RepositoryIdentity:
+    """The repository identity of a folder (the current one by default)."""
+    try:
+        return repository_identity(Path(path or "."))
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+
+
 def read_text_argument(text: str) -> str:
     """``-`` reads standard input as strict UTF-8 (for large or binary-unsafe bodies)."""
     if text != "-":
@@ -170,6 +179,18 @@ def cli(
 @click.option("--pin", is_flag=True, help="Pin: never fades, never evicted.")
 @click.option("--occurred-at", default=None, help="When it was true or happened (ISO-8601).")
 @click.option("--source", default=None, help="Who or what said it (free text).")
+@click.option(
+    "--scope",
+    type=click.Choice(("global", "project")),
+    default="global",
+    show_default=True,
+    help="project: bind to the repository of the current folder (or --project).",
+)
+@click.option("--project", "project_path", default=None, help="A folder inside the repository.")
+@click.option("--path", "paths", multiple=True, help="Path glob it applies to (repeatable).")
+@click.option("--operation", "operations", multiple=True, help="e.g. edit, commit, deploy.")
+@click.option("--phase", "phases", multiple=True, help="e.g. plan, implement, verify.")
+@click.option("--task-type", "task_types", multiple=True, help="e.g. bugfix, feature.")
 @pass_ctx
 @handles_errors
 def remember(
@@ -182,10 +203,23 @@ def remember(
     pin: bool,
     occurred_at: str | None,
     source: str | None,
+    scope: str,
+    project_path: str | None,
+    paths: tuple[str, ...],
+    operations: tuple[str, ...],
+    phases: tuple[str, ...],
+    task_types: tuple[str, ...],
 ) -> None:
     """Remember TEXT, stated explicitly by the user (TEXT '-' reads standard input)."""
+    project_id = project_of(project_path).project_id if scope == "project" else None
     record = ctx.memory().remember(
         read_text_argument(text),
+        scope=scope,
+        project_id=project_id,
+        path_patterns=paths,
+        operations=operations,
+        phases=phases,
+        task_types=task_types,
         kind=kind,
         trust=trust,
         tags=tags,
@@ -310,7 +344,9 @@ def list_(
     as_of: str | None,
     limit: int | None,
 ) -> None:
-    """List current memories (PROJECT: a project id)."""
+    """List current memories; PROJECT '.' (or a folder) lists that repository's memory."""
+    if project is not None and (project in (".", "..") or Path(project).exists()):
+        project = project_of(project).project_id
     records = ctx.memory().list(
         project_id=project, include_forgotten=include_forgotten, as_of=as_of, limit=limit
     )
@@ -427,6 +463,169 @@ def status(ctx: Context) -> None:
     """Counts, file, schema version and embedder."""
     data = ctx.memory().status()
     emit(ctx, data, "\n".join(f"{k:<15} {v}" for k, v in data.items()))
+
+
+def delivered_json(item: DeliveredItem, with_body: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": item.record.id,
+        "version": item.record.version,
+        "title": item.title,
+        "summary": item.summary,
+        "kind": item.record.kind,
+        "state": item.record.state,
+        "authority": item.record.authority,
+        "scope": item.record.scope,
+        "whyApplied": list(item.why_applied),
+        "application_id": item.application_id,
+    }
+    if with_body:
+        data["body"] = item.record.body
+    return data
+
+
+@cli.command()
+@click.option("--task", required=True, help="What the agent is about to do.")
+@click.option("--project", "project_path", default=None, help="A folder in the repository.")
+@click.option("--path", "paths", multiple=True, help="A file the task touches (repeatable).")
+@click.option("--operation", default=None, help="e.g. edit, commit, test, deploy.")
+@click.option("--phase", default=None, help="e.g. plan, implement, verify, release.")
+@click.option("--task-type", default=None, help="e.g. bugfix, feature, refactor.")
+@click.option("--session", default=None, help="Session id, for the journal.")
+@pass_ctx
+@handles_errors
+def context(
+    ctx: Context,
+    task: str,
+    project_path: str | None,
+    paths: tuple[str, ...],
+    operation: str | None,
+    phase: str | None,
+    task_type: str | None,
+    session: str | None,
+) -> None:
+    """The memory a task needs: resident rules in full, then a manifest, each with why."""
+    identity = project_of(project_path)
+    relative = []
+    for p in paths:
+        target = Path(p) if Path(p).is_absolute() else Path.cwd() / p
+        try:
+            relative.append(relative_path(identity, target))
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
+    result = ctx.memory().context(
+        task,
+        project_id=identity.project_id,
+        paths=relative,
+        operation=operation,
+        phase=phase,
+        task_type=task_type,
+        session_id=session,
+    )
+    data = {
+        "task": task,
+        "project": {"id": identity.project_id, "name": identity.name},
+        "resident": [delivered_json(i, True) for i in result.resident],
+        "manifest": [delivered_json(i, False) for i in result.manifest],
+        "constraints": list(result.constraints),
+        "applications": list(result.applications),
+    }
+    lines = []
+    if result.constraints:
+        lines.append("For this task only:")
+        lines += [f"- {c['text']}" for c in result.constraints]
+        lines.append("")
+    if result.resident:
+        lines.append("Apply these:")
+        for item in result.resident:
+            lines.append(f"- {' '.join(item.record.body.split())}")
+            lines.append(f"    why: {'; '.join(item.why_applied)}  [app {item.application_id}]")
+        lines.append("")
+    if result.manifest:
+        lines.append("Also relevant (cairn expand ID for the full text):")
+        for item in result.manifest:
+            lines.append(f"- {item.record.id}  {item.summary}")
+            lines.append(f"    why: {'; '.join(item.why_applied)}  [app {item.application_id}]")
+    emit(ctx, data, "\n".join(lines).rstrip() or "(no memory applies to this task)")
+
+
+@cli.command()
+@click.argument("record_id")
+@click.option("--task", default=None, help="The task it is expanded for.")
+@pass_ctx
+@handles_errors
+def expand(ctx: Context, record_id: str, task: str | None) -> None:
+    """The full body, sources and verification of one item."""
+    found = ctx.memory().expand(record_id, task=task)
+    record = found["record"]
+    data = {
+        **record_json(record),
+        "application_id": found["application_id"],
+        "sources": found["sources"],
+        "verification": found["verification"],
+    }
+    text = "\n".join(
+        [
+            record_detail(record),
+            f"  application    {found['application_id']}",
+            "  verification   " + ", ".join(f"{k}={v}" for k, v in found["verification"].items()),
+        ]
+    )
+    emit(ctx, data, text)
+
+
+@cli.command()
+@click.argument("application_id")
+@click.argument("outcome", type=click.Choice(OUTCOMES))
+@pass_ctx
+@handles_errors
+def feedback(ctx: Context, application_id: str, outcome: str) -> None:
+    """Report how an applied memory did (updates ranking and lifecycle)."""
+    record = ctx.memory().feedback(application_id, outcome)
+    emit(ctx, record_json(record), f"{outcome}: {record.id} is now {record.state}")
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--scope", type=click.Choice(("global", "project")), default="global")
+@click.option("--project", "project_path", default=None, help="A folder in the repository.")
+@pass_ctx
+@handles_errors
+def signal(ctx: Context, text: str, scope: str, project_path: str | None) -> None:
+    """Classify a user statement: store a rule, return a one-off constraint, or forget."""
+    project_id = project_of(project_path).project_id if scope == "project" else None
+    result = ctx.memory().signal(read_text_argument(text), project_id=project_id)
+    data = {k: v for k, v in result.items() if k not in ("record", "forgotten")}
+    if "record" in result:
+        data["record"] = record_json(result["record"])
+    if "forgotten" in result:
+        data["forgotten"] = result["forgotten"].to_dict()
+    if result["kind"] == "rule":
+        text_out = f"remembered rule {result['record'].id} (cue: {result['cue']})"
+    elif result["kind"] == "one-off":
+        text_out = f"one-off, not stored: {result['constraint']['text']} (cue: {result['cue']})"
+    elif result["kind"] == "forget":
+        text_out = f"forgot {result['record'].id}: {result['record'].body}"
+    else:
+        text_out = "neither a rule nor a one-off instruction: nothing stored"
+    emit(ctx, data, text_out)
+
+
+@cli.command()
+@pass_ctx
+@handles_errors
+def explain(ctx: Context) -> None:
+    """Hit rate and outcome value of applied memories."""
+    data = ctx.memory().explain()
+    rate = "n/a" if data["hit_rate"] is None else f"{data['hit_rate']:.2f}"
+    lines = [
+        f"applications {data['applications']}, with outcome {data['with_outcome']}, hit rate {rate}"
+    ]
+    for record_id, row in data["records"].items():
+        value = "n/a" if row["value"] is None else f"{row['value']:+.2f}"
+        lines.append(
+            f"  {record_id}  delivered {row['delivered']}  value {value}  {row['outcomes']}"
+        )
+    emit(ctx, data, "\n".join(lines))
 
 
 @cli.group()

@@ -101,6 +101,12 @@ class Store(Protocol):
         limit: int | None = None,
     ) -> list[Record]: ...
 
+    def selector_candidates(
+        self, tenant: str, agent: str, project_id: str | None, kinds: Sequence[str]
+    ) -> list[Record]:
+        """Live records of these kinds that are global or belong to this project."""
+        ...
+
     def records_by_rows(self, rows: Sequence[int]) -> dict[int, Record]: ...
 
     def keyword_search(self, where: LaneFilter, terms: Sequence[str], limit: int) -> list[LaneHit]:

@@ -538,6 +538,18 @@ class SqliteStore:
             records = [r for r in records if not r.forgotten_at or r.forgotten_at > as_of]
         return records
 
+    def selector_candidates(
+        self, tenant: str, agent: str, project_id: str | None, kinds: Sequence[str]
+    ) -> list[Record]:
+        sql = (
+            _SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND live"
+            f" AND kind IN ({', '.join('?' * len(kinds))})"
+            " AND (scope = 'global' OR project_id = ?) ORDER BY id"
+        )
+        with self._lock:
+            found = self._conn.execute(sql, [tenant, agent, *kinds, project_id]).fetchall()
+        return [_record_from_row(r)[1] for r in found]
+
     def records_by_rows(self, rows: Sequence[int]) -> dict[int, Record]:
         out: dict[int, Record] = {}
         unique = list(dict.fromkeys(rows))

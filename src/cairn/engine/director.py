@@ -1,0 +1,148 @@
+"""Context director (SPEC §5): which memories a task gets, in which tier, and why.
+
+Pure functions over records and their selector matches; the caller gathers candidates
+(selector matches ∪ recall hits) and writes the application records.
+
+Ranking follows the reference engine's tiers: a state bonus (proven 300, trial 100),
++160 when the user set it explicitly, +25 per matched selector dimension, +20 per
+successful use, −2 per ignore, −80 per correction or failure, plus up to +60 for
+relevance to the task text. Tiers dominate; relevance orders within a tier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from cairn.engine.selectors import SelectorMatch
+from cairn.model import Record
+from cairn.timeutil import age_days
+
+STATE_BONUS = {"proven": 300, "active": 250, "trial": 100, "candidate": 50, "stale": 10}
+EXPLICIT_BONUS = 160
+SPECIFICITY_BONUS = 25
+SUCCESS_BONUS = 20
+IGNORE_PENALTY = 2
+FAILURE_PENALTY = 80
+RELEVANCE_BONUS = 60
+RECENT_SUCCESS_DAYS = 30
+RECENT_SUCCESS_BONUS = 15
+RESIDENT_POLICY_LIMIT = 5  # "a few directly relevant stable policies" enter in full
+POLICY_KINDS = ("policy", "preference")
+
+
+@dataclass(frozen=True, slots=True)
+class DirectorCandidate:
+    record: Record
+    match: SelectorMatch
+    relevance: float | None = None  # recall score in [0, 1] when the task text found it
+
+
+@dataclass(frozen=True, slots=True)
+class DirectedItem:
+    record: Record
+    delivery: str  # "resident" | "manifest"
+    rank_score: float
+    why_applied: tuple[str, ...]
+    summary: str  # one line for the manifest
+
+    @property
+    def title(self) -> str:
+        return self.record.title or self.summary
+
+
+@dataclass(frozen=True, slots=True)
+class Direction:
+    resident: tuple[DirectedItem, ...]
+    manifest: tuple[DirectedItem, ...]
+    profile_chars: int
+    task_chars: int
+
+
+def one_line(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def why_applied(candidate: DirectorCandidate, now: datetime) -> tuple[str, ...]:
+    """Human reasons built only from the conditions that really held."""
+    record = candidate.record
+    reasons = list(candidate.match.reasons)
+    if record.authority == "explicit":
+        reasons.append("set explicitly by the user")
+    if record.used_count:
+        times = "once" if record.used_count == 1 else f"{record.used_count} times"
+        reasons.append(f"applied successfully {times}")
+    since = age_days(record.last_success_at, now)
+    if since is not None and since <= RECENT_SUCCESS_DAYS:
+        reasons.append("recently applied successfully")
+    if candidate.relevance is not None:
+        reasons.append("relevant to the task text")
+    if record.failure_count:
+        reasons.append(f"note: corrected or failed {record.failure_count} times")
+    return tuple(reasons)
+
+
+def rank_score(candidate: DirectorCandidate, now: datetime) -> float:
+    record = candidate.record
+    score = float(STATE_BONUS.get(record.state, 0))
+    if record.authority == "explicit":
+        score += EXPLICIT_BONUS
+    score += SPECIFICITY_BONUS * candidate.match.specificity
+    score += SUCCESS_BONUS * record.used_count
+    score -= IGNORE_PENALTY * record.ignored_count
+    score -= FAILURE_PENALTY * record.failure_count
+    since = age_days(record.last_success_at, now)
+    if since is not None and since <= RECENT_SUCCESS_DAYS:
+        score += RECENT_SUCCESS_BONUS
+    if candidate.relevance is not None:
+        score += RELEVANCE_BONUS * max(0.0, min(1.0, candidate.relevance))
+    return score
+
+
+def direct(
+    candidates: Sequence[DirectorCandidate],
+    now: datetime,
+    *,
+    profile_budget: int = 2000,
+    task_budget: int = 6000,
+    manifest_limit: int = 20,
+) -> Direction:
+    """Core profile in full, a few stable policies in full, the rest as a manifest.
+
+    Budgets count resident body characters only; a resident candidate that does not fit
+    goes to the manifest instead, never truncated.
+    """
+    matching = [c for c in candidates if c.match.matches]
+    scored = sorted(
+        matching,
+        key=lambda c: (-rank_score(c, now), c.record.id),
+    )
+    resident: list[DirectedItem] = []
+    manifest: list[DirectedItem] = []
+    profile_used = task_used = policies = 0
+    for candidate in scored:
+        record = candidate.record
+        item_score = rank_score(candidate, now)
+        reasons = why_applied(candidate, now)
+        size = len(record.body)
+        delivery = "manifest"
+        if record.kind == "profile" and profile_used + size <= profile_budget:
+            profile_used += size
+            delivery = "resident"
+        elif (
+            record.kind in POLICY_KINDS
+            and record.state in ("proven", "active")
+            and policies < RESIDENT_POLICY_LIMIT
+            and task_used + size <= task_budget
+        ):
+            policies += 1
+            task_used += size
+            delivery = "resident"
+        item = DirectedItem(record, delivery, item_score, reasons, one_line(record.body))
+        if delivery == "resident":
+            resident.append(item)
+        elif len(manifest) < manifest_limit:
+            manifest.append(item)
+    return Direction(tuple(resident), tuple(manifest), profile_used, task_used)
