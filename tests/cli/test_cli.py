@@ -3,30 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_runner import run_cairn
+
 
 def run(home: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CAIRN_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "cairn.cli.main", *args],
-        input=stdin,
-        capture_output=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
-    return subprocess.CompletedProcess(
-        proc.args,
-        proc.returncode,
-        proc.stdout.decode("utf-8", "replace"),
-        proc.stderr.decode("utf-8", "replace"),
-    )
+    return run_cairn(home, *args, stdin=stdin)
 
 
 def ok(home: Path, *args: str) -> str:
