@@ -12,16 +12,19 @@ import pytest
 from cli_runner import run_cairn
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
 }
 
 
 def git(cwd: Path, *args: str) -> None:
     import os
 
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={**os.environ, **GIT_ENV})
+    subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, env={**os.environ, **GIT_ENV}
+    )
 
 
 def make_repo(path: Path, message: str) -> Path:
@@ -42,8 +45,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     git(repo, "worktree", "add", "-q", str(root / "shop-feature"), "-b", "feature")
     git(root, "clone", "-q", str(repo), str(root / "shop-clone"))
     other = make_repo(root / "blog", "the blog")
-    return {"home": root / "home", "repo": repo, "worktree": root / "shop-feature",
-            "clone": root / "shop-clone", "other": other}
+    return {
+        "home": root / "home",
+        "repo": repo,
+        "worktree": root / "shop-feature",
+        "clone": root / "shop-clone",
+        "other": other,
+    }
 
 
 def ok(world: dict[str, Path], cwd: str, *args: str) -> str:
@@ -57,8 +65,16 @@ def as_json(world: dict[str, Path], cwd: str, *args: str) -> object:
 
 
 def test_project_rules_follow_the_repository_and_never_leak(world: dict[str, Path]) -> None:
-    rule = as_json(world, "repo", "remember", "Always use pnpm in this repo", "--scope",
-                   "project", "--kind", "policy")
+    rule = as_json(
+        world,
+        "repo",
+        "remember",
+        "Always use pnpm in this repo",
+        "--scope",
+        "project",
+        "--kind",
+        "policy",
+    )
     assert rule["scope"] == "project"  # type: ignore[index]
     for place in ("repo", "worktree", "clone"):
         listed = as_json(world, place, "list", ".")
@@ -70,20 +86,34 @@ def test_project_rules_follow_the_repository_and_never_leak(world: dict[str, Pat
     assert "current project matches" in ctx["resident"][0]["whyApplied"]  # type: ignore[index]
     # ... and in the other repository it never appears.
     other = as_json(world, "other", "context", "--task", "install the dependencies")
-    assert all("pnpm" not in i.get("body", i["summary"]) for i in  # type: ignore[union-attr]
-               [*other["resident"], *other["manifest"]])  # type: ignore[index]
+    assert all(
+        "pnpm" not in i.get("body", i["summary"])
+        for i in [*other["resident"], *other["manifest"]]  # type: ignore[union-attr]
+    )  # type: ignore[index]
 
 
 def test_path_rule_applies_only_to_matching_paths(world: dict[str, Path]) -> None:
-    ok(world, "repo", "remember", "In src/api/** write the failing test first", "--scope",
-       "project", "--path", "src/api/**", "--kind", "policy")
-    hit = as_json(world, "clone", "context", "--task", "add a users endpoint",
-                  "--path", "src/api/users.py")
+    ok(
+        world,
+        "repo",
+        "remember",
+        "In src/api/** write the failing test first",
+        "--scope",
+        "project",
+        "--path",
+        "src/api/**",
+        "--kind",
+        "policy",
+    )
+    hit = as_json(
+        world, "clone", "context", "--task", "add a users endpoint", "--path", "src/api/users.py"
+    )
     items = {i["body"]: i for i in hit["resident"]}  # type: ignore[index]
     why = items["In src/api/** write the failing test first"]["whyApplied"]
     assert "path src/api/users.py matches src/api/**" in why
-    miss = as_json(world, "clone", "context", "--task", "add a users endpoint",
-                   "--path", "README.md")
+    miss = as_json(
+        world, "clone", "context", "--task", "add a users endpoint", "--path", "README.md"
+    )
     bodies = [i.get("body", i["summary"]) for i in [*miss["resident"], *miss["manifest"]]]  # type: ignore[index]
     assert not any("failing test first" in b for b in bodies)
 
@@ -105,8 +135,9 @@ def test_one_off_instruction_constrains_the_task_and_is_never_stored(
 
 
 def test_correct_forget_restore_rebuild_permanent(world: dict[str, Path]) -> None:
-    rec = as_json(world, "repo", "remember", "Deploy with make ship-zebrafish", "--scope",
-                  "project")
+    rec = as_json(
+        world, "repo", "remember", "Deploy with make ship-zebrafish", "--scope", "project"
+    )
     rid = rec["id"]  # type: ignore[index]
     ok(world, "repo", "correct", rid, "Deploy with make ship-quokka")
     history = as_json(world, "repo", "show", rid, "--history")
@@ -147,9 +178,61 @@ def test_feedback_promotes_trial_and_supersedes_failing(world: dict[str, Path]) 
     bodies = [i["summary"] for i in [*again["resident"], *again["manifest"]]]  # type: ignore[index]
     assert "Mock the orders queue with an in-memory fake" not in bodies
     resident = {i["summary"]: i for i in again["resident"]}  # type: ignore[index]
-    assert "applied successfully once" in resident[
-        "Use the staging queue named orders-v2 for order tests"]["whyApplied"]
+    assert (
+        "applied successfully once"
+        in resident["Use the staging queue named orders-v2 for order tests"]["whyApplied"]
+    )
     report = as_json(world, "repo", "explain")
     assert report["with_outcome"] == 2 and report["hit_rate"] == 0.5  # type: ignore[index]
     bad_input = run_cairn(world["home"], "feedback", "01NOSUCHAPP", "ignored")
     assert bad_input.returncode == 2 and "no application" in bad_input.stderr
+
+
+def test_markdown_edit_and_delete_round_trip_through_sync(world: dict[str, Path]) -> None:
+    keep = as_json(world, "repo", "remember", "Tabs in Makefiles, spaces elsewhere")
+    edit = as_json(world, "repo", "remember", "Release notes go in NOTES.txt")
+    drop = as_json(world, "repo", "remember", "Use the blue theme for dashboards")
+    profile = world["home"] / "profile.md"
+    text = profile.read_text(encoding="utf-8")
+    assert "Release notes go in NOTES.txt" in text and "blue theme" in text
+    # A person edits one body and deletes another entry, as in any editor.
+    text = text.replace("Release notes go in NOTES.txt", "Release notes go in CHANGELOG.md")
+    entry_start = text.index("### Use the blue theme")
+    entry_end = text.find("\n### ", entry_start + 1)
+    section_end = text.find("\n## ", entry_start + 1)
+    ends = [
+        e for e in (entry_end, section_end, text.find("\n<!-- cairn-index", entry_start)) if e != -1
+    ]
+    text = text[:entry_start] + text[min(ends) + 1 :]
+    profile.write_text(text, encoding="utf-8")
+    report = as_json(world, "repo", "sync")
+    assert report["corrected"] == [edit["id"]]  # type: ignore[index]
+    assert report["forgotten"] == [drop["id"]]  # type: ignore[index]
+    assert as_json(world, "repo", "show", edit["id"])["body"] == "Release notes go in CHANGELOG.md"  # type: ignore[index]
+    assert drop["id"] not in ok(world, "repo", "list")
+    assert keep["id"] in ok(world, "repo", "list")
+    # Synced state is rendered back: the deleted entry stays gone, the edit is there.
+    again = profile.read_text(encoding="utf-8")
+    assert "CHANGELOG.md" in again and "blue theme" not in again
+
+
+def test_database_lost_rebuild_from_markdown(world: dict[str, Path]) -> None:
+    before = {
+        (r["id"], r["version"], r["body"], r["scope"], r["project_id"])  # type: ignore[index]
+        for r in as_json(world, "repo", "list")
+    }  # type: ignore[union-attr]
+    assert before
+    for name in ("memory.db", "memory.db-wal", "memory.db-shm"):
+        (world["home"] / name).unlink(missing_ok=True)
+    restored = as_json(world, "repo", "rebuild", "--from-markdown")
+    assert restored["restored"] == len(before)  # type: ignore[index]
+    after = {
+        (r["id"], r["version"], r["body"], r["scope"], r["project_id"])  # type: ignore[index]
+        for r in as_json(world, "repo", "list")
+    }  # type: ignore[union-attr]
+    assert after == before
+    # Path rules keep their selectors: the worktree still gets the path rule for src/api.
+    ctx = as_json(
+        world, "worktree", "context", "--task", "add a users endpoint", "--path", "src/api/users.py"
+    )
+    assert any("src/api/**" in " ".join(i["whyApplied"]) for i in ctx["resident"])  # type: ignore[index]

@@ -22,6 +22,7 @@ from cairn.config import default_home, load_config, resolve_config
 from cairn.errors import CairnError, InvalidInput
 from cairn.memory import OUTCOMES, DeliveredItem, Memory, MemoryInput
 from cairn.model import KINDS, TRUST_LEVELS, Record
+from cairn.projection import MarkdownProjection
 
 F = TypeVar("F", bound=Callable[..., Any])
 RECORD_KEYS = (
@@ -42,6 +43,15 @@ class Context:
         self.agent = agent
         self.config_path = config
         self._memory: Memory | None = None
+        self.project_names: dict[str, str] = {}
+
+    def projection(self) -> MarkdownProjection:
+        return MarkdownProjection(self.home, project_names=self.project_names)
+
+    def refresh_markdown(self) -> None:
+        """Regenerate profile.md and the project files after a change."""
+        if self._memory is not None:
+            self.projection().write_all(self._memory)
 
     def memory(self) -> Memory:
         if self._memory is None:
@@ -58,6 +68,18 @@ class Context:
 def fail(message: str, code: int = 2) -> None:
     click.echo(f"cairn: error: {message}", err=True)
     sys.exit(code)
+
+
+def mutates(fn: F) -> F:
+    """After a successful change, regenerate the Markdown projection."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx: Context, *args: Any, **kwargs: Any) -> Any:
+        result = fn(ctx, *args, **kwargs)
+        ctx.refresh_markdown()
+        return result
+
+    return wrapper  # type: ignore[return-value]
 
 
 def handles_errors(fn: F) -> F:
@@ -121,9 +143,13 @@ def record_detail(record: Record) -> str:
 def project_of(path: str | None) -> RepositoryIdentity:
     """The repository identity of a folder (the current one by default)."""
     try:
-        return repository_identity(Path(path or "."))
+        identity = repository_identity(Path(path or "."))
     except ValueError as exc:
         raise InvalidInput(str(exc)) from None
+    current = click.get_current_context(silent=True)
+    if current is not None and isinstance(current.obj, Context):
+        current.obj.project_names[identity.project_id] = identity.name
+    return identity
 
 
 def read_text_argument(text: str) -> str:
@@ -193,6 +219,7 @@ def cli(
 @click.option("--task-type", "task_types", multiple=True, help="e.g. bugfix, feature.")
 @pass_ctx
 @handles_errors
+@mutates
 def remember(
     ctx: Context,
     text: str,
@@ -235,6 +262,7 @@ def remember(
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @pass_ctx
 @handles_errors
+@mutates
 def ingest(ctx: Context, file: str) -> None:
     """Bulk-store memories from JSONL: one object per line with at least "body".
 
@@ -381,6 +409,7 @@ def show(ctx: Context, record_id: str, as_of: str | None, history: bool) -> None
 @click.argument("text")
 @pass_ctx
 @handles_errors
+@mutates
 def correct(ctx: Context, record_id: str, text: str) -> None:
     """Correct a memory: a new version; the old one is kept as superseded."""
     record = ctx.memory().correct(record_id, read_text_argument(text))
@@ -392,6 +421,7 @@ def correct(ctx: Context, record_id: str, text: str) -> None:
 @click.option("--permanent", is_flag=True, help="Delete the body for good (cannot be undone).")
 @pass_ctx
 @handles_errors
+@mutates
 def forget(ctx: Context, record_id: str, permanent: bool) -> None:
     """Forget a memory (reversible with 'restore' unless --permanent)."""
     stone = ctx.memory().forget(record_id, permanent=permanent)
@@ -403,6 +433,7 @@ def forget(ctx: Context, record_id: str, permanent: bool) -> None:
 @click.argument("record_id")
 @pass_ctx
 @handles_errors
+@mutates
 def restore(ctx: Context, record_id: str) -> None:
     """Undo a forget."""
     record = ctx.memory().restore(record_id)
@@ -434,6 +465,7 @@ def export(ctx: Context, file: str | None) -> None:
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @pass_ctx
 @handles_errors
+@mutates
 def import_(ctx: Context, file: str) -> None:
     """Import a cairn export (JSONL). Importing the same file twice changes nothing."""
     try:
@@ -448,12 +480,53 @@ def import_(ctx: Context, file: str) -> None:
 
 
 @cli.command()
+@click.option(
+    "--from-markdown",
+    is_flag=True,
+    help="Restore records from profile.md and the project files (the database was lost).",
+)
 @pass_ctx
 @handles_errors
-def rebuild(ctx: Context) -> None:
+@mutates
+def rebuild(ctx: Context, from_markdown: bool) -> None:
     """Re-derive all records from the journal (tombstones keep forgotten things out)."""
+    if from_markdown:
+        count = ctx.projection().restore_records(ctx.memory())
+        emit(ctx, {"restored": count}, f"restored {count} memories from Markdown")
+        return
     count = ctx.memory().rebuild()
     emit(ctx, {"replayed": count}, f"replayed {count} events")
+
+
+@cli.command()
+@pass_ctx
+@handles_errors
+def sync(ctx: Context) -> None:
+    """Apply edits and deletions made in the Markdown files, then rewrite them."""
+    report = ctx.projection().sync(ctx.memory())
+    data = {
+        "corrected": list(report.corrected),
+        "forgotten": list(report.forgotten),
+        "unchanged": report.unchanged_count,
+        "conflicts": [
+            {
+                "record_id": c.record_id,
+                "path": str(c.path),
+                "line": c.line,
+                "reason": c.reason,
+                "body": c.body,
+            }
+            for c in report.conflicts
+        ],
+        "missing_files": [str(p) for p in report.missing_files],
+    }
+    lines = [
+        f"corrected {len(report.corrected)}, forgot {len(report.forgotten)},"
+        f" unchanged {report.unchanged_count}"
+    ]
+    lines += [f"conflict {c.path}:{c.line} {c.record_id}: {c.reason}" for c in report.conflicts]
+    lines += [f"missing {p} (written again; nothing forgotten)" for p in report.missing_files]
+    emit(ctx, data, "\n".join(lines))
 
 
 @cli.command()
@@ -578,6 +651,7 @@ def expand(ctx: Context, record_id: str, task: str | None) -> None:
 @click.argument("outcome", type=click.Choice(OUTCOMES))
 @pass_ctx
 @handles_errors
+@mutates
 def feedback(ctx: Context, application_id: str, outcome: str) -> None:
     """Report how an applied memory did (updates ranking and lifecycle)."""
     record = ctx.memory().feedback(application_id, outcome)
@@ -590,6 +664,7 @@ def feedback(ctx: Context, application_id: str, outcome: str) -> None:
 @click.option("--project", "project_path", default=None, help="A folder in the repository.")
 @pass_ctx
 @handles_errors
+@mutates
 def signal(ctx: Context, text: str, scope: str, project_path: str | None) -> None:
     """Classify a user statement: store a rule, return a one-off constraint, or forget."""
     project_id = project_of(project_path).project_id if scope == "project" else None
