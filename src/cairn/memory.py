@@ -19,7 +19,13 @@ import numpy as np
 from cairn.adapters.embedding import Embedder
 from cairn.config import Config, default_home, parse_config, resolve_config
 from cairn.engine.apply import REDACTED, apply_event, record_from_payload
-from cairn.engine.director import DirectedItem, DirectorCandidate, direct
+from cairn.engine.director import (
+    PRERANK_LIMIT,
+    TIER_ORDER,
+    DirectedItem,
+    DirectorCandidate,
+    direct,
+)
 from cairn.engine.recall.pipeline import MemoryRecall, RecallRequest, RecallResult
 from cairn.engine.recall.rerank import Reranker
 from cairn.engine.selectors import Selector, TaskConditions, match_selector, normalize_path
@@ -302,6 +308,8 @@ class Memory:
             name: tuple(_check_text(name, v, 500).strip() for v in getattr(item, name))
             for name in ("path_patterns", "operations", "phases", "task_types")
         }
+        for name in ("operations", "phases", "task_types"):  # compared case-insensitively
+            selector[name] = tuple(v.lower() for v in selector[name])
         occurred = to_iso(parse_time(item.occurred_at)) if item.occurred_at else None
         return Record(
             id=new_ulid(),
@@ -713,14 +721,29 @@ class Memory:
             return TaskContext(task, (), (), constraints, ())
         now = self._clock()
         relevance: dict[tuple[str, int], float] = {}
+        recalled: list[Record] = []
         for hit in self.recall(task, project_id=project_id, tenant=ten, agent=ag).ranked:
             # In a small store the vector lane ranks everything; only a shared word or a
             # top vector rank counts as "relevant to the task text".
             if "keyword" in hit.ranks or hit.ranks.get("vector", 99) <= 3:
                 relevance[(hit.record.id, hit.record.version)] = hit.score
+                recalled.append(hit.record)
         candidates: dict[str, DirectorCandidate] = {}
-        recalled = self._store_records_for(ten, ag, list(relevance))
-        pool = self._store.selector_candidates(ten, ag, project_id, DIRECTOR_KINDS) + recalled
+        pool = (
+            self._store.selector_candidates(
+                ten,
+                ag,
+                project_id,
+                DIRECTOR_KINDS,
+                operation=operation,
+                phase=phase,
+                task_type=task_type,
+                has_paths=bool(conditions.paths),
+                order=TIER_ORDER,
+                limit=PRERANK_LIMIT,
+            )
+            + recalled
+        )
         for record in pool:
             match = match_selector(_selector_of(record), conditions)
             candidates[record.id] = DirectorCandidate(
@@ -765,16 +788,6 @@ class Memory:
             constraints=constraints,
             applications=tuple(applications),
         )
-
-    def _store_records_for(
-        self, tenant: str, agent: str, keys: Sequence[tuple[str, int]]
-    ) -> list[Record]:
-        found = []
-        for record_id, version in keys:
-            record = self._store.get(tenant, agent, record_id)
-            if record is not None and record.version == version and record.is_live:
-                found.append(record)
-        return found
 
     def expand(
         self,

@@ -17,6 +17,7 @@ from datetime import datetime
 
 from cairn.engine.selectors import SelectorMatch
 from cairn.model import Record
+from cairn.storage.base import TierOrder
 from cairn.timeutil import age_days
 
 STATE_BONUS = {"proven": 300, "active": 250, "trial": 100, "candidate": 50, "stale": 10}
@@ -30,6 +31,18 @@ RECENT_SUCCESS_DAYS = 30
 RECENT_SUCCESS_BONUS = 15
 RESIDENT_POLICY_LIMIT = 5  # "a few directly relevant stable policies" enter in full
 POLICY_KINDS = ("policy", "preference")
+# How many rules the store pre-ranks by stored columns before the exact ranking here. Only
+# the recent-success bonus (+15) is not in the stored order, so the cut is safe unless more
+# than this many rules tie within 15 points at the boundary.
+PRERANK_LIMIT = 200
+TIER_ORDER = TierOrder(
+    state_bonus=tuple(STATE_BONUS.items()),
+    explicit=EXPLICIT_BONUS,
+    per_selector=SPECIFICITY_BONUS,
+    per_use=SUCCESS_BONUS,
+    per_ignore=IGNORE_PENALTY,
+    per_failure=FAILURE_PENALTY,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,18 +127,17 @@ def direct(
     Budgets count resident body characters only; a resident candidate that does not fit
     goes to the manifest instead, never truncated.
     """
-    matching = [c for c in candidates if c.match.matches]
+    scores = {id(c): rank_score(c, now) for c in candidates if c.match.matches}
     scored = sorted(
-        matching,
-        key=lambda c: (-rank_score(c, now), c.record.id),
+        (c for c in candidates if id(c) in scores),
+        key=lambda c: (-scores[id(c)], c.record.id),
     )
     resident: list[DirectedItem] = []
     manifest: list[DirectedItem] = []
     profile_used = task_used = policies = 0
     for candidate in scored:
         record = candidate.record
-        item_score = rank_score(candidate, now)
-        reasons = why_applied(candidate, now)
+        item_score = scores[id(candidate)]
         size = len(record.body)
         delivery = "manifest"
         if record.kind == "profile" and profile_used + size <= profile_budget:
@@ -140,9 +152,10 @@ def direct(
             policies += 1
             task_used += size
             delivery = "resident"
-        item = DirectedItem(record, delivery, item_score, reasons, one_line(record.body))
-        if delivery == "resident":
-            resident.append(item)
-        elif len(manifest) < manifest_limit:
-            manifest.append(item)
+        if delivery == "manifest" and len(manifest) >= manifest_limit:
+            continue
+        item = DirectedItem(
+            record, delivery, item_score, why_applied(candidate, now), one_line(record.body)
+        )
+        (resident if delivery == "resident" else manifest).append(item)
     return Direction(tuple(resident), tuple(manifest), profile_used, task_used)

@@ -47,6 +47,22 @@ class Application:
     outcome_at: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class TierOrder:
+    """The stored-column part of the director's ranking, for ordering in the database.
+
+    The engine owns the weights (cairn.engine.director); a backend turns them into an
+    ORDER BY so it can return the top rules without materialising thousands of rows.
+    """
+
+    state_bonus: tuple[tuple[str, float], ...]
+    explicit: float
+    per_selector: float
+    per_use: float
+    per_ignore: float
+    per_failure: float
+
+
 class Transaction(Protocol):
     def append_event(self, event: Event) -> bool:
         """Append to the journal; False when the event_id is already there (a no-op)."""
@@ -102,9 +118,21 @@ class Store(Protocol):
     ) -> list[Record]: ...
 
     def selector_candidates(
-        self, tenant: str, agent: str, project_id: str | None, kinds: Sequence[str]
+        self,
+        tenant: str,
+        agent: str,
+        project_id: str | None,
+        kinds: Sequence[str],
+        *,
+        operation: str | None = None,
+        phase: str | None = None,
+        task_type: str | None = None,
+        has_paths: bool = True,
+        order: TierOrder | None = None,
+        limit: int | None = None,
     ) -> list[Record]:
-        """Live records of these kinds that are global or belong to this project."""
+        """Live records of these kinds, global or of this project, whose operation, phase
+        and task-type selectors the task can satisfy (a superset of the exact matches)."""
         ...
 
     def records_by_rows(self, rows: Sequence[int]) -> dict[int, Record]: ...

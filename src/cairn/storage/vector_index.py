@@ -100,18 +100,17 @@ class ExactVectorIndex:
         if project_id is not None:
             project_code = self._codes.get(project_id, -1)
             mask &= (self._project[:n] == 0) | (self._project[:n] == project_code)
-        candidates = np.flatnonzero(mask)
-        if candidates.size == 0:
+        eligible = int(mask.sum())
+        if eligible == 0:
             return []
-        if candidates.size == n:
-            sims = self._matrix[:n] @ query
-        else:
-            sims = self._matrix[candidates] @ query
-        k = min(limit, sims.size)
+        # One product over the whole matrix, then mask: cheaper than gathering the eligible
+        # rows into a copy first, and the filter still applies before ranking.
+        sims = self._matrix[:n] @ query
+        sims = np.where(mask, sims, -np.inf)
+        k = min(limit, eligible)
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top], kind="stable")]
-        positions = top if candidates.size == n else candidates[top]
-        return [(int(self._rows[p]), float(sims[i])) for p, i in zip(positions, top, strict=True)]
+        return [(int(self._rows[p]), float(sims[p])) for p in top]
 
     def rows(self) -> Sequence[int]:
         return [int(r) for r in self._rows[: self._size][self._live[: self._size]]]

@@ -25,7 +25,7 @@ import numpy as np
 
 from cairn.errors import StorageError
 from cairn.model import Event, Record, Tombstone
-from cairn.storage.base import Application, LaneFilter, LaneHit
+from cairn.storage.base import Application, LaneFilter, LaneHit, TierOrder
 from cairn.storage.sqlite.schema import LATEST_VERSION, MIGRATIONS
 from cairn.storage.vector_index import ExactVectorIndex
 
@@ -91,8 +91,11 @@ def _record_from_row(row: sqlite3.Row | tuple[Any, ...]) -> tuple[int, Record]:
     values = dict(zip(("row", *_RECORD_COLUMNS), row, strict=True))
     key = values.pop("row")
     for name in _JSON_LIST_FIELDS:
-        values[name] = tuple(json.loads(values[name]))
-    values["source"] = json.loads(values["source"])
+        raw = values[name]
+        # Most lists are empty: skipping the JSON parser for them halves the cost of a row.
+        values[name] = () if raw == "[]" else tuple(json.loads(raw))
+    raw_source = values["source"]
+    values["source"] = {} if raw_source == "{}" else json.loads(raw_source)
     values["pinned"] = bool(values["pinned"])
     return key, Record(**values)
 
@@ -539,15 +542,61 @@ class SqliteStore:
         return records
 
     def selector_candidates(
-        self, tenant: str, agent: str, project_id: str | None, kinds: Sequence[str]
+        self,
+        tenant: str,
+        agent: str,
+        project_id: str | None,
+        kinds: Sequence[str],
+        *,
+        operation: str | None = None,
+        phase: str | None = None,
+        task_type: str | None = None,
+        has_paths: bool = True,
+        order: TierOrder | None = None,
+        limit: int | None = None,
     ) -> list[Record]:
         sql = (
             _SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND live"
             f" AND kind IN ({', '.join('?' * len(kinds))})"
-            " AND (scope = 'global' OR project_id = ?) ORDER BY id"
+            " AND (scope = 'global' OR project_id = ?)"
         )
+        params: list[Any] = [tenant, agent, *kinds, project_id]
+        # A selector dimension the task cannot satisfy rules the record out here, so the
+        # engine only ranks plausible rules; the engine's matcher still decides exactly.
+        for column, value in (
+            ("operations", operation),
+            ("phases", phase),
+            ("task_types", task_type),
+        ):
+            if value is None:
+                sql += f" AND {column} = '[]'"
+            else:
+                # Selector words are stored lower-case, so a substring test on the JSON
+                # text is exact for a quoted word and far cheaper than json_each.
+                sql += f" AND ({column} = '[]' OR instr({column}, ?) > 0)"
+                params.append(json.dumps(value.lower(), ensure_ascii=False))
+        if not has_paths:
+            sql += " AND path_patterns = '[]'"
+        if order is not None:
+            states = " ".join(f"WHEN ? THEN {float(b)!r}" for _, b in order.state_bonus)
+            params += [state for state, _ in order.state_bonus]
+            selectors = " + ".join(
+                f"({c} <> '[]')" for c in ("path_patterns", "operations", "phases", "task_types")
+            )
+            sql += (
+                f" ORDER BY (CASE state {states} ELSE 0 END)"
+                f" + (authority = 'explicit') * {order.explicit!r}"
+                f" + ((scope = 'project') + {selectors}) * {order.per_selector!r}"
+                f" + used_count * {order.per_use!r} - ignored_count * {order.per_ignore!r}"
+                f" - failure_count * {order.per_failure!r} DESC, id"
+            )
+        else:
+            sql += " ORDER BY id"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
         with self._lock:
-            found = self._conn.execute(sql, [tenant, agent, *kinds, project_id]).fetchall()
+            found = self._conn.execute(sql, params).fetchall()
         return [_record_from_row(r)[1] for r in found]
 
     def records_by_rows(self, rows: Sequence[int]) -> dict[int, Record]:
