@@ -50,13 +50,36 @@ class Rerank(_Strict):
     timeoutMs: int = Field(800, ge=1, le=600_000)
 
 
+class Fusion(_Strict):
+    # "score": weighted mean of lane scores (the default, measured better on LoCoMo);
+    # "rrf": weighted reciprocal rank fusion, as in the reference engine.
+    method: Literal["score", "rrf"] = "score"
+
+
+class Episodes(_Strict):
+    neighbourWeight: float = Field(0.5, ge=0, le=10)
+    window: int = Field(2, ge=0, le=20)
+    episodeWeight: float = Field(1.0, ge=0, le=10)
+    episodeTop: int = Field(3, ge=1, le=100)
+
+
+class Timeframe(_Strict):
+    weight: float = Field(2.0, ge=0, le=10)
+    afterDays: int = Field(14, ge=0, le=3650)
+    tauDays: float = Field(15.0, gt=0, le=3650)
+
+
 class Rag(_Strict):
     maxResults: int = Field(5, ge=1, le=1000)
     maxContextChars: int = Field(4000, ge=100, le=1_000_000)
     minScore: float = Field(0.1, ge=0, le=1)
     includeTrustLevels: tuple[TrustLevel, ...] = ("system", "learned")
-    laneCandidates: int = Field(50, ge=1, le=10_000)
+    laneCandidates: int = Field(100, ge=1, le=10_000)
+    scorePool: int = Field(100, ge=1, le=10_000)  # fused candidates fetched and scored
     rrfK: int = Field(60, ge=1, le=10_000)
+    fusion: Fusion = Fusion()
+    episodes: Episodes = Episodes()
+    timeframe: Timeframe = Timeframe()
     weights: LaneWeights = LaneWeights()
     entityLane: bool = False
     entity: EntityLane = EntityLane()

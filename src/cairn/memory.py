@@ -121,6 +121,8 @@ class MemoryInput:
     operations: Sequence[str] = ()
     phases: Sequence[str] = ()
     task_types: Sequence[str] = ()
+    episode_id: str | None = None  # e.g. a conversation session or a task run
+    position: int | None = None  # order inside the episode
 
 
 def _check_choice(name: str, value: str, allowed: Sequence[str]) -> str:
@@ -332,6 +334,8 @@ class Memory:
             importance=1.0 if item.pinned else 0.5,
             source=dict(item.source or {}),
             external_ref=item.external_ref,
+            episode_id=item.episode_id,
+            position=item.position,
             occurred_at=occurred,
             recorded_at=now,
             text_hash=text_hash(body),

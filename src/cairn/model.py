@@ -85,6 +85,8 @@ class Record:
     evidence: tuple[str, ...] = ()
     source: dict[str, Any] = field(default_factory=dict)
     external_ref: str | None = None
+    episode_id: str | None = None  # the conversation session or task run it came from
+    position: int | None = None  # its order inside that episode
     occurred_at: str | None = None
     recorded_at: str = ""
     valid_to: str | None = None

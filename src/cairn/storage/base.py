@@ -33,6 +33,13 @@ class LaneHit:
 
 
 @dataclass(frozen=True, slots=True)
+class EpisodePlace:
+    episode_id: str | None
+    position: int | None
+    occurred_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Application:
     application_id: str
     tenant: str
@@ -148,6 +155,14 @@ class Store(Protocol):
         ...
 
     def vector_search(self, where: LaneFilter, query: np.ndarray, limit: int) -> list[LaneHit]: ...
+
+    def vector_scores(self, query: np.ndarray, rows: Sequence[int]) -> dict[int, float]:
+        """Cosine of the query to each given row that has a vector."""
+        ...
+
+    def episode_positions(self, rows: Sequence[int]) -> dict[int, EpisodePlace]:
+        """Where each row sits: its episode, its position there, and when it happened."""
+        ...
 
     def entity_neighbours(
         self, where: LaneFilter, seeds: Sequence[int], per_entity_cap: int

@@ -112,5 +112,15 @@ class ExactVectorIndex:
         top = top[np.argsort(-sims[top], kind="stable")]
         return [(int(self._rows[p]), float(sims[p])) for p in top]
 
+    def scores(self, query: np.ndarray, rows: Sequence[int]) -> dict[int, float]:
+        """Cosine for specific rows (those with a vector), e.g. keyword hits the vector
+        lane's top-k did not reach."""
+        positions = [(row, self._position[row]) for row in rows if row in self._position]
+        if not positions:
+            return {}
+        idx = np.fromiter((p for _, p in positions), dtype=np.int64, count=len(positions))
+        sims = self._matrix[idx] @ query
+        return {row: float(sim) for (row, _), sim in zip(positions, sims, strict=True)}
+
     def rows(self) -> Sequence[int]:
         return [int(r) for r in self._rows[: self._size][self._live[: self._size]]]

@@ -38,3 +38,27 @@ def test_empty_or_zero_weight_lanes_do_not_dilute() -> None:
 def test_ties_keep_first_appearance() -> None:
     lanes = [LaneRanking("a", 1.0, (1, 2)), LaneRanking("b", 1.0, (2, 1))]
     assert [f.row for f in rrf(lanes)] == [1, 2]
+
+
+def test_score_fusion_normalises_keyword_and_fills_missing_lanes() -> None:
+    from cairn.engine.recall.fusion import score_fusion
+
+    lanes = [
+        LaneRanking("keyword", 1.0, (1, 2), (10.0, 5.0)),
+        LaneRanking("vector", 1.5, (3, 2), (0.8, 0.6)),
+    ]
+    fused = score_fusion(lanes, {"vector": {1: 0.5}})
+    assert fused[1] == pytest.approx((1.0 * 1.0 + 1.5 * 0.5) / 2.5)  # filled cosine
+    assert fused[2] == pytest.approx((1.0 * 0.5 + 1.5 * 0.6) / 2.5)
+    assert fused[3] == pytest.approx((1.5 * 0.8) / 2.5)  # no keyword score
+    # A strong keyword-only hit is not buried under weak rows both lanes found.
+    assert fused[1] > fused[2]
+
+
+def test_score_fusion_single_lane_keeps_order_and_ignores_negative_cosine() -> None:
+    from cairn.engine.recall.fusion import score_fusion
+
+    fused = score_fusion([LaneRanking("vector", 1.5, (4, 5, 6), (0.9, 0.2, -0.3))])
+    assert sorted(fused, key=lambda r: -fused[r]) == [4, 5, 6]
+    assert fused[6] == 0.0
+    assert score_fusion([LaneRanking("keyword", 0.0, (1,), (3.0,))]) == {}

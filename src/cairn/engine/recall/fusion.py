@@ -41,3 +41,32 @@ def rrf(lanes: Sequence[LaneRanking], k: int = 60) -> list[Fused]:
             ranks.setdefault(row, {})[lane.name] = position
     order = sorted(sums, key=lambda row: -sums[row])
     return [Fused(row=row, score=sums[row] / norm, ranks=ranks[row]) for row in order]
+
+
+def score_fusion(
+    lanes: Sequence[LaneRanking], fill: dict[str, dict[int, float]] | None = None
+) -> dict[int, float]:
+    """Weighted mean of per-lane scores: ``Σ w_i · s_i / Σ w_i``.
+
+    Keyword scores are divided by the lane's best (BM25 has no fixed scale); cosine and
+    entity scores are used as they are. ``fill`` supplies lane scores for rows the lane's
+    top-k did not reach (the vector lane can score any row), so a strong keyword hit is
+    not punished for being outside the other lane's cut. Measured on LoCoMo, this keeps a
+    keyword rank-1 hit from sinking below rows that both lanes found weakly, which rank
+    fusion (RRF) does by construction.
+    """
+    active = [lane for lane in lanes if lane.rows and lane.weight > 0]
+    if not active:
+        return {}
+    total_weight = sum(lane.weight for lane in active)
+    rows = list(dict.fromkeys(row for lane in active for row in lane.rows))
+    fused = dict.fromkeys(rows, 0.0)
+    for lane in active:
+        scores = dict(zip(lane.rows, lane.scores, strict=True))
+        scores.update({r: s for r, s in (fill or {}).get(lane.name, {}).items() if r not in scores})
+        scale = max(scores.values()) if lane.name == "keyword" else 1.0
+        if scale <= 0:
+            continue
+        for row in rows:
+            fused[row] += lane.weight * max(scores.get(row, 0.0), 0.0) / scale
+    return {row: value / total_weight for row, value in fused.items()}

@@ -10,20 +10,24 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from cairn.adapters.embedding import Embedder
 from cairn.config import Rag
+from cairn.engine.recall.episodes import propagate
 from cairn.engine.recall.formatting import Fence, format_line, format_preamble
-from cairn.engine.recall.fusion import Fused, LaneRanking, rrf
+from cairn.engine.recall.fusion import Fused, LaneRanking, rrf, score_fusion
 from cairn.engine.recall.query import formulate
 from cairn.engine.recall.rerank import Reranker, rerank_order
 from cairn.engine.recall.scoring import ScoreBreakdown, rank_key, score
 from cairn.engine.recall.selection import budget, dedup, filter_min_score, filter_trust
+from cairn.engine.recall.timeframe import date_prior, query_range
 from cairn.model import Record
-from cairn.storage.base import LaneFilter, LaneHit, Store
+from cairn.storage.base import EpisodePlace, LaneFilter, LaneHit, Store
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +50,7 @@ class Candidate:
     ranks: dict[str, int]
     fused: float
     breakdown: ScoreBreakdown
-    line: str
+    line: str = ""  # the formatted preamble line; set for delivered memories
 
     @property
     def score(self) -> float:
@@ -104,6 +108,7 @@ class MemoryRecall:
 
         keyword_hits: list[LaneHit] = timed("lane.keyword", keyword)
         vector_hits: list[LaneHit] = []
+        qvec: np.ndarray | None = None
         if rag.weights.vector > 0 and request.query.strip():
             qvec = timed("embed", lambda: self._embedder.embed([request.query])[0])
             vector_hits = timed(
@@ -113,7 +118,7 @@ class MemoryRecall:
             _lane("keyword", rag.weights.fts, keyword_hits),
             _lane("vector", rag.weights.vector, vector_hits),
         ]
-        fused: list[Fused] = timed("fuse", lambda: rrf(lanes, rag.rrfK))
+        fused: list[Fused] = timed("fuse", lambda: self._fuse(lanes, qvec, request, rag, now))
         if rag.entityLane and fused:
             seeds = [f.row for f in fused[: rag.entity.seedCount]]
             neighbours = timed(
@@ -126,7 +131,8 @@ class MemoryRecall:
             ]
             entity_hits.sort(key=lambda h: -h.score)
             lanes.append(_lane("entity", rag.weights.entity, entity_hits))
-            fused = timed("fuse", lambda: rrf(lanes, rag.rrfK))
+            fused = timed("fuse", lambda: self._fuse(lanes, qvec, request, rag, now))
+        fused = fused[: rag.scorePool]
 
         records = timed("fetch", lambda: self._store.records_by_rows([f.row for f in fused]))
         fused = [f for f in fused if f.row in records]
@@ -147,7 +153,6 @@ class MemoryRecall:
                     ranks=f.ranks,
                     fused=f.score,
                     breakdown=score(f.score, records[f.row], rag.boosts, now),
-                    line=format_line(records[f.row], fence),
                 )
                 for f in fused
             ]
@@ -175,15 +180,24 @@ class MemoryRecall:
         kept, dropped_min = filter_min_score(kept, lambda c: c.score, rag.minScore)
         kept, dropped_dup = dedup(kept, lambda c: c.record.body, lambda c: c.record.recorded_at)
         ranked = list(kept)
+        lines: dict[int, str] = {}
+
+        def line_of(c: Candidate) -> str:
+            # Formatting is only paid for the candidates the budget actually considers.
+            if c.row not in lines:
+                lines[c.row] = format_line(c.record, fence)
+            return lines[c.row]
+
         delivered, dropped_budget = timed(
             "budget",
             lambda: budget(
                 ranked,
-                lambda c: len(c.line) + 1,
+                lambda c: len(line_of(c)) + 1,
                 request.max_results or rag.maxResults,
                 request.max_chars or rag.maxContextChars,
             ),
         )
+        delivered = [replace(c, line=lines[c.row]) for c in delivered]
         for drop in (*dropped_trust, *dropped_min, *dropped_dup, *dropped_budget):
             trace[drop.item.row]["fate"] = f"dropped: {drop.reason}"  # type: ignore[attr-defined]
         preamble = timed("format", lambda: format_preamble([c.line for c in delivered]))
@@ -197,6 +211,61 @@ class MemoryRecall:
             timings_ms=timings,
             rerank=rerank_status,
         )
+
+    def _fuse(
+        self,
+        lanes: list[LaneRanking],
+        qvec: np.ndarray | None,
+        request: RecallRequest,
+        rag: Rag,
+        now: datetime,
+    ) -> list[Fused]:
+        if rag.fusion.method == "rrf":
+            return rrf(lanes, rag.rrfK)
+        fill: dict[str, dict[int, float]] = {}
+        if qvec is not None and rag.weights.vector > 0:
+            in_vector = {row for lane in lanes if lane.name == "vector" for row in lane.rows}
+            others = [r for lane in lanes for r in lane.rows if r not in in_vector]
+            fill["vector"] = self._store.vector_scores(qvec, others)
+        scores = score_fusion(lanes, fill)
+        if not scores:
+            return []
+        span = query_range(request.query, now)
+        places: dict[int, EpisodePlace] = {}
+        if rag.episodes.neighbourWeight > 0 or rag.episodes.episodeWeight > 0 or span:
+            places = self._store.episode_positions(list(scores))
+        if places and (rag.episodes.neighbourWeight > 0 or rag.episodes.episodeWeight > 0):
+            scores = propagate(
+                scores,
+                places,
+                neighbour_weight=rag.episodes.neighbourWeight,
+                window=rag.episodes.window,
+                episode_weight=rag.episodes.episodeWeight,
+                episode_top=rag.episodes.episodeTop,
+            )
+        if span and rag.timeframe.weight > 0:
+            scores = date_prior(
+                scores,
+                places,
+                span,
+                weight=rag.timeframe.weight,
+                after_days=rag.timeframe.afterDays,
+                tau_days=rag.timeframe.tauDays,
+            )
+        top = max(scores.values())
+        ranks: dict[int, dict[str, int]] = {}
+        for lane in lanes:
+            for position, row in enumerate(lane.rows, start=1):
+                ranks.setdefault(row, {})[lane.name] = position
+        order = sorted(scores, key=lambda row: -scores[row])  # stable: lane order breaks ties
+        return [
+            Fused(
+                row=row,
+                score=max(scores[row], 0.0) / top if top > 0 else 0.0,
+                ranks=ranks.get(row, {}),
+            )
+            for row in order
+        ]
 
     def _rerank(
         self, query: str, fused: list[Fused], records: dict[int, Record], rag: Rag

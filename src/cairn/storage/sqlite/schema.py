@@ -192,5 +192,13 @@ CREATE INDEX applications_record ON applications(tenant, record_id);
 ALTER TABLE records ADD COLUMN importance REAL NOT NULL DEFAULT 0.5;
 """
 
-MIGRATIONS: tuple[tuple[int, str], ...] = ((1, V1), (2, V2))
+# v3: a memory's place in its episode (a conversation session, a task run), so recall can
+# lift a hit's neighbours and whole episodes that match well.
+V3 = """
+ALTER TABLE records ADD COLUMN episode_id TEXT;
+ALTER TABLE records ADD COLUMN position INTEGER;
+CREATE INDEX records_episode ON records(tenant, agent, episode_id, position);
+"""
+
+MIGRATIONS: tuple[tuple[int, str], ...] = ((1, V1), (2, V2), (3, V3))
 LATEST_VERSION = MIGRATIONS[-1][0]

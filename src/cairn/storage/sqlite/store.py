@@ -25,7 +25,7 @@ import numpy as np
 
 from cairn.errors import StorageError
 from cairn.model import Event, Record, Tombstone
-from cairn.storage.base import Application, LaneFilter, LaneHit, TierOrder
+from cairn.storage.base import Application, EpisodePlace, LaneFilter, LaneHit, TierOrder
 from cairn.storage.sqlite.schema import LATEST_VERSION, MIGRATIONS
 from cairn.storage.vector_index import ExactVectorIndex
 
@@ -65,6 +65,8 @@ _RECORD_COLUMNS = (
     "evidence",
     "source",
     "external_ref",
+    "episode_id",
+    "position",
     "occurred_at",
     "recorded_at",
     "valid_to",
@@ -670,6 +672,26 @@ class SqliteStore:
                 limit,
             )
         return [LaneHit(row=row, score=score) for row, score in hits]
+
+    def vector_scores(self, query: np.ndarray, rows: Sequence[int]) -> dict[int, float]:
+        with self._lock:
+            self._sync_index()
+            return self._index.scores(np.asarray(query, dtype=np.float32), rows)
+
+    def episode_positions(self, rows: Sequence[int]) -> dict[int, EpisodePlace]:
+        out: dict[int, EpisodePlace] = {}
+        unique = list(dict.fromkeys(rows))
+        with self._lock:
+            for start in range(0, len(unique), 500):
+                chunk = unique[start : start + 500]
+                found = self._conn.execute(
+                    "SELECT row, episode_id, position, occurred_at FROM records"
+                    f" WHERE row IN ({', '.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+                for row, episode_id, position, occurred_at in found:
+                    out[int(row)] = EpisodePlace(episode_id, position, occurred_at)
+        return out
 
     def entity_neighbours(
         self, where: LaneFilter, seeds: Sequence[int], per_entity_cap: int

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+
+from cairn.engine.recall.episodes import propagate
+from cairn.engine.recall.timeframe import date_prior, query_range
+from cairn.storage.base import EpisodePlace
+
+NOW = datetime(2026, 6, 15, tzinfo=UTC)
+
+
+def place(episode: str | None, position: int | None, when: str | None = None) -> EpisodePlace:
+    return EpisodePlace(episode, position, when)
+
+
+def test_neighbours_lift_each_other_within_an_episode_only() -> None:
+    scores = {1: 1.0, 2: 0.1, 3: 0.1, 4: 0.1}
+    places = {1: place("s1", 5), 2: place("s1", 6), 3: place("s1", 8), 4: place("s2", 6)}
+    out = propagate(
+        scores, places, neighbour_weight=0.5, window=2, episode_weight=0.0, episode_top=3
+    )
+    assert out[2] == pytest.approx(0.1 + 0.5 * 1.0 + 0.5 / 2 * 0.1)  # d=1 and d=2 neighbours
+    assert out[3] == pytest.approx(0.1 + 0.5 / 2 * 0.1)  # distance 2 from row 2, 3 from row 1
+    assert out[4] == pytest.approx(0.1)  # another episode: no lift
+    assert out[1] == pytest.approx(1.0 + 0.5 * 0.1)
+
+
+def test_episode_score_is_mean_of_top_n() -> None:
+    scores = {1: 0.9, 2: 0.6, 3: 0.3, 4: 0.0, 5: 0.5}
+    places = {r: place("a", None) for r in (1, 2, 3, 4)} | {5: place(None, None)}
+    out = propagate(
+        scores, places, neighbour_weight=0.0, window=2, episode_weight=1.0, episode_top=3
+    )
+    assert out[4] == pytest.approx(0.0 + (0.9 + 0.6 + 0.3) / 3)
+    assert out[5] == 0.5  # no episode: unchanged
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What did Mel do on 8 May, 2023?", (date(2023, 5, 8), date(2023, 5, 8))),
+        ("what happened May 8th, 2023", (date(2023, 5, 8), date(2023, 5, 8))),
+        ("plans in June 2023?", (date(2023, 6, 1), date(2023, 6, 30))),
+        ("trips in the summer of 2022", (date(2022, 6, 1), date(2022, 8, 31))),
+        ("during 2021", (date(2021, 1, 1), date(2021, 12, 31))),
+        ("the 2024-02-29 deploy", (date(2024, 2, 29), date(2024, 2, 29))),
+        ("what did we decide last week?", (date(2026, 6, 2), date(2026, 6, 8))),
+        ("anything yesterday", (date(2026, 6, 14), date(2026, 6, 14))),
+        ("what is the package manager", None),
+        ("on 31 February 2023", None),
+        ("winter 2022", (date(2022, 12, 1), date(2023, 2, 28))),
+    ],
+)
+def test_query_range(query: str, expected: tuple[date, date] | None) -> None:
+    assert query_range(query, NOW) == expected
+
+
+def test_date_prior_favours_the_named_time_and_the_days_after() -> None:
+    scores = {1: 0.0, 2: 0.0, 3: 0.0, 4: 0.0}
+    places = {
+        1: place(None, None, "2023-05-08T10:00:00Z"),
+        2: place(None, None, "2023-05-20T10:00:00Z"),  # within the 14 days after
+        3: place(None, None, "2023-07-08T10:00:00Z"),
+        4: place(None, None, None),
+    }
+    span = (date(2023, 5, 8), date(2023, 5, 8))
+    out = date_prior(scores, places, span, weight=2.0, after_days=14, tau_days=15)
+    assert out[1] == pytest.approx(2.0) and out[2] == pytest.approx(2.0)
+    assert 0 < out[3] < 0.2 and out[4] == 0.0
