@@ -75,6 +75,35 @@ class ExactVectorIndex:
         self._project[pos] = self.code(project_id)
         self._live[pos] = live
 
+    def upsert_many(
+        self,
+        rows: Sequence[int],
+        tenants: Sequence[str],
+        agents: Sequence[str],
+        projects: Sequence[str | None],
+        live: Sequence[bool],
+        vectors: np.ndarray,
+    ) -> None:
+        """Bulk form of :meth:`upsert` for loading and syncing many rows at once."""
+        fresh = [i for i, row in enumerate(rows) if row not in self._position]
+        for i in (i for i, row in enumerate(rows) if row in self._position):
+            self.upsert(rows[i], tenants[i], agents[i], projects[i], live[i], vectors[i])
+        if not fresh:
+            return
+        start = self._size
+        self._grow(start + len(fresh))
+        end = start + len(fresh)
+        idx = np.asarray(fresh, dtype=np.int64)
+        self._matrix[start:end] = vectors[idx]
+        self._rows[start:end] = [rows[i] for i in fresh]
+        self._tenant[start:end] = [self.code(tenants[i]) for i in fresh]
+        self._agent[start:end] = [self.code(agents[i]) for i in fresh]
+        self._project[start:end] = [self.code(projects[i]) for i in fresh]
+        self._live[start:end] = [live[i] for i in fresh]
+        for offset, i in enumerate(fresh):
+            self._position[rows[i]] = start + offset
+        self._size = end
+
     def drop(self, row: int) -> None:
         pos = self._position.get(row)
         if pos is not None:

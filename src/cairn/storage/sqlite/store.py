@@ -229,16 +229,15 @@ class _SqliteTransaction:
         return found is not None
 
     def set_entities(self, row: int, tenant: str, keys: Sequence[str]) -> None:
-        for key in dict.fromkeys(keys):
-            self._conn.execute(
-                "INSERT INTO entities(tenant, key) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                (tenant, key),
-            )
-            self._conn.execute(
-                "INSERT OR IGNORE INTO record_entities(entity_id, row)"
-                " SELECT id, ? FROM entities WHERE tenant = ? AND key = ?",
-                (row, tenant, key),
-            )
+        unique = [(tenant, key) for key in dict.fromkeys(keys)]
+        self._conn.executemany(
+            "INSERT INTO entities(tenant, key) VALUES (?, ?) ON CONFLICT DO NOTHING", unique
+        )
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO record_entities(entity_id, row)"
+            " SELECT id, ? FROM entities WHERE tenant = ? AND key = ?",
+            [(row, t, k) for t, k in unique],
+        )
 
     def tombstone(self, tenant: str, agent: str, record_id: str) -> Tombstone | None:
         found = self._conn.execute(
@@ -648,17 +647,25 @@ class SqliteStore:
         )
         if seq == self._index_seq:
             return
-        cursor = self._conn.execute(
+        found = self._conn.execute(
             "SELECT r.row, r.tenant, r.agent, r.project_id, r.live, v.vec FROM records r"
             " LEFT JOIN vectors v ON v.row = r.row WHERE r.change_seq > ?",
             (self._index_seq,),
-        )
-        for row, tenant, agent, project_id, live, blob in cursor:
-            vector = np.frombuffer(blob, dtype=np.float32) if blob is not None else None
-            if vector is None:
-                self._index.drop(int(row))
-            else:
-                self._index.upsert(int(row), tenant, agent, project_id, bool(live), vector)
+        ).fetchall()
+        with_vectors = [f for f in found if f[5] is not None]
+        for row, *_rest in (f for f in found if f[5] is None):
+            self._index.drop(int(row))
+        if with_vectors:
+            # One buffer for all vectors: loading 100k rows costs one copy, not 100k calls.
+            matrix = np.frombuffer(b"".join(f[5] for f in with_vectors), dtype=np.float32)
+            self._index.upsert_many(
+                [int(f[0]) for f in with_vectors],
+                [f[1] for f in with_vectors],
+                [f[2] for f in with_vectors],
+                [f[3] for f in with_vectors],
+                [bool(f[4]) for f in with_vectors],
+                matrix.reshape(len(with_vectors), -1),
+            )
         self._index_seq = seq
 
     def vector_search(self, where: LaneFilter, query: np.ndarray, limit: int) -> list[LaneHit]:
