@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from cairn import Memory
-from cairn.engine.text import words
+from cairn.text import words
 
 
 class HashingEmbedder:

@@ -30,7 +30,6 @@ from cairn.engine.recall.pipeline import MemoryRecall, RecallRequest, RecallResu
 from cairn.engine.recall.rerank import Reranker
 from cairn.engine.selectors import Selector, TaskConditions, match_selector, normalize_path
 from cairn.engine.signals import classify_statement
-from cairn.engine.text import text_hash
 from cairn.errors import InvalidInput, NotFound
 from cairn.ids import new_ulid
 from cairn.model import (
@@ -46,6 +45,7 @@ from cairn.model import (
 )
 from cairn.storage.base import Store
 from cairn.storage.sqlite.store import SqliteStore
+from cairn.text import text_hash
 from cairn.timeutil import parse_time, to_iso, utc_now
 
 EXPORT_FORMAT = "cairn.export.v1"

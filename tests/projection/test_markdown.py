@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from cairn import InvalidInput, Memory, Record
-from cairn.engine.text import text_hash
 from cairn.memory import EXPORT_FORMAT
 from cairn.projection import (
     MarkdownProjection,
@@ -19,6 +18,7 @@ from cairn.projection import (
     render_profile,
     render_project,
 )
+from cairn.text import text_hash
 
 TRICKY_BODIES = [
     "Always use pnpm in this repository",

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 
-from cairn.engine.text import fold
+from cairn.text import fold
 
 _TOKEN = re.compile(r"[#@]?[^\W_][\w.\-/:]*[^\W_]|[#@]?[^\W_]", re.UNICODE)
 _IDENTIFIER = re.compile(r"[a-z]+[A-Z]\w*|\w+[_./:]\w+|[A-Za-z]+\d+\w*|\d+[A-Za-z]+\w*")
 _MAX_KEYS = 32
+_BREAK = re.compile(r"[.!?,;:()\n]")
 
 # Capitalised only because they start a sentence or are pronouns; never entities.
 _COMMON = frozenset(
@@ -181,7 +182,7 @@ def extract_entity_keys(text: str) -> list[str]:
 
     previous_end = 0
     for match in _TOKEN.finditer(text):
-        if any(mark in text[previous_end : match.start()] for mark in ".!?,;:()\n"):
+        if _BREAK.search(text, previous_end, match.start()):
             flush()  # a name never runs across punctuation
         previous_end = match.end()
         token = match.group().rstrip(".:/-")

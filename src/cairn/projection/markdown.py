@@ -48,9 +48,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from cairn.engine.apply import record_from_payload
-from cairn.engine.text import text_hash
 from cairn.errors import CairnError, InvalidInput, NotFound
 from cairn.model import KINDS, SCOPES, STATES, TRUST_LEVELS, Record
+from cairn.text import text_hash
 from cairn.timeutil import to_iso, utc_now
 
 if TYPE_CHECKING:  # cairn.memory may one day import this module to keep the files fresh

@@ -6,10 +6,9 @@ User text is never passed to FTS as query syntax: the store quotes every term, s
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from cairn.engine.text import cjk_runs, words
+from cairn.text import IDENTIFIER, cjk_runs, words
 
 # Common English function words: they match everything and rank nothing.
 STOP_WORDS = frozenset(
@@ -159,7 +158,6 @@ STOP_WORDS = frozenset(
         "ve",
     ]
 )
-_IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[_.\-/:][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*")
 MAX_TERMS = 32
 MAX_GRAMS = 48
 
@@ -182,7 +180,7 @@ def formulate(text: str) -> FormulatedQuery:
     grams: list[str] = []
     for run in cjk_runs(text):
         grams.extend(_trigrams(run))
-    grams.extend(m.group() for m in _IDENTIFIER.finditer(text))
+    grams.extend(m.group() for m in IDENTIFIER.finditer(text))
     return FormulatedQuery(
         text=text,
         terms=tuple(dict.fromkeys(terms))[:MAX_TERMS],

@@ -194,10 +194,45 @@ ALTER TABLE records ADD COLUMN importance REAL NOT NULL DEFAULT 0.5;
 
 # v3: a memory's place in its episode (a conversation session, a task run), so recall can
 # lift a hit's neighbours and whole episodes that match well.
+# Also: the trigram index keeps only bodies with CJK text or code identifiers (the writer
+# sets substring_index), since prose is served by the word index.
 V3 = """
 ALTER TABLE records ADD COLUMN episode_id TEXT;
 ALTER TABLE records ADD COLUMN position INTEGER;
+ALTER TABLE records ADD COLUMN substring_index INTEGER NOT NULL DEFAULT 1;
 CREATE INDEX records_episode ON records(tenant, agent, episode_id, position);
+DROP TRIGGER records_ai;
+DROP TRIGGER records_ad;
+DROP TRIGGER records_au_out;
+DROP TRIGGER records_au_in;
+CREATE TRIGGER records_ai AFTER INSERT ON records WHEN new.live BEGIN
+    INSERT INTO records_fts(rowid, title, body, tags)
+        VALUES (new.row, new.title, new.body, new.tags);
+    INSERT INTO records_trigram(rowid, title, body)
+        SELECT new.row, new.title, new.body WHERE new.substring_index;
+END;
+CREATE TRIGGER records_ad AFTER DELETE ON records WHEN old.live BEGIN
+    INSERT INTO records_fts(records_fts, rowid, title, body, tags)
+        VALUES ('delete', old.row, old.title, old.body, old.tags);
+    INSERT INTO records_trigram(records_trigram, rowid, title, body)
+        SELECT 'delete', old.row, old.title, old.body WHERE old.substring_index;
+END;
+CREATE TRIGGER records_au_out AFTER UPDATE ON records WHEN old.live AND (
+    NOT new.live OR old.body IS NOT new.body OR old.title IS NOT new.title
+    OR old.tags IS NOT new.tags) BEGIN
+    INSERT INTO records_fts(records_fts, rowid, title, body, tags)
+        VALUES ('delete', old.row, old.title, old.body, old.tags);
+    INSERT INTO records_trigram(records_trigram, rowid, title, body)
+        SELECT 'delete', old.row, old.title, old.body WHERE old.substring_index;
+END;
+CREATE TRIGGER records_au_in AFTER UPDATE ON records WHEN new.live AND (
+    NOT old.live OR old.body IS NOT new.body OR old.title IS NOT new.title
+    OR old.tags IS NOT new.tags) BEGIN
+    INSERT INTO records_fts(rowid, title, body, tags)
+        VALUES (new.row, new.title, new.body, new.tags);
+    INSERT INTO records_trigram(rowid, title, body)
+        SELECT new.row, new.title, new.body WHERE new.substring_index;
+END;
 """
 
 MIGRATIONS: tuple[tuple[int, str], ...] = ((1, V1), (2, V2), (3, V3))

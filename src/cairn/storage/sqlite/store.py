@@ -28,6 +28,7 @@ from cairn.model import Event, Record, Tombstone
 from cairn.storage.base import Application, EpisodePlace, LaneFilter, LaneHit, TierOrder
 from cairn.storage.sqlite.schema import LATEST_VERSION, MIGRATIONS
 from cairn.storage.vector_index import ExactVectorIndex
+from cairn.text import needs_substring_index
 
 _JSON_LIST_FIELDS = ("tags", "path_patterns", "operations", "phases", "task_types", "evidence")
 _RECORD_COLUMNS = (
@@ -179,8 +180,10 @@ class _SqliteTransaction:
     def insert_record(
         self, record: Record, vector: np.ndarray | None = None, model: str | None = None
     ) -> int:
-        names = [*_RECORD_COLUMNS, "change_seq"]
-        values = [_to_db(n, getattr(record, n)) for n in _RECORD_COLUMNS] + [self._seq]
+        names = [*_RECORD_COLUMNS, "change_seq", "substring_index"]
+        values = [_to_db(n, getattr(record, n)) for n in _RECORD_COLUMNS]
+        title_and_body = f"{record.title or ''} {record.body}"
+        values += [self._seq, int(needs_substring_index(title_and_body))]
         cur = self._conn.execute(
             f"INSERT INTO records({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
             values,

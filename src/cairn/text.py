@@ -14,6 +14,19 @@ _CJK = re.compile(
 )
 
 
+# Code identifiers: snake_case, dotted, slashed or dashed names, camelCase.
+IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[_.\-/:][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*")
+
+
+def needs_substring_index(text: str) -> bool:
+    """Whether a body needs the trigram index: CJK runs or code identifiers.
+
+    Plain prose is served by the word index; indexing its trigrams would triple the cost
+    of every write for queries that never use them.
+    """
+    return bool(_CJK.search(text) or IDENTIFIER.search(text))
+
+
 def fold(text: str) -> str:
     """NFKD, drop combining marks, lower-case: 'Café' -> 'cafe', 'ＡＢＣ' -> 'abc'."""
     decomposed = unicodedata.normalize("NFKD", text)

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 from cairn.engine.entities import extract_entity_keys
-from cairn.engine.text import fold, text_hash, words
 from cairn.ids import is_ulid, new_ulid
+from cairn.text import fold, text_hash, words
 
 
 def test_entity_keys_names_identifiers_tags() -> None:
