@@ -69,6 +69,15 @@ class Timeframe(_Strict):
     tauDays: float = Field(15.0, gt=0, le=3650)
 
 
+class KeywordPruning(_Strict):
+    # In a large store a word found in more than maxShare of all memories is dropped from
+    # the keyword query (when rarer words remain): BM25 gives it little weight anyway, but
+    # ranking its tens of thousands of matches dominated keyword latency at 100k memories.
+    maxShare: float = Field(0.05, gt=0, le=1)
+    minDocuments: int = Field(5000, ge=0)
+    keepAtLeast: int = Field(2, ge=1, le=32)
+
+
 class Rag(_Strict):
     maxResults: int = Field(5, ge=1, le=1000)
     maxContextChars: int = Field(4000, ge=100, le=1_000_000)
@@ -78,6 +87,7 @@ class Rag(_Strict):
     scorePool: int = Field(100, ge=1, le=10_000)  # fused candidates fetched and scored
     rrfK: int = Field(60, ge=1, le=10_000)
     fusion: Fusion = Fusion()
+    keywordPruning: KeywordPruning = KeywordPruning()
     episodes: Episodes = Episodes()
     timeframe: Timeframe = Timeframe()
     weights: LaneWeights = LaneWeights()

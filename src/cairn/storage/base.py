@@ -148,6 +148,10 @@ class Store(Protocol):
         """BM25 over word tokens (porter unicode61); terms are plain words, OR-joined."""
         ...
 
+    def keyword_document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """How many live memories the keyword index holds, and how many contain each term."""
+        ...
+
     def substring_search(
         self, where: LaneFilter, grams: Sequence[str], limit: int
     ) -> list[LaneHit]:

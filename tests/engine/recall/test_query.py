@@ -19,3 +19,29 @@ def test_cjk_trigrams_and_identifiers() -> None:
     assert "以后都" in q.grams and "后都用" in q.grams
     assert "user_id" in q.grams and "getUserName" in q.grams
     assert "pnpm" in q.terms
+
+
+def test_prune_common_terms_keeps_rare_and_at_least_n() -> None:
+    from cairn.engine.recall.query import prune_common_terms
+
+    counts = {"the": 900, "deploy": 40, "kestrel": 2, "server": 300}
+    terms = ("the", "deploy", "kestrel", "server")
+    assert prune_common_terms(terms, counts, 1000, max_share=0.05, keep_at_least=2) == (
+        "deploy",
+        "kestrel",
+    )
+    # Only common words: the rarest ones still search.
+    assert prune_common_terms(("the", "server"), counts, 1000, max_share=0.05, keep_at_least=1) == (
+        "server",
+    )
+    assert prune_common_terms(terms, counts, 0, max_share=0.05, keep_at_least=2) == terms
+
+
+def test_store_counts_documents_per_term(mem) -> None:  # type: ignore[no-untyped-def]
+    for i in range(6):
+        mem.store(f"deploy note {i}" + (" kestrel" if i == 0 else ""))
+    store = mem.store_backend
+    total, counts = store.keyword_document_counts(["deploy", "kestrel", "absent"])
+    assert (total, counts) == (6, {"deploy": 6, "kestrel": 1, "absent": 0})
+    mem.store("another kestrel")
+    assert store.keyword_document_counts(["kestrel"]) == (7, {"kestrel": 2})  # cache refreshed

@@ -21,7 +21,7 @@ from cairn.config import Rag
 from cairn.engine.recall.episodes import propagate
 from cairn.engine.recall.formatting import Fence, format_line, format_preamble
 from cairn.engine.recall.fusion import Fused, LaneRanking, rrf, score_fusion
-from cairn.engine.recall.query import formulate
+from cairn.engine.recall.query import formulate, prune_common_terms
 from cairn.engine.recall.rerank import Reranker, rerank_order
 from cairn.engine.recall.scoring import ScoreBreakdown, rank_key, score
 from cairn.engine.recall.selection import budget, dedup, filter_min_score, filter_trust
@@ -100,7 +100,19 @@ class MemoryRecall:
         limit = rag.laneCandidates
 
         def keyword() -> list[LaneHit]:
-            hits = self._store.keyword_search(where, query.terms, limit)
+            terms = query.terms
+            pruning = rag.keywordPruning
+            if len(terms) > pruning.keepAtLeast:
+                total, counts = self._store.keyword_document_counts(terms)
+                if total >= pruning.minDocuments:
+                    terms = prune_common_terms(
+                        terms,
+                        counts,
+                        total,
+                        max_share=pruning.maxShare,
+                        keep_at_least=pruning.keepAtLeast,
+                    )
+            hits = self._store.keyword_search(where, terms, limit)
             if query.grams:
                 seen = {h.row for h in hits}
                 extra = self._store.substring_search(where, query.grams, limit)

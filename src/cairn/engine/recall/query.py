@@ -186,3 +186,24 @@ def formulate(text: str) -> FormulatedQuery:
         terms=tuple(dict.fromkeys(terms))[:MAX_TERMS],
         grams=tuple(dict.fromkeys(g for g in grams if len(g) >= 3))[:MAX_GRAMS],
     )
+
+
+def prune_common_terms(
+    terms: tuple[str, ...],
+    counts: dict[str, int],
+    total: int,
+    *,
+    max_share: float,
+    keep_at_least: int,
+) -> tuple[str, ...]:
+    """Drop terms found in more than ``max_share`` of ``total`` documents.
+
+    The rarest ``keep_at_least`` terms always stay, so a query of only common words
+    still searches something. Order of the remaining terms is kept.
+    """
+    if not terms or total <= 0:
+        return terms
+    by_rarity = sorted(terms, key=lambda t: counts.get(t, 0))
+    keep = set(by_rarity[:keep_at_least])
+    keep.update(t for t in terms if counts.get(t, 0) <= max_share * total)
+    return tuple(t for t in terms if t in keep)

@@ -417,6 +417,9 @@ class SqliteStore:
         self._migrate()
         self._index = ExactVectorIndex(dim)
         self._index_seq = 0
+        self._df_seq: object = None
+        self._df_total = 0
+        self._df_cache: dict[str, int] = {}
 
     # -- schema --------------------------------------------------------------------------
 
@@ -635,6 +638,28 @@ class SqliteStore:
             except sqlite3.OperationalError as exc:
                 raise StorageError(f"keyword search failed: {exc}") from None
         return [LaneHit(row=int(row), score=-float(rank)) for row, rank in found]
+
+    def keyword_document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        with self._lock:
+            seq = self._conn.execute("SELECT value FROM meta WHERE key = 'change_seq'").fetchone()[
+                0
+            ]
+            if seq != self._df_seq:
+                # Counts change slowly; a cache per change_seq keeps this off the hot path.
+                self._df_seq = seq
+                self._df_cache.clear()
+                self._df_total = int(
+                    self._conn.execute("SELECT count(*) FROM records_fts_docsize").fetchone()[0]
+                )
+            for term in terms:
+                if term not in self._df_cache:
+                    self._df_cache[term] = int(
+                        self._conn.execute(
+                            "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
+                            (_quote_fts(term),),
+                        ).fetchone()[0]
+                    )
+            return self._df_total, {t: self._df_cache[t] for t in terms}
 
     def keyword_search(self, where: LaneFilter, terms: Sequence[str], limit: int) -> list[LaneHit]:
         return self._fts("records_fts", where, terms, limit)
