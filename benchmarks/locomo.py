@@ -31,9 +31,17 @@ Runs: ``bm25``, ``vector`` (vector lane only), ``keyword`` (keyword lane only), 
 cross-encoder) only when asked for, as it needs the ``rerank`` extra and a locally cached
 model; ``--rag-run NAME=JSON`` adds an engine run with other ``rag`` settings.
 
+``chroma`` is a peer, not cairn: ChromaDB's embedded ``PersistentClient`` (on disk, one fresh
+directory and collection per conversation, cosine HNSW with Chroma's defaults), fed the same
+MiniLM vectors of the same turns and queried with the same query vector; the latency is the
+wall time of one ``collection.query`` call. It runs only when asked for and needs
+``chromadb`` (a benchmark-only dependency); no Chroma embedding function is ever set, so
+nothing is downloaded, and its telemetry is off.
+
     python benchmarks/locomo.py --data /path/to/locomo10.json --json out.json
     python benchmarks/locomo.py --data ... --runs bm25,default --limit-conversations 2
     python benchmarks/locomo.py --data ... --runs bm25 --rag-run 'k10={"rrfK": 10}'
+    python benchmarks/locomo.py --data ... --runs bm25,vector,default,chroma
 """
 
 from __future__ import annotations
@@ -54,6 +62,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -243,29 +252,39 @@ class EngineRun:
     rag: Mapping[str, Any] = field(default_factory=dict)
 
 
+# The episode and date signals off: a lane or a fusion rule measured on its own.
+PLAIN: dict[str, Any] = {
+    "episodes": {"neighbourWeight": 0, "episodeWeight": 0},
+    "timeframe": {"weight": 0},
+}
 ENGINE_RUNS = {
     run.name: run
     for run in (
         EngineRun(
             "vector",
-            "vector lane only (weights fts 0, vector 1.5, entity 0)",
+            "the vector lane alone: cosine, no keyword lane, no episode or date signals",
+            {"weights": {"fts": 0, "vector": 1.5, "entity": 0}, **PLAIN},
+        ),
+        EngineRun(
+            "keyword",
+            "the keyword lane alone: BM25, no vector lane, no episode or date signals",
+            {"weights": {"vector": 0}, **PLAIN},
+        ),
+        EngineRun(
+            "vector+context",
+            "the vector lane with the episode and date signals",
             {"weights": {"fts": 0, "vector": 1.5, "entity": 0}},
         ),
-        EngineRun("keyword", "keyword lane only (weights vector 0)", {"weights": {"vector": 0}}),
         EngineRun("default", "the default config"),
         EngineRun(
             "rrf",
             "the reference engine's fusion: weighted RRF, no episode or date signals",
-            {
-                "fusion": {"method": "rrf"},
-                "episodes": {"neighbourWeight": 0, "episodeWeight": 0},
-                "timeframe": {"weight": 0},
-            },
+            {"fusion": {"method": "rrf"}, **PLAIN},
         ),
         EngineRun(
             "score-fusion",
             "score fusion alone (no episode or date signals)",
-            {"episodes": {"neighbourWeight": 0, "episodeWeight": 0}, "timeframe": {"weight": 0}},
+            PLAIN,
         ),
         EngineRun(
             "no-episodes",
@@ -293,6 +312,10 @@ DEFAULT_RUNS = (
     "default",
     "entity",
 )
+# Peers that users could pick instead of cairn; opt-in, as they need packages of their own.
+CHROMA = "chroma"
+PEER_RUNS = (CHROMA,)
+CHROMA_INSTALL = "pip install 'chromadb>=1,<2' (or the bench extra: pip install -e '.[bench]')"
 
 
 def engine_config(run: EngineRun, lane_candidates: int | None) -> dict[str, Any]:
@@ -370,6 +393,84 @@ def run_engine(
                 trace = [{**t, "ref": refs.get(t["id"])} for t in result.trace]
             outcomes.append(Outcome(ranked, elapsed, trace))
     return outcomes
+
+
+class ChromaPeer:
+    """ChromaDB's embedded client over the same turns and the same vectors as cairn.
+
+    ``chromadb`` is imported here, only when the ``chroma`` run is asked for. Every
+    collection is made with ``embedding_function=None`` and always given embeddings, so
+    Chroma's default embedder (which downloads a model on first use) is never called.
+    """
+
+    def __init__(self) -> None:
+        try:
+            import chromadb
+            from chromadb.config import Settings
+        except ImportError as exc:
+            raise SystemExit(
+                f"run {CHROMA}: chromadb is not installed ({exc}); {CHROMA_INSTALL}"
+            ) from None
+        self._chromadb: ModuleType = chromadb
+        self._settings = Settings
+        self.version = str(chromadb.__version__)
+        self.configuration: dict[str, Any] = {"hnsw": {"space": "cosine"}}
+        self.effective: dict[str, Any] | None = None  # as Chroma reports it
+
+    def run(self, conv: Conversation, embedder: CachedEmbedder, workdir: Path) -> list[Outcome]:
+        refs = [t.ref for t in conv.turns]
+        if len(set(refs)) != len(refs):
+            raise SystemExit(f"run {CHROMA}: duplicate dia_ids in {conv.sample_id}")
+        client = self._chromadb.PersistentClient(
+            path=str(workdir / f"{conv.sample_id}-{CHROMA}"),
+            settings=self._settings(anonymized_telemetry=False),
+        )
+        try:
+            collection = client.create_collection(
+                name=f"locomo-{conv.sample_id}",
+                configuration=self.configuration,
+                embedding_function=None,
+            )
+            if self.effective is None:
+                self.effective = {"hnsw": dict(collection.configuration.get("hnsw") or {})}
+            vectors = embedder.embed([t.body for t in conv.turns])  # cached: the same vectors
+            batch = client.get_max_batch_size()
+            for lo in range(0, len(conv.turns), batch):
+                turns = conv.turns[lo : lo + batch]
+                collection.add(
+                    ids=[t.ref for t in turns],
+                    embeddings=vectors[lo : lo + batch],
+                    documents=[t.body for t in turns],
+                    metadatas=[
+                        {"occurred_at": t.occurred_at, "episode": t.episode, "position": t.position}
+                        for t in turns
+                    ],
+                )
+            outcomes = []
+            for q in conv.questions:
+                vector = embedder.embed([q.text])[0]  # cached, as in the engine runs
+                start = time.perf_counter()
+                result = collection.query(query_embeddings=[vector], n_results=DEPTH)
+                elapsed = (time.perf_counter() - start) * 1000
+                outcomes.append(Outcome(tuple(result["ids"][0][:DEPTH]), elapsed))
+            return outcomes
+        finally:
+            close = getattr(client, "close", None)  # chromadb 1.x releases its files here
+            if close is not None:
+                close()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "description": "peer: ChromaDB embedded PersistentClient, same MiniLM vectors",
+            "chromadb": self.version,
+            "client": "PersistentClient(path=a fresh directory per conversation),"
+            " Settings(anonymized_telemetry=False)",
+            "collection": "one per conversation, embedding_function=None,"
+            " add(ids=dia_id, embeddings, documents=body, metadatas)",
+            "configuration": self.configuration,
+            "effective_configuration": self.effective,
+            "query": f"collection.query(query_embeddings=[vector], n_results={DEPTH})",
+        }
 
 
 # -- metrics --------------------------------------------------------------------------------
@@ -456,6 +557,7 @@ def evaluate(
     embedder: CachedEmbedder,
     lane_candidates: int | None,
     traced: set[str],
+    chroma: ChromaPeer | None = None,
 ) -> tuple[dict[str, list[tuple[Question, dict[str, float], float]]], list[dict[str, Any]]]:
     """Every run over every conversation: per-question metrics and latency, and details."""
     scored: dict[str, list[tuple[Question, dict[str, float], float]]] = {r: [] for r in runs}
@@ -480,6 +582,9 @@ def evaluate(
             for name in runs:
                 if name == "bm25":
                     outcomes = run_bm25(conv)
+                elif name == CHROMA:
+                    assert chroma is not None
+                    outcomes = chroma.run(conv, embedder, Path(tmp))
                 else:
                     outcomes = run_engine(
                         conv,
@@ -517,8 +622,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--runs",
         default=",".join(DEFAULT_RUNS),
-        help=f"comma-separated, from {', '.join(('bm25', *ENGINE_RUNS))} and any --rag-run"
-        f" (default: {','.join(DEFAULT_RUNS)})",
+        help=f"comma-separated, from {', '.join(('bm25', *ENGINE_RUNS, *PEER_RUNS))} and any"
+        f" --rag-run (default: {','.join(DEFAULT_RUNS)}; {CHROMA} needs chromadb)",
     )
     parser.add_argument(
         "--rag-run",
@@ -544,13 +649,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="with --details: add the recall trace of these engine runs (comma-separated)",
     )
     args = parser.parse_args(argv)
+    clash = [r.name for r in args.rag_run if r.name in ("bm25", *PEER_RUNS)]
+    if clash:
+        raise SystemExit(f"--rag-run names {clash} are taken by built-in runs")
     engine_runs = {**ENGINE_RUNS, **{r.name: r for r in args.rag_run}}
-    known = ("bm25", *engine_runs)
+    known = ("bm25", *engine_runs, *PEER_RUNS)
     runs = parse_runs(args.runs, known)
     runs += [r.name for r in args.rag_run if r.name not in runs]
     traced = set(parse_runs(args.traces, engine_runs)) if args.traces and args.details else set()
     if args.lane_candidates is not None and args.lane_candidates < DEPTH:
         raise SystemExit(f"--lane-candidates must be at least {DEPTH}")
+
+    chroma = ChromaPeer() if CHROMA in runs else None  # fails at once if chromadb is missing
 
     wall = time.perf_counter()
     conversations = load_locomo(args.data)[: args.limit_conversations]
@@ -564,7 +674,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     embedder = CachedEmbedder(MiniLmOnnxEmbedder(), args.embedding_cache)
     scored, details = evaluate(
-        conversations, runs, engine_runs, embedder, args.lane_candidates, traced
+        conversations, runs, engine_runs, embedder, args.lane_candidates, traced, chroma
     )
     embedder.save()
     elapsed = time.perf_counter() - wall
@@ -611,6 +721,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         "sqlite3 FTS5 porter unicode61, stop words dropped,"
                         " OR of quoted terms, ORDER BY bm25"
                         if r == "bm25"
+                        else chroma.describe()
+                        if r == CHROMA and chroma is not None
                         else {
                             "description": engine_runs[r].description,
                             "config": engine_config(engine_runs[r], args.lane_candidates),
@@ -621,7 +733,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "recall": {"max_results": DEPTH, "max_chars": 1_000_000, "scored": "ranked"},
                 "min_score": "rag.minScore 0 in every engine run, so ranked is not cut by score",
                 "embedder": embedder.model_id,
-                "latency": "wall time of one recall call, query vector cached",
+                "latency": "wall time of one recall call (chroma: one collection.query call),"
+                " query vector cached",
                 "query_embed_ms_p50": percentile(query_ms, 50),
                 "query_embed_ms_p95": percentile(query_ms, 95),
             },
@@ -631,6 +744,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "python": sys.version.split()[0],
                 "sqlite": sqlite3.sqlite_version,
                 "cairn": __version__,
+                **({"chromadb": chroma.version} if chroma is not None else {}),
                 "wall_time_s": round(elapsed, 1),
                 "texts_embedded": embedder.computed,
                 "embedding_s": round(embedder.seconds, 1),

@@ -18,7 +18,7 @@ import numpy as np
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Config, default_home, parse_config, resolve_config
-from cairn.engine.apply import REDACTED, apply_event, record_from_payload
+from cairn.engine.apply import REDACTED, apply_events, record_from_payload
 from cairn.engine.director import (
     PRERANK_LIMIT,
     TIER_ORDER,
@@ -274,14 +274,10 @@ class Memory:
                 vec = self._embedder.embed([text])[0]
             return vec, model
 
-        applied: list[bool] = []
         with self._store.transaction() as tx:
-            for event in events:
-                fresh = tx.append_event(event)
-                if fresh:
-                    apply_event(tx, event, vector_for)
-                applied.append(fresh)
-        return applied
+            fresh = tx.append_events(events)
+            apply_events(tx, [e for e, new in zip(events, fresh, strict=True) if new], vector_for)
+        return fresh
 
     def _new_record(
         self,
@@ -1041,8 +1037,7 @@ class Memory:
         for start in range(0, len(events), 1000):
             chunk = events[start : start + 1000]
             with self._store.transaction() as tx:
-                for event in chunk:
-                    apply_event(tx, event, vector_for)
+                apply_events(tx, chunk, vector_for)
             if progress:
                 progress(start + len(chunk), len(events))
         self._store.compact()

@@ -29,6 +29,8 @@ def needs_substring_index(text: str) -> bool:
 
 def fold(text: str) -> str:
     """NFKD, drop combining marks, lower-case: 'Café' -> 'cafe', 'ＡＢＣ' -> 'abc'."""
+    if text.isascii():
+        return text.lower()  # nothing to decompose: the common case, 10x cheaper
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 

@@ -7,7 +7,7 @@ times) is in the event itself, never read from the clock here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -44,6 +44,36 @@ def _require_current(tx: Transaction, event: Event, record_id: str) -> tuple[int
     if found is None:
         raise NotFound(f"no memory with id {record_id}")
     return found
+
+
+def _is_plain_store(event: Event) -> bool:
+    return event.type == "memory.stored" and event.payload["record"].get("body") != REDACTED
+
+
+def apply_events(tx: Transaction, events: Sequence[Event], vector_for: VectorFor) -> None:
+    """Apply events in order; runs of plain stores go to the database in bulk."""
+    run: list[Record] = []
+
+    def flush() -> None:
+        if not run:
+            return
+        items = [(r, *vector_for(r)) for r in run]
+        rows = tx.insert_records(items)
+        tx.set_entities_many(
+            [
+                (row, r.tenant, extract_entity_keys(f"{r.title or ''} {r.body}"))
+                for row, r in zip(rows, run, strict=True)
+            ]
+        )
+        run.clear()
+
+    for event in events:
+        if _is_plain_store(event):
+            run.append(record_from_payload(event.payload["record"]))
+            continue
+        flush()
+        apply_event(tx, event, vector_for)
+    flush()
 
 
 def apply_event(tx: Transaction, event: Event, vector_for: VectorFor) -> None:

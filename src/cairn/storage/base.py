@@ -75,9 +75,23 @@ class Transaction(Protocol):
         """Append to the journal; False when the event_id is already there (a no-op)."""
         ...
 
+    def append_events(self, events: Sequence[Event]) -> list[bool]:
+        """Bulk :meth:`append_event`: one flag per event, False for a repeated id."""
+        ...
+
     def insert_record(
         self, record: Record, vector: np.ndarray | None = None, model: str | None = None
     ) -> int: ...
+
+    def insert_records(
+        self, items: Sequence[tuple[Record, np.ndarray | None, str | None]]
+    ) -> list[int]:
+        """Bulk :meth:`insert_record`; returns the rows in order."""
+        ...
+
+    def set_entities_many(self, links: Sequence[tuple[int, str, Sequence[str]]]) -> None:
+        """Bulk :meth:`set_entities`: (row, tenant, keys) triples."""
+        ...
 
     def update_record(self, row: int, **changes: Any) -> None: ...
 

@@ -136,6 +136,23 @@ def _event_from_row(row: tuple[Any, ...]) -> Event:
     )
 
 
+def _event_values(event: Event) -> tuple[Any, ...]:
+    return (
+        event.event_id,
+        event.type,
+        event.tenant,
+        event.agent,
+        event.occurred_at,
+        event.recorded_at,
+        event.episode_id,
+        event.session_id,
+        event.sender,
+        event.caused_by,
+        event.supersedes,
+        json.dumps(event.payload, ensure_ascii=False, sort_keys=True),
+    )
+
+
 def _quote_fts(term: str) -> str:
     # A quoted FTS5 string is a phrase of plain tokens: no operator inside it can act.
     return '"' + term.replace('"', '""') + '"'
@@ -160,30 +177,82 @@ class _SqliteTransaction:
             "INSERT INTO events(event_id, type, tenant, agent, occurred_at, recorded_at,"
             " episode_id, session_id, sender, caused_by, supersedes, payload)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(event_id) DO NOTHING",
-            (
-                event.event_id,
-                event.type,
-                event.tenant,
-                event.agent,
-                event.occurred_at,
-                event.recorded_at,
-                event.episode_id,
-                event.session_id,
-                event.sender,
-                event.caused_by,
-                event.supersedes,
-                json.dumps(event.payload, ensure_ascii=False, sort_keys=True),
-            ),
+            _event_values(event),
         )
         return cur.rowcount == 1
+
+    def append_events(self, events: Sequence[Event]) -> list[bool]:
+        ids = [e.event_id for e in events]
+        existing: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            existing.update(
+                r[0]
+                for r in self._conn.execute(
+                    "SELECT event_id FROM events"
+                    f" WHERE event_id IN ({', '.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        fresh: list[bool] = []
+        seen: set[str] = set()
+        for event in events:  # a repeated id inside the batch is a no-op too
+            fresh.append(event.event_id not in existing and event.event_id not in seen)
+            seen.add(event.event_id)
+        self._conn.executemany(
+            "INSERT INTO events(event_id, type, tenant, agent, occurred_at, recorded_at,"
+            " episode_id, session_id, sender, caused_by, supersedes, payload)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            [_event_values(e) for e, new in zip(events, fresh, strict=True) if new],
+        )
+        return fresh
+
+    def insert_records(
+        self, items: Sequence[tuple[Record, np.ndarray | None, str | None]]
+    ) -> list[int]:
+        if not items:
+            return []
+        first = int(self._conn.execute("SELECT coalesce(max(row), 0) FROM records").fetchone()[0])
+        rows = list(range(first + 1, first + 1 + len(items)))
+        names = ["row", *_RECORD_COLUMNS, "change_seq", "substring_index"]
+        self._conn.executemany(
+            f"INSERT INTO records({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+            [
+                [row, *self._record_values(record)]
+                for row, (record, _, _) in zip(rows, items, strict=True)
+            ],
+        )
+        vectors = [
+            (row, model or "unknown", int(vec.shape[0]), np.asarray(vec, np.float32).tobytes())
+            for row, (_, vec, model) in zip(rows, items, strict=True)
+            if vec is not None
+        ]
+        self._conn.executemany(
+            "INSERT INTO vectors(row, model, dim, vec) VALUES (?,?,?,?)", vectors
+        )
+        return rows
+
+    def _record_values(self, record: Record) -> list[Any]:
+        values = [_to_db(n, getattr(record, n)) for n in _RECORD_COLUMNS]
+        title_and_body = f"{record.title or ''} {record.body}"
+        return [*values, self._seq, int(needs_substring_index(title_and_body))]
+
+    def set_entities_many(self, links: Sequence[tuple[int, str, Sequence[str]]]) -> None:
+        pairs = list(dict.fromkeys((t, k) for _, t, keys in links for k in keys))
+        self._conn.executemany(
+            "INSERT INTO entities(tenant, key) VALUES (?, ?) ON CONFLICT DO NOTHING", pairs
+        )
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO record_entities(entity_id, row)"
+            " SELECT id, ? FROM entities WHERE tenant = ? AND key = ?",
+            [(row, t, k) for row, t, keys in links for k in dict.fromkeys(keys)],
+        )
 
     def insert_record(
         self, record: Record, vector: np.ndarray | None = None, model: str | None = None
     ) -> int:
         names = [*_RECORD_COLUMNS, "change_seq", "substring_index"]
-        values = [_to_db(n, getattr(record, n)) for n in _RECORD_COLUMNS]
-        title_and_body = f"{record.title or ''} {record.body}"
-        values += [self._seq, int(needs_substring_index(title_and_body))]
+        values = self._record_values(record)
         cur = self._conn.execute(
             f"INSERT INTO records({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
             values,
