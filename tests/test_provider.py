@@ -32,7 +32,7 @@ def test_contract_round_trip(mem: Memory) -> None:
     assert provider.status().counts["records"] == 1  # the retry was a no-op
 
     task = provider.query(QueryRequest(view="task", text="install dependencies with pnpm"))
-    assert task.resident[0]["record"]["body"] == "Always use pnpm"
+    assert task.resident[0]["body"] == "Always use pnpm"
     app_id = task.resident[0]["application_id"]
     fed = provider.apply(
         ApplyRequest(

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.errors import InvalidInput
-from cairn.memory import OUTCOMES, Memory
+from cairn.memory import OUTCOMES, DeliveredItem, Memory
 from cairn.model import Record
 
 CONTRACT_VERSION = "cairn.provider.v1"
@@ -45,6 +45,7 @@ class QueryRequest(_Model):
     phase: str | None = None
     task_type: str | None = None
     record_id: str | None = None  # for view "expand"
+    session_id: str | None = None
     limit: int | None = Field(None, ge=1, le=10_000)
 
 
@@ -55,6 +56,7 @@ class QueryResponse(_Model):
     resident: tuple[dict[str, Any], ...] = ()
     manifest: tuple[dict[str, Any], ...] = ()
     constraints: tuple[dict[str, Any], ...] = ()
+    applications: tuple[dict[str, Any], ...] = ()
     preamble: str | None = None
 
 
@@ -67,6 +69,12 @@ class ApplyRequest(_Model):
     outcome: str | None = None
     permanent: bool = False
     kind: str = "preference"
+    trust: Literal["system", "learned", "external"] = "learned"
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    pinned: bool = False
+    occurred_at: str | None = None
+    source: dict[str, Any] | None = None
     scope: Literal["global", "project"] = "global"
     project_id: str | None = None
     path_patterns: tuple[str, ...] = ()
@@ -85,6 +93,26 @@ class ApplyResponse(_Model):
 
 def _record(record: Record) -> dict[str, Any]:
     return record.to_dict()
+
+
+def _delivered(item: DeliveredItem, *, with_body: bool) -> dict[str, Any]:
+    """One delivered item: a manifest line, or (resident) the full body too."""
+    record = item.record
+    data: dict[str, Any] = {
+        "id": record.id,
+        "version": record.version,
+        "title": item.title,
+        "summary": item.summary,
+        "kind": record.kind,
+        "state": record.state,
+        "authority": record.authority,
+        "scope": record.scope,
+        "whyApplied": list(item.why_applied),
+        "application_id": item.application_id,
+    }
+    if with_body:
+        data["body"] = record.body
+    return data
 
 
 class LocalProvider:
@@ -123,32 +151,24 @@ class LocalProvider:
                 operation=request.operation,
                 phase=request.phase,
                 task_type=request.task_type,
+                session_id=request.session_id,
             )
             resident = tuple(
-                {
-                    "record": _record(i.record),
-                    "whyApplied": list(i.why_applied),
-                    "application_id": i.application_id,
-                }
+                _delivered(i, with_body=True)
                 for i in ctx.resident
                 if request.view != "profile" or i.record.kind == "profile"
             )
-            manifest = tuple(
-                {
-                    "id": i.record.id,
-                    "title": i.title,
-                    "summary": i.summary,
-                    "whyApplied": list(i.why_applied),
-                    "application_id": i.application_id,
-                }
-                for i in ctx.manifest
-            )
+            manifest = tuple(_delivered(i, with_body=False) for i in ctx.manifest)
             if request.view == "manifest":
                 resident = ()
             if request.view == "profile":
                 manifest = ()
             return QueryResponse(
-                view=request.view, resident=resident, manifest=manifest, constraints=ctx.constraints
+                view=request.view,
+                resident=resident,
+                manifest=manifest,
+                constraints=ctx.constraints,
+                applications=ctx.applications,
             )
         if request.view == "recall":
             if request.text is None:
@@ -180,11 +200,17 @@ class LocalProvider:
         mem = self._memory
         key = request.idempotency_key
         if request.mutation == "remember":
-            if not request.text:
+            if request.text is None:  # an empty text is the engine's to refuse, precisely
                 raise InvalidInput("remember needs text")
             record = mem.remember(
                 request.text,
                 kind=request.kind,
+                trust=request.trust,
+                title=request.title,
+                tags=request.tags,
+                pinned=request.pinned,
+                occurred_at=request.occurred_at,
+                source=request.source,
                 scope=request.scope,
                 project_id=request.project_id,
                 path_patterns=request.path_patterns,
@@ -197,7 +223,7 @@ class LocalProvider:
         if request.mutation in ("correct", "forget", "restore") and not request.record_id:
             raise InvalidInput(f"{request.mutation} needs a record id")
         if request.mutation == "correct":
-            if not request.text:
+            if request.text is None:
                 raise InvalidInput("correct needs the new text")
             record = mem.correct(str(request.record_id), request.text, event_id=key)
             return ApplyResponse(mutation="correct", ok=True, record=_record(record))

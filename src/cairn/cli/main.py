@@ -20,9 +20,11 @@ import click
 from cairn.adapters.repository import RepositoryIdentity, relative_path, repository_identity
 from cairn.config import default_home, load_config, resolve_config
 from cairn.errors import CairnError, InvalidInput
-from cairn.memory import OUTCOMES, DeliveredItem, Memory, MemoryInput
+from cairn.ids import new_ulid
+from cairn.memory import OUTCOMES, Memory, MemoryInput
 from cairn.model import KINDS, TRUST_LEVELS, Record
 from cairn.projection import MarkdownProjection
+from cairn.provider import ApplyRequest, LocalProvider, QueryRequest
 
 F = TypeVar("F", bound=Callable[..., Any])
 RECORD_KEYS = (
@@ -44,6 +46,11 @@ class Context:
         self.config_path = config
         self._memory: Memory | None = None
         self.project_names: dict[str, str] = {}
+
+    def provider(self) -> LocalProvider:
+        """Personal-memory commands speak the provider contract, so a remote provider can
+        take the local one's place without changing them."""
+        return LocalProvider(self.memory())
 
     def projection(self) -> MarkdownProjection:
         return MarkdownProjection(self.home, project_names=self.project_names)
@@ -108,9 +115,9 @@ def emit(ctx: Context, data: Any, text: str) -> None:
         click.echo(text)
 
 
-def record_json(record: Record) -> dict[str, Any]:
-    data = record.to_dict()
-    return {k: data[k] for k in RECORD_KEYS}
+def record_json(record: Record | dict[str, Any]) -> dict[str, Any]:
+    data = record.to_dict() if isinstance(record, Record) else record
+    return {k: data.get(k) for k in RECORD_KEYS}
 
 
 def record_line(record: Record, width: int = 72) -> str:
@@ -128,13 +135,14 @@ def record_line(record: Record, width: int = 72) -> str:
     return f"{record.id}  v{record.version}  {record.state:<10} {record.kind:<10} {body}{extra}"
 
 
-def record_detail(record: Record) -> str:
-    lines = [f"{record.id} (version {record.version})"]
-    for key in RECORD_KEYS[1:]:
-        value = getattr(record, key)
-        if value in (None, (), {}, "", False, 0) and key not in ("version",):
+def record_detail(record: Record | dict[str, Any]) -> str:
+    data = record.to_dict() if isinstance(record, Record) else record
+    lines = [f"{data['id']} (version {data['version']})"]
+    for key in RECORD_KEYS[2:]:
+        value = data.get(key)
+        if value in (None, (), [], {}, "", False, 0):
             continue
-        if isinstance(value, tuple):
+        if isinstance(value, list | tuple):
             value = ", ".join(value)
         lines.append(f"  {key:<14} {value}")
     return "\n".join(lines)
@@ -239,23 +247,28 @@ def remember(
 ) -> None:
     """Remember TEXT, stated explicitly by the user (TEXT '-' reads standard input)."""
     project_id = project_of(project_path).project_id if scope == "project" else None
-    record = ctx.memory().remember(
-        read_text_argument(text),
-        scope=scope,
-        project_id=project_id,
-        path_patterns=paths,
-        operations=operations,
-        phases=phases,
-        task_types=task_types,
-        kind=kind,
-        trust=trust,
-        tags=tags,
-        title=title,
-        pinned=pin,
-        occurred_at=occurred_at,
-        source={"who": source} if source else None,
+    response = ctx.provider().apply(
+        ApplyRequest(
+            mutation="remember",
+            idempotency_key=new_ulid(),
+            text=read_text_argument(text),
+            kind=kind,
+            trust=trust,  # type: ignore[arg-type]
+            tags=tags,
+            title=title,
+            pinned=pin,
+            occurred_at=occurred_at,
+            source={"who": source} if source else None,
+            scope=scope,  # type: ignore[arg-type]
+            project_id=project_id,
+            path_patterns=paths,
+            operations=operations,
+            phases=phases,
+            task_types=task_types,
+        )
     )
-    emit(ctx, record_json(record), f"remembered {record.id}")
+    record = response.record or {}
+    emit(ctx, record_json(record), f"remembered {record['id']}")
 
 
 @cli.command()
@@ -412,8 +425,14 @@ def show(ctx: Context, record_id: str, as_of: str | None, history: bool) -> None
 @mutates
 def correct(ctx: Context, record_id: str, text: str) -> None:
     """Correct a memory: a new version; the old one is kept as superseded."""
-    record = ctx.memory().correct(record_id, read_text_argument(text))
-    emit(ctx, record_json(record), f"corrected {record.id} (now version {record.version})")
+    request = ApplyRequest(
+        mutation="correct",
+        idempotency_key=new_ulid(),
+        record_id=record_id,
+        text=read_text_argument(text),
+    )
+    record = ctx.provider().apply(request).record or {}
+    emit(ctx, record_json(record), f"corrected {record['id']} (now version {record['version']})")
 
 
 @cli.command()
@@ -424,9 +443,12 @@ def correct(ctx: Context, record_id: str, text: str) -> None:
 @mutates
 def forget(ctx: Context, record_id: str, permanent: bool) -> None:
     """Forget a memory (reversible with 'restore' unless --permanent)."""
-    stone = ctx.memory().forget(record_id, permanent=permanent)
+    request = ApplyRequest(
+        mutation="forget", idempotency_key=new_ulid(), record_id=record_id, permanent=permanent
+    )
+    stone = ctx.provider().apply(request).detail["tombstone"]
     how = "permanently forgot" if permanent else "forgot"
-    emit(ctx, stone.to_dict(), f"{how} {stone.record_id}")
+    emit(ctx, stone, f"{how} {stone['record_id']}")
 
 
 @cli.command()
@@ -436,8 +458,9 @@ def forget(ctx: Context, record_id: str, permanent: bool) -> None:
 @mutates
 def restore(ctx: Context, record_id: str) -> None:
     """Undo a forget."""
-    record = ctx.memory().restore(record_id)
-    emit(ctx, record_json(record), f"restored {record.id}")
+    request = ApplyRequest(mutation="restore", idempotency_key=new_ulid(), record_id=record_id)
+    record = ctx.provider().apply(request).record or {}
+    emit(ctx, record_json(record), f"restored {record['id']}")
 
 
 @cli.command()
@@ -538,24 +561,6 @@ def status(ctx: Context) -> None:
     emit(ctx, data, "\n".join(f"{k:<15} {v}" for k, v in data.items()))
 
 
-def delivered_json(item: DeliveredItem, with_body: bool) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "id": item.record.id,
-        "version": item.record.version,
-        "title": item.title,
-        "summary": item.summary,
-        "kind": item.record.kind,
-        "state": item.record.state,
-        "authority": item.record.authority,
-        "scope": item.record.scope,
-        "whyApplied": list(item.why_applied),
-        "application_id": item.application_id,
-    }
-    if with_body:
-        data["body"] = item.record.body
-    return data
-
-
 @cli.command()
 @click.option("--task", required=True, help="What the agent is about to do.")
 @click.option("--project", "project_path", default=None, help="A folder in the repository.")
@@ -585,20 +590,23 @@ def context(
             relative.append(relative_path(identity, target))
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
-    result = ctx.memory().context(
-        task,
-        project_id=identity.project_id,
-        paths=relative,
-        operation=operation,
-        phase=phase,
-        task_type=task_type,
-        session_id=session,
+    result = ctx.provider().query(
+        QueryRequest(
+            view="task",
+            text=task,
+            project_id=identity.project_id,
+            paths=tuple(relative),
+            operation=operation,
+            phase=phase,
+            task_type=task_type,
+            session_id=session,
+        )
     )
     data = {
         "task": task,
         "project": {"id": identity.project_id, "name": identity.name},
-        "resident": [delivered_json(i, True) for i in result.resident],
-        "manifest": [delivered_json(i, False) for i in result.manifest],
+        "resident": list(result.resident),
+        "manifest": list(result.manifest),
         "constraints": list(result.constraints),
         "applications": list(result.applications),
     }
@@ -610,14 +618,18 @@ def context(
     if result.resident:
         lines.append("Apply these:")
         for item in result.resident:
-            lines.append(f"- {' '.join(item.record.body.split())}")
-            lines.append(f"    why: {'; '.join(item.why_applied)}  [app {item.application_id}]")
+            lines.append(f"- {' '.join(item['body'].split())}")
+            lines.append(
+                f"    why: {'; '.join(item['whyApplied'])}  [app {item['application_id']}]"
+            )
         lines.append("")
     if result.manifest:
         lines.append("Also relevant (cairn expand ID for the full text):")
         for item in result.manifest:
-            lines.append(f"- {item.record.id}  {item.summary}")
-            lines.append(f"    why: {'; '.join(item.why_applied)}  [app {item.application_id}]")
+            lines.append(f"- {item['id']}  {item['summary']}")
+            lines.append(
+                f"    why: {'; '.join(item['whyApplied'])}  [app {item['application_id']}]"
+            )
     emit(ctx, data, "\n".join(lines).rstrip() or "(no memory applies to this task)")
 
 
@@ -628,7 +640,8 @@ def context(
 @handles_errors
 def expand(ctx: Context, record_id: str, task: str | None) -> None:
     """The full body, sources and verification of one item."""
-    found = ctx.memory().expand(record_id, task=task)
+    response = ctx.provider().query(QueryRequest(view="expand", record_id=record_id, text=task))
+    found = response.items[0]
     record = found["record"]
     data = {
         **record_json(record),
@@ -654,8 +667,14 @@ def expand(ctx: Context, record_id: str, task: str | None) -> None:
 @mutates
 def feedback(ctx: Context, application_id: str, outcome: str) -> None:
     """Report how an applied memory did (updates ranking and lifecycle)."""
-    record = ctx.memory().feedback(application_id, outcome)
-    emit(ctx, record_json(record), f"{outcome}: {record.id} is now {record.state}")
+    request = ApplyRequest(
+        mutation="feedback",
+        idempotency_key=new_ulid(),
+        application_id=application_id,
+        outcome=outcome,
+    )
+    record = ctx.provider().apply(request).record or {}
+    emit(ctx, record_json(record), f"{outcome}: {record['id']} is now {record['state']}")
 
 
 @cli.command()
