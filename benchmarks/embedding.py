@@ -29,7 +29,7 @@ import numpy as np
 
 from cairn.adapters.embedding import MiniLmOnnxEmbedder
 
-# Ordinary English words, so the WordPiece token count per word is realistic (~1.2-1.3).
+# Common English words: nearly one WordPiece token each, so words ~ tokens.
 _WORD_TEXT = """
 the a of to and in is it you that he was for on are with as his they be at one have this
 from or had by word but what some we can out other were all there when up use your how
@@ -70,8 +70,8 @@ def make_texts(n: int, seed: int, words: int | None) -> list[str]:
     rng = random.Random(seed)
     texts = []
     for _ in range(n):
-        # Log-uniform 3..250 words: many short notes, a tail of long paragraphs
-        # (the longest run past the 256-token truncation).
+        # Log-uniform 3..250 words (about 3..250 tokens): many short notes and a tail of
+        # long paragraphs, so arrival-order batches carry a lot of padding.
         k = words or round(3 * (250 / 3) ** rng.random())
         text = " ".join(rng.choice(_WORDS) for _ in range(k))
         texts.append(text[0].upper() + text[1:] + ".")
