@@ -53,6 +53,7 @@ OUTCOMES = ("used-successfully", "ignored", "overridden", "corrected", "contribu
 NEGATIVE_OUTCOMES = ("overridden", "corrected", "contributed-to-failure")
 # Kinds a task receives by selector alone; facts and episodes come only through recall.
 DIRECTOR_KINDS = ("policy", "preference", "profile", "skill")
+DIRECTOR_RECALL_POOL = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -722,7 +723,13 @@ class Memory:
         now = self._clock()
         relevance: dict[tuple[str, int], float] = {}
         recalled: list[Record] = []
-        for hit in self.recall(task, project_id=project_id, tenant=ten, agent=ag).ranked:
+        # The director needs only the few most relevant hits, not a full recall's pool.
+        rag = self.config.agent(ag).rag
+        rag = rag.model_copy(
+            update={"scorePool": DIRECTOR_RECALL_POOL, "laneCandidates": DIRECTOR_RECALL_POOL}
+        )
+        request = RecallRequest(query=task, tenant=ten, agent=ag, project_id=project_id)
+        for hit in self._recall.recall(request, rag, now).ranked:
             # In a small store the vector lane ranks everything; only a shared word or a
             # top vector rank counts as "relevant to the task text".
             if "keyword" in hit.ranks or hit.ranks.get("vector", 99) <= 3:

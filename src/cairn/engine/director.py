@@ -33,8 +33,8 @@ RESIDENT_POLICY_LIMIT = 5  # "a few directly relevant stable policies" enter in 
 POLICY_KINDS = ("policy", "preference")
 # How many rules the store pre-ranks by stored columns before the exact ranking here. Only
 # the recent-success bonus (+15) is not in the stored order, so the cut is safe unless more
-# than this many rules tie within 15 points at the boundary.
-PRERANK_LIMIT = 200
+# than this many rules tie within 15 points at the boundary (a task shows at most 25 items).
+PRERANK_LIMIT = 60
 TIER_ORDER = TierOrder(
     state_bonus=tuple(STATE_BONUS.items()),
     explicit=EXPLICIT_BONUS,
