@@ -25,6 +25,7 @@ import numpy as np
 
 from cairn.errors import StorageError
 from cairn.model import Event, Record, Tombstone
+from cairn.storage.ann_index import DEFAULT_ANN_THRESHOLD, AnnIndexes
 from cairn.storage.base import Application, EpisodePlace, LaneFilter, LaneHit, TierOrder
 from cairn.storage.sqlite.schema import LATEST_VERSION, MIGRATIONS
 from cairn.storage.vector_index import ExactVectorIndex
@@ -466,7 +467,16 @@ def _redact(data: Any, marker: str) -> None:
 class SqliteStore:
     """The embedded default store. Safe to share between threads of one process."""
 
-    def __init__(self, path: Path | str, *, dim: int = 384) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        dim: int = 384,
+        ann_threshold: int | None = DEFAULT_ANN_THRESHOLD,
+    ) -> None:
+        """``ann_threshold``: a tenant+agent with at least this many live vectors is
+        searched through an HNSW index persisted beside the file (needs ``usearch``);
+        None keeps every search exact."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
@@ -486,6 +496,7 @@ class SqliteStore:
         self._migrate()
         self._index = ExactVectorIndex(dim)
         self._index_seq = 0
+        self._ann = AnnIndexes.open(self.path, dim, ann_threshold)
         self._df_seq: object = None
         self._df_total = 0
         self._df_cache: dict[str, int] = {}
@@ -710,11 +721,11 @@ class SqliteStore:
 
     def keyword_document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         with self._lock:
-            seq = self._conn.execute("SELECT value FROM meta WHERE key = 'change_seq'").fetchone()[
-                0
-            ]
+            # The newest change to any record (an index lookup): writes that touch no
+            # record, such as application records, keep the cache.
+            seq = self._conn.execute("SELECT max(change_seq) FROM records").fetchone()[0]
             if seq != self._df_seq:
-                # Counts change slowly; a cache per change_seq keeps this off the hot path.
+                # Counts change slowly; a cache per records change keeps this off the hot path.
                 self._df_seq = seq
                 self._df_cache.clear()
                 self._df_total = int(
@@ -744,37 +755,49 @@ class SqliteStore:
         )
         if seq == self._index_seq:
             return
-        found = self._conn.execute(
-            "SELECT r.row, r.tenant, r.agent, r.project_id, r.live, v.vec FROM records r"
-            " LEFT JOIN vectors v ON v.row = r.row WHERE r.change_seq > ?",
+        # A full load scans records in row order ('+' keeps the change_seq index out of it);
+        # an increment reads only the rows whose change_seq moved.
+        changed = "+r.change_seq" if self._index_seq == 0 else "r.change_seq"
+        cursor = self._conn.execute(
+            "SELECT r.row, r.tenant, r.agent, r.project_id, r.live, v.vec, v.model, r.change_seq"
+            f" FROM records r LEFT JOIN vectors v ON v.row = r.row WHERE {changed} > ?",
             (self._index_seq,),
-        ).fetchall()
-        with_vectors = [f for f in found if f[5] is not None]
-        for row, *_rest in (f for f in found if f[5] is None):
-            self._index.drop(int(row))
-        if with_vectors:
-            # One buffer for all vectors: loading 100k rows costs one copy, not 100k calls.
-            matrix = np.frombuffer(b"".join(f[5] for f in with_vectors), dtype=np.float32)
-            self._index.upsert_many(
-                [int(f[0]) for f in with_vectors],
-                [f[1] for f in with_vectors],
-                [f[2] for f in with_vectors],
-                [f[3] for f in with_vectors],
-                [bool(f[4]) for f in with_vectors],
-                matrix.reshape(len(with_vectors), -1),
-            )
+        )
+        # In chunks: a 1M-row load never holds more than one chunk of BLOBs at once.
+        while found := cursor.fetchmany(16_384):
+            with_vectors = [f for f in found if f[5] is not None]
+            for row, *_rest in (f for f in found if f[5] is None):
+                self._index.drop(int(row))  # no vector any more: purged
+            if with_vectors:
+                # One buffer per chunk: one copy, not one call per row.
+                matrix = np.frombuffer(b"".join(f[5] for f in with_vectors), dtype=np.float32)
+                self._index.upsert_many(
+                    [int(f[0]) for f in with_vectors],
+                    [f[1] for f in with_vectors],
+                    [f[2] for f in with_vectors],
+                    [f[3] for f in with_vectors],
+                    [bool(f[4]) for f in with_vectors],
+                    matrix.reshape(len(with_vectors), -1),
+                    [f[6] for f in with_vectors],
+                    [f[7] for f in with_vectors],
+                )
         self._index_seq = seq
+        if self._ann is not None:
+            # Graphs follow the exact blocks: new rows, rows that left, purges (scrubbed
+            # from the persisted file too), build or load at the threshold.
+            self._ann.sync(self._index, seq)
 
     def vector_search(self, where: LaneFilter, query: np.ndarray, limit: int) -> list[LaneHit]:
         with self._lock:
             self._sync_index()
-            hits = self._index.search(
-                np.asarray(query, dtype=np.float32),
-                where.tenant,
-                where.agent,
-                where.project_id,
-                limit,
-            )
+            vec = np.asarray(query, dtype=np.float32)
+            hits = None
+            if self._ann is not None:  # None here too: not indexed, or exact is better
+                hits = self._ann.search(
+                    self._index, vec, where.tenant, where.agent, where.project_id, limit
+                )
+            if hits is None:
+                hits = self._index.search(vec, where.tenant, where.agent, where.project_id, limit)
         return [LaneHit(row=row, score=score) for row, score in hits]
 
     def vector_scores(self, query: np.ndarray, rows: Sequence[int]) -> dict[int, float]:
