@@ -909,6 +909,9 @@ class SqliteStore:
 
     def compact(self) -> None:
         with self._lock:
+            # Sync first, so a purged row's vector also leaves this process's index and
+            # any approximate-index file now, not at the next search.
+            self._sync_index()
             for table in ("records_fts", "records_trigram"):
                 self._conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
             # A reader in another process can hold old WAL frames; retry briefly.
