@@ -452,13 +452,11 @@ class Memory:
         return self.get(record.id, tenant=ten, agent=ag)
 
     def _record_of_event(self, event_id: str, tenant: str, agent: str) -> Record:
-        for event in self._store.events(tenant=tenant):
-            if event.event_id == event_id:
-                record_id = event.payload.get("record", {}).get("id") or event.payload.get(
-                    "record_id"
-                )
-                return self.get(record_id, tenant=tenant, agent=agent)
-        raise NotFound(f"no event {event_id}")
+        event = self._store.event(event_id)
+        if event is None or event.tenant != tenant:
+            raise NotFound(f"no event {event_id}")
+        record_id = event.payload.get("record", {}).get("id") or event.payload.get("record_id")
+        return self.get(record_id, tenant=tenant, agent=agent)
 
     def store_many(
         self,

@@ -857,6 +857,16 @@ class SqliteStore:
         for row in found:
             yield _event_from_row(row)
 
+    def event(self, event_id: str) -> Event | None:
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT seq, event_id, type, tenant, agent, occurred_at, recorded_at, episode_id,"
+                " session_id, sender, caused_by, supersedes, payload FROM events"
+                " WHERE event_id = ?",
+                (event_id,),
+            ).fetchone()
+        return _event_from_row(found) if found else None
+
     def tombstones(self, tenant: str, agent: str) -> list[Tombstone]:
         with self._lock:
             found = self._conn.execute(
