@@ -975,35 +975,32 @@ def log(message: str) -> None:
 
 
 def run_worker(args: argparse.Namespace, kind: str, extra: list[str]) -> dict[str, Any]:
-    with tempfile.NamedTemporaryFile("r", suffix=".json", dir=args.workdir, delete=False) as handle:
+    passthrough = [
+        "--sizes", ",".join(map(str, args.sizes)),
+        "--queries", str(args.queries),
+        "--warmup", str(args.warmup),
+        "--workdir", str(args.workdir),
+        "--seed", str(args.seed),
+        "--tenants", str(args.tenants),
+        "--batch-size", str(args.batch_size),
+        "--real-sample", str(args.real_sample),
+    ]  # fmt: skip
+    return run_script_worker(Path(__file__), passthrough, args.workdir, kind, extra)
+
+
+def run_script_worker(
+    script: Path, passthrough: list[str], workdir: Path, kind: str, extra: list[str]
+) -> dict[str, Any]:
+    """Run one measurement in a fresh process of ``script``; return the JSON it wrote.
+
+    A fresh process per measurement keeps peak RSS and caches of one size out of the next.
+    """
+    with tempfile.NamedTemporaryFile("r", suffix=".json", dir=workdir, delete=False) as handle:
         out_path = Path(handle.name)
     cmd = [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "--sizes",
-        ",".join(map(str, args.sizes)),
-        "--queries",
-        str(args.queries),
-        "--warmup",
-        str(args.warmup),
-        "--workdir",
-        str(args.workdir),
-        "--seed",
-        str(args.seed),
-        "--pool",
-        str(args.pool),
-        "--tenants",
-        str(args.tenants),
-        "--batch-size",
-        str(args.batch_size),
-        "--real-sample",
-        str(args.real_sample),
-        "--w-kind",
-        kind,
-        "--w-out",
-        str(out_path),
-        *extra,
-    ]
+        sys.executable, str(script.resolve()), *passthrough,
+        "--w-kind", kind, "--w-out", str(out_path), *extra,
+    ]  # fmt: skip
     start = time.perf_counter()
     subprocess.run(cmd, check=True)
     data: dict[str, Any] = json.loads(out_path.read_text(encoding="utf-8"))

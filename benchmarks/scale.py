@@ -52,7 +52,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -184,24 +183,7 @@ WORKERS: dict[str, Callable[[argparse.Namespace, rl.Dataset, dict[str, Any]], No
 
 
 def run_worker(args: argparse.Namespace, kind: str, extra: list[str]) -> dict[str, Any]:
-    with tempfile.NamedTemporaryFile("r", suffix=".json", dir=args.workdir, delete=False) as handle:
-        out_path = Path(handle.name)
-    cmd = [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        *args.passthrough,
-        "--w-kind",
-        kind,
-        "--w-out",
-        str(out_path),
-        *extra,
-    ]
-    start = time.perf_counter()
-    subprocess.run(cmd, check=True)
-    data: dict[str, Any] = json.loads(out_path.read_text(encoding="utf-8"))
-    out_path.unlink()
-    data["worker_wall_s"] = time.perf_counter() - start
-    return data
+    return rl.run_script_worker(Path(__file__), args.passthrough, args.workdir, kind, extra)
 
 
 def _reusable(args: argparse.Namespace, size: int) -> dict[str, Any] | None:
