@@ -31,12 +31,12 @@ def test_v1_file_opens_and_upgrades(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     make_v1_file(path)
     store = SqliteStore(path, dim=8)
-    assert store.schema_version == LATEST_VERSION == 3
+    assert store.schema_version == LATEST_VERSION == 4
     record = store.get("default", "default", "01OLD")
     assert record is not None and record.body == "written by schema one about pnpm"
     assert record.importance == 0.5  # the column v2 added, defaulted
     assert record.episode_id is None and record.position is None  # v3's columns
-    # The v1 keyword index still finds the old row; the v2 tables exist and work.
+    # v4 analysed the old row into record_terms: the keyword lane finds it; v2 tables work.
     from cairn.storage.base import LaneFilter
 
     hits = store.keyword_search(LaneFilter("default", "default"), ["pnpm"], 5)
@@ -47,7 +47,7 @@ def test_v1_file_opens_and_upgrades(tmp_path: Path) -> None:
     store.close()
     # Re-opening an up-to-date file applies nothing twice.
     again = SqliteStore(path, dim=8)
-    assert again.schema_version == 3
+    assert again.schema_version == 4
     again.close()
 
 

@@ -159,11 +159,15 @@ class Store(Protocol):
     def records_by_rows(self, rows: Sequence[int]) -> dict[int, Record]: ...
 
     def keyword_search(self, where: LaneFilter, terms: Sequence[str], limit: int) -> list[LaneHit]:
-        """BM25 over word tokens (porter unicode61); terms are plain words, OR-joined."""
+        """BM25 over word tokens (Porter-stemmed, diacritics folded); terms are plain
+        words, OR-joined; statistics are those of the tenant and agent searched."""
         ...
 
-    def keyword_document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        """How many live memories the keyword index holds, and how many contain each term."""
+    def keyword_document_counts(
+        self, where: LaneFilter, terms: Sequence[str]
+    ) -> tuple[int, dict[str, int]]:
+        """How many live memories of this tenant and agent the keyword index holds, and
+        how many contain each term."""
         ...
 
     def substring_search(

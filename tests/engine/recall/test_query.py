@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from cairn.engine.recall.query import formulate
+from cairn.storage.base import LaneFilter
 
 
 def test_stop_words_dropped_and_terms_lowercase_unique() -> None:
@@ -41,7 +42,11 @@ def test_store_counts_documents_per_term(mem) -> None:  # type: ignore[no-untype
     for i in range(6):
         mem.store(f"deploy note {i}" + (" kestrel" if i == 0 else ""))
     store = mem.store_backend
-    total, counts = store.keyword_document_counts(["deploy", "kestrel", "absent"])
+    where = LaneFilter("default", "default")
+    total, counts = store.keyword_document_counts(where, ["deploy", "kestrel", "absent"])
     assert (total, counts) == (6, {"deploy": 6, "kestrel": 1, "absent": 0})
     mem.store("another kestrel")
-    assert store.keyword_document_counts(["kestrel"]) == (7, {"kestrel": 2})  # cache refreshed
+    assert store.keyword_document_counts(where, ["kestrel"]) == (7, {"kestrel": 2})
+    # Counts are those of the tenant searched: another tenant's memories never count.
+    other = LaneFilter("acme", "default")
+    assert store.keyword_document_counts(other, ["kestrel"]) == (0, {"kestrel": 0})

@@ -103,7 +103,7 @@ class MemoryRecall:
             terms = query.terms
             pruning = rag.keywordPruning
             if len(terms) > pruning.keepAtLeast:
-                total, counts = self._store.keyword_document_counts(terms)
+                total, counts = self._store.keyword_document_counts(where, terms)
                 if total >= pruning.minDocuments:
                     terms = prune_common_terms(
                         terms,

@@ -235,5 +235,40 @@ CREATE TRIGGER records_au_in AFTER UPDATE ON records WHEN new.live AND (
 END;
 """
 
-MIGRATIONS: tuple[tuple[int, str], ...] = ((1, V1), (2, V2), (3, V3))
+# v4: the word index moves out of FTS5 into record_terms (analysed term keys and counts per
+# row), which the in-memory BM25 index (storage/keyword_index.py) loads and follows: FTS5's
+# per-row bm25() and the join for the tenant filter made up most of a recall at 100k
+# memories. The store fills record_terms for existing rows right after this script.
+# The trigram index stays in FTS5 (CJK runs and code identifiers only).
+V4 = """
+CREATE TABLE record_terms (
+    row INTEGER PRIMARY KEY REFERENCES records(row),
+    length INTEGER NOT NULL,
+    keys BLOB NOT NULL,
+    counts BLOB NOT NULL
+);
+DROP TRIGGER records_ai;
+DROP TRIGGER records_ad;
+DROP TRIGGER records_au_out;
+DROP TRIGGER records_au_in;
+DROP TABLE records_fts;
+CREATE TRIGGER records_ai AFTER INSERT ON records WHEN new.live AND new.substring_index BEGIN
+    INSERT INTO records_trigram(rowid, title, body) VALUES (new.row, new.title, new.body);
+END;
+CREATE TRIGGER records_ad AFTER DELETE ON records WHEN old.live AND old.substring_index BEGIN
+    INSERT INTO records_trigram(records_trigram, rowid, title, body)
+        VALUES ('delete', old.row, old.title, old.body);
+END;
+CREATE TRIGGER records_au_out AFTER UPDATE ON records WHEN old.live AND old.substring_index
+    AND (NOT new.live OR old.body IS NOT new.body OR old.title IS NOT new.title) BEGIN
+    INSERT INTO records_trigram(records_trigram, rowid, title, body)
+        VALUES ('delete', old.row, old.title, old.body);
+END;
+CREATE TRIGGER records_au_in AFTER UPDATE ON records WHEN new.live AND new.substring_index
+    AND (NOT old.live OR old.body IS NOT new.body OR old.title IS NOT new.title) BEGIN
+    INSERT INTO records_trigram(rowid, title, body) VALUES (new.row, new.title, new.body);
+END;
+"""
+
+MIGRATIONS: tuple[tuple[int, str], ...] = ((1, V1), (2, V2), (3, V3), (4, V4))
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -1,4 +1,4 @@
-"""The SQLite backend: one file in WAL mode, FTS5 keyword indexes, vectors as BLOBs.
+"""The SQLite backend: one file in WAL mode; analysed terms, FTS5 trigrams, vectors as BLOBs.
 
 This module owns all of cairn's SQL. Settings chosen on purpose:
 
@@ -27,6 +27,7 @@ from cairn.errors import StorageError
 from cairn.model import Event, Record, Tombstone
 from cairn.storage.ann_index import DEFAULT_ANN_THRESHOLD, AnnIndexes
 from cairn.storage.base import Application, EpisodePlace, LaneFilter, LaneHit, TierOrder
+from cairn.storage.keyword_index import KeywordIndex, analyse
 from cairn.storage.sqlite.schema import LATEST_VERSION, MIGRATIONS
 from cairn.storage.vector_index import ExactVectorIndex
 from cairn.text import needs_substring_index
@@ -154,6 +155,13 @@ def _event_values(event: Event) -> tuple[Any, ...]:
     )
 
 
+_INSERT_TERMS = "INSERT INTO record_terms(row, length, keys, counts) VALUES (?,?,?,?)"
+
+
+def _terms(record: Record) -> tuple[int, bytes, bytes]:
+    return analyse((record.title, record.body, " ".join(record.tags)))
+
+
 def _quote_fts(term: str) -> str:
     # A quoted FTS5 string is a phrase of plain tokens: no operator inside it can act.
     return '"' + term.replace('"', '""') + '"'
@@ -231,6 +239,10 @@ class _SqliteTransaction:
         self._conn.executemany(
             "INSERT INTO vectors(row, model, dim, vec) VALUES (?,?,?,?)", vectors
         )
+        self._conn.executemany(
+            _INSERT_TERMS,
+            [(row, *_terms(record)) for row, (record, _, _) in zip(rows, items, strict=True)],
+        )
         return rows
 
     def _record_values(self, record: Record) -> list[Any]:
@@ -259,6 +271,7 @@ class _SqliteTransaction:
             values,
         )
         row = int(cur.lastrowid or 0)
+        self._conn.execute(_INSERT_TERMS, (row, *_terms(record)))
         if vector is not None:
             vec = np.asarray(vector, dtype=np.float32)
             self._conn.execute(
@@ -352,8 +365,9 @@ class _SqliteTransaction:
         ]
         for row in rows:
             self._conn.execute("DELETE FROM vectors WHERE row = ?", (row,))
+            self._conn.execute("DELETE FROM record_terms WHERE row = ?", (row,))
             self._conn.execute("DELETE FROM record_entities WHERE row = ?", (row,))
-            # The update trigger removes the old body from both keyword indexes first.
+            # The update trigger removes the old body from the trigram index first.
             self._conn.execute(
                 "UPDATE records SET body = '', title = NULL, tags = '[]', source = '{}',"
                 " evidence = '[]', external_ref = NULL, purged = 1, change_seq = ?"
@@ -495,11 +509,9 @@ class SqliteStore:
         self._conn.execute("PRAGMA foreign_keys=OFF")
         self._migrate()
         self._index = ExactVectorIndex(dim)
-        self._index_seq = 0
+        self._index_seq = -1  # nothing loaded yet (a file may be at change_seq 0)
         self._ann = AnnIndexes.open(self.path, dim, ann_threshold)
-        self._df_seq: object = None
-        self._df_total = 0
-        self._df_cache: dict[str, int] = {}
+        self._words = KeywordIndex()
 
     # -- schema --------------------------------------------------------------------------
 
@@ -531,6 +543,8 @@ class SqliteStore:
                         continue
                     for statement in _split_sql(sql):
                         self._conn.execute(statement)
+                    if version == 4:
+                        self._fill_record_terms()
                     self._conn.execute(
                         "INSERT INTO schema_version(version, applied_at)"
                         " VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
@@ -540,6 +554,20 @@ class SqliteStore:
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
+
+    def _fill_record_terms(self) -> None:
+        """Analyse the rows written before schema 4 (purged rows have nothing to index)."""
+        cursor = self._conn.execute(
+            "SELECT row, title, body, tags FROM records WHERE NOT purged ORDER BY row"
+        )
+        while found := cursor.fetchmany(4096):
+            self._conn.executemany(
+                _INSERT_TERMS,
+                [
+                    (row, *analyse((title, body, " ".join(json.loads(tags or "[]")))))
+                    for row, title, body, tags in found
+                ],
+            )
 
     @property
     def schema_version(self) -> int:
@@ -719,30 +747,20 @@ class SqliteStore:
                 raise StorageError(f"keyword search failed: {exc}") from None
         return [LaneHit(row=int(row), score=-float(rank)) for row, rank in found]
 
-    def keyword_document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+    def keyword_document_counts(
+        self, where: LaneFilter, terms: Sequence[str]
+    ) -> tuple[int, dict[str, int]]:
         with self._lock:
-            # The newest change to any record (an index lookup): writes that touch no
-            # record, such as application records, keep the cache.
-            seq = self._conn.execute("SELECT max(change_seq) FROM records").fetchone()[0]
-            if seq != self._df_seq:
-                # Counts change slowly; a cache per records change keeps this off the hot path.
-                self._df_seq = seq
-                self._df_cache.clear()
-                self._df_total = int(
-                    self._conn.execute("SELECT count(*) FROM records_fts_docsize").fetchone()[0]
-                )
-            for term in terms:
-                if term not in self._df_cache:
-                    self._df_cache[term] = int(
-                        self._conn.execute(
-                            "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
-                            (_quote_fts(term),),
-                        ).fetchone()[0]
-                    )
-            return self._df_total, {t: self._df_cache[t] for t in terms}
+            self._sync_index()
+            return self._words.document_counts(where.tenant, where.agent, terms)
 
     def keyword_search(self, where: LaneFilter, terms: Sequence[str], limit: int) -> list[LaneHit]:
-        return self._fts("records_fts", where, terms, limit)
+        if not terms or limit <= 0:
+            return []
+        with self._lock:
+            self._sync_index()
+            hits = self._words.search(where.tenant, where.agent, where.project_id, terms, limit)
+        return [LaneHit(row=row, score=score) for row, score in hits]
 
     def substring_search(
         self, where: LaneFilter, grams: Sequence[str], limit: int
@@ -757,14 +775,25 @@ class SqliteStore:
             return
         # A full load scans records in row order ('+' keeps the change_seq index out of it);
         # an increment reads only the rows whose change_seq moved.
-        changed = "+r.change_seq" if self._index_seq == 0 else "r.change_seq"
+        changed = "+r.change_seq" if self._index_seq < 0 else "r.change_seq"
         cursor = self._conn.execute(
-            "SELECT r.row, r.tenant, r.agent, r.project_id, r.live, v.vec, v.model, r.change_seq"
-            f" FROM records r LEFT JOIN vectors v ON v.row = r.row WHERE {changed} > ?",
+            "SELECT r.row, r.tenant, r.agent, r.project_id, r.live, v.vec, v.model, r.change_seq,"
+            " t.length, t.keys, t.counts FROM records r LEFT JOIN vectors v ON v.row = r.row"
+            f" LEFT JOIN record_terms t ON t.row = r.row WHERE {changed} > ?",
             (self._index_seq,),
         )
         # In chunks: a 1M-row load never holds more than one chunk of BLOBs at once.
         while found := cursor.fetchmany(16_384):
+            self._words.sync(
+                [int(f[0]) for f in found],
+                [f[1] for f in found],
+                [f[2] for f in found],
+                [f[3] for f in found],
+                [bool(f[4]) for f in found],
+                [f[8] for f in found],
+                [f[9] for f in found],
+                [f[10] for f in found],
+            )
             with_vectors = [f for f in found if f[5] is not None]
             for row, *_rest in (f for f in found if f[5] is None):
                 self._index.drop(int(row))  # no vector any more: purged
@@ -900,13 +929,15 @@ class SqliteStore:
                     "record_entities",
                     "entities",
                     "vectors",
+                    "record_terms",
                     "applications",
                     "tombstones",
                     "records",
                 ):
                     self._conn.execute(f"DELETE FROM {table}")
-                for table in ("records_fts", "records_trigram"):
-                    self._conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
+                self._conn.execute(
+                    "INSERT INTO records_trigram(records_trigram) VALUES ('delete-all')"
+                )
                 self._conn.execute(
                     "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq'"
                 )
@@ -915,15 +946,15 @@ class SqliteStore:
                 self._conn.execute("ROLLBACK")
                 raise
             self._index = ExactVectorIndex(self._index.dim)
-            self._index_seq = 0
+            self._words = KeywordIndex()
+            self._index_seq = -1
 
     def compact(self) -> None:
         with self._lock:
             # Sync first, so a purged row's vector also leaves this process's index and
             # any approximate-index file now, not at the next search.
             self._sync_index()
-            for table in ("records_fts", "records_trigram"):
-                self._conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+            self._conn.execute("INSERT INTO records_trigram(records_trigram) VALUES ('optimize')")
             # A reader in another process can hold old WAL frames; retry briefly.
             for _ in range(50):
                 busy, _log, _done = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
