@@ -271,10 +271,16 @@ class Partition:
                 slots = np.flatnonzero(dense)
                 scores = dense[slots]
         k = min(limit, len(slots))
-        best = np.argpartition(-scores, k - 1)[:k] if k < len(slots) else np.arange(len(slots))
+        if k < len(slots):
+            # Everything tied with the k-th best stays in, so ties break by row below and
+            # not by where argpartition happened to put them.
+            cut = np.partition(scores, len(scores) - k)[len(scores) - k]
+            best = np.flatnonzero(scores >= cut)
+        else:
+            best = np.arange(len(slots))
         # Ties break by row (older first), like FTS5's rowid order.
         rows = self.rows[slots[best]]
-        order = np.lexsort((rows, -scores[best]))
+        order = np.lexsort((rows, -scores[best]))[:k]
         return [(int(rows[i]), float(scores[best][i])) for i in order]
 
 

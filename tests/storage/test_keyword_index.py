@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cairn.model import Record
+from cairn.storage import keyword_index
+from cairn.storage.base import LaneFilter
+from cairn.storage.keyword_index import KeywordIndex, analyse
+from cairn.storage.sqlite.store import SqliteStore
+
+WORDS = [
+    "deploy", "kestrel", "pnpm", "install", "running", "runs", "migration", "database",
+    "postgres", "sqlite", "cache", "token", "budget", "recall", "memory", "agent", "project",
+    "build", "release", "tests", "failing", "passing", "caroline", "painting", "adoption",
+    "support", "group", "museum", "concert",
+]
+
+
+def corpus(n: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 25))) for _ in range(n)]
+
+
+def load(index: KeywordIndex, rows: list[int], texts: list[str], **kw: object) -> None:
+    analysed = [analyse([t]) for t in texts]
+    n = len(rows)
+    index.sync(
+        rows,
+        list(kw.get("tenants", ["t"] * n)),  # type: ignore[arg-type]
+        ["a"] * n,
+        list(kw.get("projects", [None] * n)),  # type: ignore[arg-type]
+        list(kw.get("live", [True] * n)),  # type: ignore[arg-type]
+        [a[0] for a in analysed],
+        [a[1] for a in analysed],
+        [a[2] for a in analysed],
+    )
+
+
+def fts5_bm25(texts: list[str], terms: list[str]) -> list[tuple[int, float]]:
+    """The reference: SQLite's own FTS5 bm25() over the same documents."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE d USING fts5(body, tokenize='porter unicode61')")
+    conn.executemany("INSERT INTO d(rowid, body) VALUES (?, ?)", enumerate(texts, start=1))
+    match = " OR ".join(f'"{t}"' for t in terms)
+    found = conn.execute(
+        "SELECT rowid, -bm25(d) FROM d WHERE d MATCH ? ORDER BY bm25(d), rowid", (match,)
+    ).fetchall()
+    return [(int(r), float(s)) for r, s in found]
+
+
+@pytest.mark.parametrize("terms", [["kestrel"], ["running", "postgres"], ["cache", "token", "x"]])
+def test_scores_equal_fts5_bm25(terms: list[str]) -> None:
+    texts = corpus(400)
+    index = KeywordIndex()
+    load(index, list(range(1, 401)), texts)
+    got = index.search("t", "a", None, terms, 1000)
+    want = fts5_bm25(texts, terms)
+    assert [r for r, _ in got] == [r for r, _ in want]
+    assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5)
+    assert index.search("t", "a", None, terms, 5) == got[:5]
+
+
+def test_delta_and_merge_rank_like_one_bulk_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keyword_index, "_MIN_DELTA", 50)  # merge often
+    texts = corpus(600, seed=3)
+    bulk, trickle = KeywordIndex(), KeywordIndex()
+    load(bulk, list(range(1, 601)), texts)
+    for start in range(0, 600, 37):  # a search between every batch settles the delta
+        load(trickle, list(range(start + 1, min(start + 38, 601))), texts[start : start + 37])
+        trickle.search("t", "a", None, ["deploy"], 3)
+    part = trickle.partition("t", "a")
+    assert part is not None and part.base is not None and len(part.base) > 0
+    for terms in (["deploy", "museum"], ["sqlite"], ["adoption", "group", "release"]):
+        assert trickle.search("t", "a", None, terms, 50) == bulk.search("t", "a", None, terms, 50)
+
+
+def test_tenants_scope_liveness_and_purge(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keyword_index, "_MIN_DELTA", 0)  # every settle merges
+    index = KeywordIndex()
+    texts = ["kestrel one", "kestrel two", "kestrel three", "kestrel four", "kestrel five"]
+    load(
+        index,
+        [1, 2, 3, 4, 5],
+        texts,
+        tenants=["t", "t", "other", "t", "t"],
+        projects=[None, "p1", None, "p2", None],
+        live=[True, True, True, True, False],
+    )
+
+    def rows(project: str | None = None) -> list[int]:
+        return sorted(r for r, _ in index.search("t", "a", project, ["kestrel"], 10))
+
+    assert rows() == [1, 2, 4]  # tenant "other" and the dead row never appear
+    assert rows("p1") == [1, 2]  # global rows and p1's
+    assert rows("unknown") == [1]
+    assert index.document_counts("t", "a", ["kestrel", "absent"]) == (
+        3,
+        {"kestrel": 3, "absent": 0},
+    )
+    # Row 5 comes back to life after a merge dropped its postings: the sync re-reads them.
+    load(index, [5], ["kestrel five"])
+    assert rows() == [1, 2, 4, 5]
+    # Purged (no terms any more): gone for good.
+    index.sync([2], ["t"], ["a"], ["p1"], [False], [None], [None], [None])
+    assert rows() == [1, 4, 5]
+    assert index.search("nobody", "a", None, ["kestrel"], 10) == []
+
+
+def test_another_process_sees_writes(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    writer, reader = SqliteStore(path, dim=4), SqliteStore(path, dim=4)
+    where = LaneFilter("t", "a")
+    assert reader.keyword_search(where, ["kestrel"], 5) == []
+
+    def record(i: int, body: str) -> Record:
+        return Record(id=f"R{i}", version=1, tenant="t", agent="a", body=body, text_hash=f"h{i}")
+
+    with writer.transaction() as tx:
+        tx.insert_records([(record(1, "the kestrel nests"), None, None)])
+        tx.insert_record(record(2, "kestrels hunting over fields"))
+    hits = reader.keyword_search(where, ["kestrel"], 5)
+    assert len(hits) == 2 and hits[0].score > 0  # "kestrels" stems to the same term
+    writer.close()
+    reader.close()
