@@ -18,15 +18,6 @@ _CJK = re.compile(
 IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[_.\-/:][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*")
 
 
-def needs_substring_index(text: str) -> bool:
-    """Whether a body needs the trigram index: CJK runs or code identifiers.
-
-    Plain prose is served by the word index; indexing its trigrams would triple the cost
-    of every write for queries that never use them.
-    """
-    return bool(_CJK.search(text) or IDENTIFIER.search(text))
-
-
 def fold(text: str) -> str:
     """NFKD, drop combining marks, lower-case: 'Café' -> 'cafe', 'ＡＢＣ' -> 'abc'."""
     if text.isascii():
@@ -38,8 +29,7 @@ def fold(text: str) -> str:
 def words(text: str) -> list[str]:
     """Unicode-aware word tokens (lower case); CJK runs are cut out of mixed tokens.
 
-    ``以后都用pnpm安装`` gives ``pnpm`` plus the CJK runs, which the substring lane
-    searches as trigrams.
+    ``以后都用pnpm安装`` gives ``pnpm`` plus the CJK runs.
     """
     out: list[str] = []
     for token in _WORD.findall(unicodedata.normalize("NFKC", text)):
@@ -48,6 +38,37 @@ def words(text: str) -> list[str]:
             out.extend(_CJK.findall(token))
         else:
             out.append(token.casefold())
+    return out
+
+
+_CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_SEPARATORS = frozenset("_.-/:")
+
+
+def index_terms(text: str) -> list[str]:
+    """The terms the word index keeps for a text (and a query is searched by).
+
+    Every word, case folded; CJK runs, written without spaces, as overlapping character
+    bigrams (``以后都用`` -> ``以后 后都 都用``); camelCase words also by hump
+    (``getUserName`` -> ``getusername get user name``); compound code identifiers also
+    whole (``cart_batch_v2.go``), so an exact identifier outranks its parts.
+    """
+    out: list[str] = []
+    normal = unicodedata.normalize("NFKC", text)
+    for token in _WORD.findall(normal):
+        if _CJK.search(token):
+            out.extend(p.casefold() for p in _CJK.split(token) if p)
+            for run in _CJK.findall(token):
+                out.extend(run[i : i + 2] for i in range(max(len(run) - 1, 1)))
+            continue
+        out.append(token.casefold())
+        if not token.islower() and not token.isupper():
+            parts = _CAMEL_PART.findall(token)
+            if len(parts) > 1:
+                out.extend(p.casefold() for p in parts)
+    for match in IDENTIFIER.finditer(normal):
+        if _SEPARATORS.intersection(match.group()):
+            out.append(match.group().casefold())
     return out
 
 

@@ -159,8 +159,9 @@ class Store(Protocol):
     def records_by_rows(self, rows: Sequence[int]) -> dict[int, Record]: ...
 
     def keyword_search(self, where: LaneFilter, terms: Sequence[str], limit: int) -> list[LaneHit]:
-        """BM25 over word tokens (Porter-stemmed, diacritics folded); terms are plain
-        words, OR-joined; statistics are those of the tenant and agent searched."""
+        """BM25 over index terms (:func:`cairn.text.index_terms`: words Porter-stemmed and
+        diacritics folded, CJK bigrams, identifiers), OR-joined; statistics are those of
+        the tenant and agent searched."""
         ...
 
     def keyword_document_counts(
@@ -168,12 +169,6 @@ class Store(Protocol):
     ) -> tuple[int, dict[str, int]]:
         """How many live memories of this tenant and agent the keyword index holds, and
         how many contain each term."""
-        ...
-
-    def substring_search(
-        self, where: LaneFilter, grams: Sequence[str], limit: int
-    ) -> list[LaneHit]:
-        """BM25 over the trigram index: CJK runs and code identifiers."""
         ...
 
     def vector_search(self, where: LaneFilter, query: np.ndarray, limit: int) -> list[LaneHit]: ...

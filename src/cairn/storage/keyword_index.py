@@ -37,7 +37,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import snowballstemmer
 
-from cairn.text import fold, words
+from cairn.text import fold, index_terms
 
 K1 = 1.2
 B = 0.75
@@ -62,7 +62,7 @@ def _stem(word: str) -> str:
 
 
 def term_key(word: str) -> int:
-    """The index key of one token from :func:`cairn.text.words`: diacritics folded,
+    """The index key of one term from :func:`cairn.text.index_terms`: diacritics folded,
     English words Porter-stemmed, hashed to a signed 64-bit integer."""
     found = _KEYS.get(word)
     if found is None:
@@ -83,7 +83,7 @@ def analyse(texts: Iterable[str | None]) -> tuple[int, bytes, bytes]:
     for text in texts:
         if not text:
             continue
-        for word in words(text):
+        for word in index_terms(text):
             key = term_key(word)
             counts[key] = counts.get(key, 0) + 1
             length += 1
@@ -93,11 +93,10 @@ def analyse(texts: Iterable[str | None]) -> tuple[int, bytes, bytes]:
 
 
 def query_keys(terms: Sequence[str]) -> dict[int, str]:
-    """Distinct index keys of query terms (each a word from ``words``), first term kept."""
+    """Distinct index keys of query terms (from ``index_terms``), first term kept."""
     out: dict[int, str] = {}
     for term in terms:
-        for word in words(term):
-            out.setdefault(term_key(word), term)
+        out.setdefault(term_key(term), term)
     return out
 
 

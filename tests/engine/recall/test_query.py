@@ -9,17 +9,27 @@ def test_stop_words_dropped_and_terms_lowercase_unique() -> None:
     assert q.terms == ("package", "manager")
 
 
-def test_fts_syntax_becomes_plain_words() -> None:
+def test_query_syntax_becomes_plain_terms() -> None:
     q = formulate('"AND OR NEAR( * ^ - col:val')
-    assert q.terms == ("near", "col", "val")  # "and" and "or" are stop words
+    # "and" and "or" are stop words; "col:val" is also kept whole, as an identifier.
+    assert q.terms == ("near", "col", "val", "col:val")
     assert all('"' not in t and "*" not in t for t in q.terms)
 
 
-def test_cjk_trigrams_and_identifiers() -> None:
+def test_cjk_bigrams_camel_humps_and_whole_identifiers() -> None:
     q = formulate("以后都用pnpm安装 user_id getUserName")
-    assert "以后都" in q.grams and "后都用" in q.grams
-    assert "user_id" in q.grams and "getUserName" in q.grams
-    assert "pnpm" in q.terms
+    assert {"以后", "后都", "都用", "安装", "pnpm"} <= set(q.terms)
+    assert {"user", "id", "user_id"} <= set(q.terms)
+    assert {"getusername", "get", "user", "name"} <= set(q.terms)
+
+
+def test_cjk_and_identifier_parts_are_found(mem) -> None:  # type: ignore[no-untyped-def]
+    mem.store("以后都用pnpm安装依赖")
+    mem.store("The handler calls getUserName before src/auth/session_store.py loads")
+    mem.store("unrelated note about lunch")
+    assert mem.recall("都用什么安装").memories[0].record.body.startswith("以后")
+    for query in ("UserName", "session_store", "session_store.py"):
+        assert "getUserName" in mem.recall(query).memories[0].record.body, query
 
 
 def test_prune_common_terms_keeps_rare_and_at_least_n() -> None:

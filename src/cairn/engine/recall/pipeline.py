@@ -112,12 +112,7 @@ class MemoryRecall:
                         max_share=pruning.maxShare,
                         keep_at_least=pruning.keepAtLeast,
                     )
-            hits = self._store.keyword_search(where, terms, limit)
-            if query.grams:
-                seen = {h.row for h in hits}
-                extra = self._store.substring_search(where, query.grams, limit)
-                hits += [h for h in extra if h.row not in seen]
-            return hits
+            return self._store.keyword_search(where, terms, limit)
 
         keyword_hits: list[LaneHit] = timed("lane.keyword", keyword)
         vector_hits: list[LaneHit] = []

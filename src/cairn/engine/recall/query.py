@@ -1,6 +1,6 @@
-"""Query formulation: plain words for the keyword lane, trigrams for CJK and identifiers.
+"""Query formulation: the terms of the keyword lane (words, CJK bigrams, identifiers).
 
-User text is never passed to FTS as query syntax: the store quotes every term, so
+User text is never query syntax: terms are looked up as they are, so
 ``"AND OR NEAR( * ^ -`` is searched as words (or, when nothing is left, not at all).
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cairn.text import IDENTIFIER, cjk_runs, words
+from cairn.text import index_terms
 
 # Common English function words: they match everything and rank nothing.
 STOP_WORDS = frozenset(
@@ -159,33 +159,17 @@ STOP_WORDS = frozenset(
     ]
 )
 MAX_TERMS = 32
-MAX_GRAMS = 48
 
 
 @dataclass(frozen=True, slots=True)
 class FormulatedQuery:
     text: str
-    terms: tuple[str, ...]  # keyword lane: lower-case words, stop words dropped
-    grams: tuple[str, ...]  # substring lane: CJK trigrams and whole code identifiers
-
-
-def _trigrams(run: str) -> list[str]:
-    if len(run) <= 3:
-        return [run]
-    return [run[i : i + 3] for i in range(len(run) - 2)]
+    terms: tuple[str, ...]  # keyword lane: index terms of the text, stop words dropped
 
 
 def formulate(text: str) -> FormulatedQuery:
-    terms = [w for w in words(text) if w not in STOP_WORDS and not cjk_runs(w)]
-    grams: list[str] = []
-    for run in cjk_runs(text):
-        grams.extend(_trigrams(run))
-    grams.extend(m.group() for m in IDENTIFIER.finditer(text))
-    return FormulatedQuery(
-        text=text,
-        terms=tuple(dict.fromkeys(terms))[:MAX_TERMS],
-        grams=tuple(dict.fromkeys(g for g in grams if len(g) >= 3))[:MAX_GRAMS],
-    )
+    terms = [t for t in index_terms(text) if t not in STOP_WORDS]
+    return FormulatedQuery(text=text, terms=tuple(dict.fromkeys(terms))[:MAX_TERMS])
 
 
 def prune_common_terms(

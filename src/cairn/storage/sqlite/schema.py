@@ -235,11 +235,12 @@ CREATE TRIGGER records_au_in AFTER UPDATE ON records WHEN new.live AND (
 END;
 """
 
-# v4: the word index moves out of FTS5 into record_terms (analysed term keys and counts per
-# row), which the in-memory BM25 index (storage/keyword_index.py) loads and follows: FTS5's
-# per-row bm25() and the join for the tenant filter made up most of a recall at 100k
-# memories. The store fills record_terms for existing rows right after this script.
-# The trigram index stays in FTS5 (CJK runs and code identifiers only).
+# v4: keyword search moves out of FTS5 into record_terms (each row's analysed term keys and
+# counts), which the in-memory BM25 index (storage/keyword_index.py) loads and follows:
+# FTS5's per-row bm25() and the join for the tenant filter were most of a recall at 100k
+# memories. CJK and code identifiers are terms of that index too (bigrams, whole
+# identifiers), so the trigram index, its triggers and the column that chose its rows go.
+# The store fills record_terms for existing rows right after this script.
 V4 = """
 CREATE TABLE record_terms (
     row INTEGER PRIMARY KEY REFERENCES records(row),
@@ -252,22 +253,8 @@ DROP TRIGGER records_ad;
 DROP TRIGGER records_au_out;
 DROP TRIGGER records_au_in;
 DROP TABLE records_fts;
-CREATE TRIGGER records_ai AFTER INSERT ON records WHEN new.live AND new.substring_index BEGIN
-    INSERT INTO records_trigram(rowid, title, body) VALUES (new.row, new.title, new.body);
-END;
-CREATE TRIGGER records_ad AFTER DELETE ON records WHEN old.live AND old.substring_index BEGIN
-    INSERT INTO records_trigram(records_trigram, rowid, title, body)
-        VALUES ('delete', old.row, old.title, old.body);
-END;
-CREATE TRIGGER records_au_out AFTER UPDATE ON records WHEN old.live AND old.substring_index
-    AND (NOT new.live OR old.body IS NOT new.body OR old.title IS NOT new.title) BEGIN
-    INSERT INTO records_trigram(records_trigram, rowid, title, body)
-        VALUES ('delete', old.row, old.title, old.body);
-END;
-CREATE TRIGGER records_au_in AFTER UPDATE ON records WHEN new.live AND new.substring_index
-    AND (NOT old.live OR old.body IS NOT new.body OR old.title IS NOT new.title) BEGIN
-    INSERT INTO records_trigram(rowid, title, body) VALUES (new.row, new.title, new.body);
-END;
+DROP TABLE records_trigram;
+ALTER TABLE records DROP COLUMN substring_index;
 """
 
 MIGRATIONS: tuple[tuple[int, str], ...] = ((1, V1), (2, V2), (3, V3), (4, V4))

@@ -1,4 +1,4 @@
-"""The SQLite backend: one file in WAL mode; analysed terms, FTS5 trigrams, vectors as BLOBs.
+"""The SQLite backend: one file in WAL mode; records, analysed terms and vectors as BLOBs.
 
 This module owns all of cairn's SQL. Settings chosen on purpose:
 
@@ -30,7 +30,6 @@ from cairn.storage.base import Application, EpisodePlace, LaneFilter, LaneHit, T
 from cairn.storage.keyword_index import KeywordIndex, analyse
 from cairn.storage.sqlite.schema import LATEST_VERSION, MIGRATIONS
 from cairn.storage.vector_index import ExactVectorIndex
-from cairn.text import needs_substring_index
 
 _JSON_LIST_FIELDS = ("tags", "path_patterns", "operations", "phases", "task_types", "evidence")
 _RECORD_COLUMNS = (
@@ -162,11 +161,6 @@ def _terms(record: Record) -> tuple[int, bytes, bytes]:
     return analyse((record.title, record.body, " ".join(record.tags)))
 
 
-def _quote_fts(term: str) -> str:
-    # A quoted FTS5 string is a phrase of plain tokens: no operator inside it can act.
-    return '"' + term.replace('"', '""') + '"'
-
-
 def _scope_clause(where: LaneFilter) -> tuple[str, list[Any]]:
     sql = "r.tenant = ? AND r.agent = ?"
     params: list[Any] = [where.tenant, where.agent]
@@ -223,7 +217,7 @@ class _SqliteTransaction:
             return []
         first = int(self._conn.execute("SELECT coalesce(max(row), 0) FROM records").fetchone()[0])
         rows = list(range(first + 1, first + 1 + len(items)))
-        names = ["row", *_RECORD_COLUMNS, "change_seq", "substring_index"]
+        names = ["row", *_RECORD_COLUMNS, "change_seq"]
         self._conn.executemany(
             f"INSERT INTO records({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
             [
@@ -246,9 +240,7 @@ class _SqliteTransaction:
         return rows
 
     def _record_values(self, record: Record) -> list[Any]:
-        values = [_to_db(n, getattr(record, n)) for n in _RECORD_COLUMNS]
-        title_and_body = f"{record.title or ''} {record.body}"
-        return [*values, self._seq, int(needs_substring_index(title_and_body))]
+        return [*(_to_db(n, getattr(record, n)) for n in _RECORD_COLUMNS), self._seq]
 
     def set_entities_many(self, links: Sequence[tuple[int, str, Sequence[str]]]) -> None:
         pairs = list(dict.fromkeys((t, k) for _, t, keys in links for k in keys))
@@ -264,7 +256,7 @@ class _SqliteTransaction:
     def insert_record(
         self, record: Record, vector: np.ndarray | None = None, model: str | None = None
     ) -> int:
-        names = [*_RECORD_COLUMNS, "change_seq", "substring_index"]
+        names = [*_RECORD_COLUMNS, "change_seq"]
         values = self._record_values(record)
         cur = self._conn.execute(
             f"INSERT INTO records({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
@@ -367,7 +359,6 @@ class _SqliteTransaction:
             self._conn.execute("DELETE FROM vectors WHERE row = ?", (row,))
             self._conn.execute("DELETE FROM record_terms WHERE row = ?", (row,))
             self._conn.execute("DELETE FROM record_entities WHERE row = ?", (row,))
-            # The update trigger removes the old body from the trigram index first.
             self._conn.execute(
                 "UPDATE records SET body = '', title = NULL, tags = '[]', source = '{}',"
                 " evidence = '[]', external_ref = NULL, purged = 1, change_seq = ?"
@@ -728,25 +719,6 @@ class SqliteStore:
                     out[key] = record
         return out
 
-    def _fts(
-        self, table: str, where: LaneFilter, terms: Sequence[str], limit: int
-    ) -> list[LaneHit]:
-        if not terms or limit <= 0:
-            return []
-        match = " OR ".join(_quote_fts(t) for t in dict.fromkeys(terms))
-        scope_sql, params = _scope_clause(where)
-        sql = (
-            f"SELECT r.row, bm25({table}) AS rank FROM {table}"
-            f" JOIN records r ON r.row = {table}.rowid"
-            f" WHERE {table} MATCH ? AND {scope_sql} AND r.live ORDER BY rank LIMIT ?"
-        )
-        with self._lock:
-            try:
-                found = self._conn.execute(sql, [match, *params, limit]).fetchall()
-            except sqlite3.OperationalError as exc:
-                raise StorageError(f"keyword search failed: {exc}") from None
-        return [LaneHit(row=int(row), score=-float(rank)) for row, rank in found]
-
     def keyword_document_counts(
         self, where: LaneFilter, terms: Sequence[str]
     ) -> tuple[int, dict[str, int]]:
@@ -761,11 +733,6 @@ class SqliteStore:
             self._sync_index()
             hits = self._words.search(where.tenant, where.agent, where.project_id, terms, limit)
         return [LaneHit(row=row, score=score) for row, score in hits]
-
-    def substring_search(
-        self, where: LaneFilter, grams: Sequence[str], limit: int
-    ) -> list[LaneHit]:
-        return self._fts("records_trigram", where, [g for g in grams if len(g) >= 3], limit)
 
     def _sync_index(self) -> None:
         seq = int(
@@ -936,9 +903,6 @@ class SqliteStore:
                 ):
                     self._conn.execute(f"DELETE FROM {table}")
                 self._conn.execute(
-                    "INSERT INTO records_trigram(records_trigram) VALUES ('delete-all')"
-                )
-                self._conn.execute(
                     "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq'"
                 )
                 self._conn.execute("COMMIT")
@@ -954,7 +918,6 @@ class SqliteStore:
             # Sync first, so a purged row's vector also leaves this process's index and
             # any approximate-index file now, not at the next search.
             self._sync_index()
-            self._conn.execute("INSERT INTO records_trigram(records_trigram) VALUES ('optimize')")
             # A reader in another process can hold old WAL frames; retry briefly.
             for _ in range(50):
                 busy, _log, _done = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
