@@ -21,8 +21,9 @@ tenant's ranking.
 
 Layout: a partition keeps a large immutable *base* segment (postings sorted by term, CSR)
 and a small *delta* segment rebuilt from new postings when a search finds some; the delta is
-merged into the base when it outgrows a quarter of it, so a write costs an amortised
-O(log n) re-sort, and a recall right after a write rebuilds only the delta. The merge also
+merged into the base when it outgrows a sixteenth of it (or 50k postings). Both are sorted
+runs, so a merge is one linear pass, and a recall right after a write re-sorts only the
+delta; a large load merges as it goes instead of holding every posting unsorted. The merge also
 drops the postings of dead slots (superseded, forgotten or evicted rows); such a row that
 comes back is re-read from ``record_terms`` by the sync.
 """
@@ -110,10 +111,12 @@ class _Segment:
     __slots__ = ("keys", "slots", "starts", "tfs")
 
     def __init__(self, keys: np.ndarray, slots: np.ndarray, tfs: np.ndarray) -> None:
+        # Stable sort is timsort here: a merge of the sorted base with a sorted delta is
+        # one linear pass over two runs.
         order = np.argsort(keys, kind="stable")
         sorted_keys = keys[order]
         self.slots = slots[order].astype(np.int32)
-        self.tfs = tfs[order].astype(np.float32)
+        self.tfs = tfs[order].astype(np.uint16)  # 6 bytes a posting with the slot
         if len(sorted_keys):
             firsts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
         else:
@@ -159,6 +162,7 @@ class Partition:
         self.base: _Segment | None = None
         self.delta: _Segment | None = None
         self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._pending_count = 0
 
     def grow(self, needed: int) -> None:
         capacity = len(self.rows)
@@ -182,7 +186,13 @@ class Partition:
     def add_postings(self, slots: np.ndarray, keys: np.ndarray, tfs: np.ndarray) -> None:
         if len(keys):
             self._pending.append((keys, slots, tfs))
+            self._pending_count += len(keys)
         self.indexed[slots] = True
+        if self._pending_count > self._merge_at():
+            self.settle()  # a large load merges as it goes, never holding it all unsorted
+
+    def _merge_at(self) -> int:
+        return max(_MIN_DELTA, len(self.base) // 16 if self.base is not None else 0)
 
     def settle(self) -> None:
         """Fold pending postings into the delta, or the delta into the base when large."""
@@ -190,11 +200,10 @@ class Partition:
             return
         parts = list(self._pending)
         self._pending.clear()
+        self._pending_count = 0
         if self.delta is not None:
             parts.insert(0, self.delta.triples())
-        pending = sum(len(p[0]) for p in parts)
-        base = len(self.base) if self.base is not None else 0
-        if pending > max(_MIN_DELTA, base // 4):
+        if sum(len(p[0]) for p in parts) > self._merge_at():
             if self.base is not None:
                 parts.insert(0, self.base.triples())
             keys, slots, tfs = (np.concatenate(c) for c in zip(*parts, strict=True))
@@ -237,7 +246,8 @@ class Partition:
             if not parts:
                 continue
             slots = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
-            tfs = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
+            tfs = (parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts]))
+            tfs = tfs.astype(np.float32)
             alive = self.live[slots]
             df = int(np.count_nonzero(alive))
             if df == 0:
@@ -384,7 +394,7 @@ class KeywordIndex:
         for part, (slots, key_blobs, count_blobs) in fresh.items():
             sizes = np.fromiter((len(b) // 8 for b in key_blobs), np.int64, len(key_blobs))
             key_arr = np.frombuffer(b"".join(key_blobs), dtype="<i8").astype(np.int64)
-            tf_arr = np.frombuffer(b"".join(count_blobs), dtype="<u2").astype(np.float32)
+            tf_arr = np.frombuffer(b"".join(count_blobs), dtype="<u2").astype(np.uint16)
             slot_arr = np.repeat(np.asarray(slots, dtype=np.int32), sizes)
             part.add_postings(slot_arr, key_arr, tf_arr)
 
