@@ -53,16 +53,23 @@ def index_terms(text: str) -> list[str]:
     (``getUserName`` -> ``getusername get user name``); compound code identifiers also
     whole (``cart_batch_v2.go``), so an exact identifier outranks its parts.
     """
-    out: list[str] = []
-    normal = unicodedata.normalize("NFKC", text)
-    for token in _WORD.findall(normal):
-        if _CJK.search(token):
-            out.extend(p.casefold() for p in _CJK.split(token) if p)
-            for run in _CJK.findall(token):
-                out.extend(run[i : i + 2] for i in range(max(len(run) - 1, 1)))
-            continue
-        out.append(token.casefold())
-        if not token.islower() and not token.isupper():
+    normal = text if text.isascii() else unicodedata.normalize("NFKC", text)
+    tokens = _WORD.findall(normal)
+    if normal.isascii() or _CJK.search(normal) is None:
+        out = [t.casefold() for t in tokens]
+    else:
+        out = []
+        for token in tokens:
+            if _CJK.search(token):
+                out.extend(p.casefold() for p in _CJK.split(token) if p)
+                for run in _CJK.findall(token):
+                    out.extend(run[i : i + 2] for i in range(max(len(run) - 1, 1)))
+            else:
+                out.append(token.casefold())
+    for token in tokens:
+        tail = token[1:]
+        # A capital after the first letter, in a word not all capitals: camelCase.
+        if tail != tail.lower() and not token.isupper():
             parts = _CAMEL_PART.findall(token)
             if len(parts) > 1:
                 out.extend(p.casefold() for p in parts)

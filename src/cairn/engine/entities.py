@@ -182,17 +182,24 @@ def extract_entity_keys(text: str) -> list[str]:
 
     previous_end = 0
     for match in _TOKEN.finditer(text):
-        if _BREAK.search(text, previous_end, match.start()):
+        if run and _BREAK.search(text, previous_end, match.start()):
             flush()  # a name never runs across punctuation
         previous_end = match.end()
-        token = match.group().rstrip(".:/-")
+        token = match.group()
+        if token.islower() and token.isalpha():  # the common case: an ordinary word
+            if run:
+                flush()
+            continue
+        token = token.rstrip(".:/-")
         if not token:
             continue
         if token[0] in "#@" and len(token) > 1:
             flush()
             keys.append(fold(token))
             continue
-        if _IDENTIFIER.fullmatch(token):
+        # Plain lower-case or Capitalised words (most of them) cannot be identifiers.
+        plain = token.isalpha() and (token.islower() or token.istitle())
+        if not plain and _IDENTIFIER.fullmatch(token):
             flush()
             keys.append(fold(token))
             continue

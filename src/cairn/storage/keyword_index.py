@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -79,17 +80,17 @@ def term_key(word: str) -> int:
 
 def analyse(texts: Iterable[str | None]) -> tuple[int, bytes, bytes]:
     """Document length in tokens, and the encoded term keys (int64) and counts (uint16)."""
-    counts: dict[int, int] = {}
-    length = 0
+    terms: Counter[str] = Counter()
     for text in texts:
-        if not text:
-            continue
-        for word in index_terms(text):
-            key = term_key(word)
-            counts[key] = counts.get(key, 0) + 1
-            length += 1
+        if text:
+            terms.update(index_terms(text))
+    counts: dict[int, int] = {}
+    for term, n in terms.items():
+        key = term_key(term)  # words with one stem share a key: their counts add up
+        counts[key] = counts.get(key, 0) + n
     keys = np.fromiter(counts.keys(), dtype="<i8", count=len(counts))
     tfs = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+    length = sum(terms.values())
     return length, keys.tobytes(), np.minimum(tfs, 65535).astype("<u2").tobytes()
 
 
