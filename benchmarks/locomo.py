@@ -254,7 +254,7 @@ class EngineRun:
 
 # The episode and date signals off: a lane or a fusion rule measured on its own.
 PLAIN: dict[str, Any] = {
-    "episodes": {"neighbourWeight": 0, "episodeWeight": 0},
+    "episodes": {"neighbourWeight": 0, "episodeWeight": 0, "expandTop": 0},
     "timeframe": {"weight": 0},
 }
 ENGINE_RUNS = {
@@ -288,8 +288,13 @@ ENGINE_RUNS = {
         ),
         EngineRun(
             "no-episodes",
-            "default without the episode signals",
-            {"episodes": {"neighbourWeight": 0, "episodeWeight": 0}},
+            "default without the episode signals (and without neighbour expansion)",
+            {"episodes": {"neighbourWeight": 0, "episodeWeight": 0, "expandTop": 0}},
+        ),
+        EngineRun(
+            "no-expansion",
+            "default without bringing in the episode neighbours of the best hits",
+            {"episodes": {"expandTop": 0}},
         ),
         EngineRun("no-dates", "default without the date prior", {"timeframe": {"weight": 0}}),
         EngineRun("entity", "default + rag.entityLane: true", {"entityLane": True}),
@@ -308,6 +313,7 @@ DEFAULT_RUNS = (
     "rrf",
     "score-fusion",
     "no-episodes",
+    "no-expansion",
     "no-dates",
     "default",
     "entity",

@@ -57,10 +57,13 @@ class Fusion(_Strict):
 
 
 class Episodes(_Strict):
-    neighbourWeight: float = Field(0.5, ge=0, le=10)
+    neighbourWeight: float = Field(0.3, ge=0, le=10)
     window: int = Field(2, ge=0, le=20)
     episodeWeight: float = Field(1.0, ge=0, le=10)
     episodeTop: int = Field(3, ge=1, le=100)
+    # The episode neighbours (within ``window``) of this many best fused hits join the
+    # candidates even when no lane returned them; 0 turns it off.
+    expandTop: int = Field(5, ge=0, le=1000)
 
 
 class Timeframe(_Strict):
@@ -83,7 +86,7 @@ class Rag(_Strict):
     maxContextChars: int = Field(4000, ge=100, le=1_000_000)
     minScore: float = Field(0.1, ge=0, le=1)
     includeTrustLevels: tuple[TrustLevel, ...] = ("system", "learned")
-    laneCandidates: int = Field(100, ge=1, le=10_000)
+    laneCandidates: int = Field(200, ge=1, le=10_000)
     scorePool: int = Field(100, ge=1, le=10_000)  # fused candidates fetched and scored
     rrfK: int = Field(60, ge=1, le=10_000)
     fusion: Fusion = Fusion()

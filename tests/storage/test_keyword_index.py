@@ -126,3 +126,18 @@ def test_another_process_sees_writes(tmp_path: Path) -> None:
     assert len(hits) == 2 and hits[0].score > 0  # "kestrels" stems to the same term
     writer.close()
     reader.close()
+
+
+def test_scores_of_given_rows_equal_search_scores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keyword_index, "_MIN_DELTA", 100)  # a base and a delta both hold rows
+    texts = corpus(500, seed=11)
+    index = KeywordIndex()
+    load(index, list(range(1, 301)), texts[:300])
+    index.search("t", "a", None, ["deploy"], 1)  # settles: a base exists
+    load(index, list(range(301, 501)), texts[300:])
+    terms = ["deploy", "museum", "sqlite"]
+    ranked = dict(index.search("t", "a", None, terms, 1000))
+    rows = [3, 150, 320, 499, 77]
+    got = index.scores("t", "a", terms, rows)
+    assert got == pytest.approx({r: ranked.get(r, 0.0) for r in rows})
+    assert index.scores("other", "a", terms, rows) == {}

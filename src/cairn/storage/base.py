@@ -171,6 +171,18 @@ class Store(Protocol):
         how many contain each term."""
         ...
 
+    def keyword_scores(
+        self, where: LaneFilter, terms: Sequence[str], rows: Sequence[int]
+    ) -> dict[int, float]:
+        """The keyword lane's BM25 for specific live rows (0 or absent: no term matches)."""
+        ...
+
+    def episode_neighbours(
+        self, where: LaneFilter, places: Sequence[EpisodePlace], window: int
+    ) -> dict[int, EpisodePlace]:
+        """Live rows in scope within ``window`` positions of these places, same episode."""
+        ...
+
     def vector_search(self, where: LaneFilter, query: np.ndarray, limit: int) -> list[LaneHit]: ...
 
     def vector_scores(self, query: np.ndarray, rows: Sequence[int]) -> dict[int, float]:

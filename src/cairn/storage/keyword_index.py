@@ -229,6 +229,33 @@ class Partition:
                     counts[i] += int(np.count_nonzero(self.live[found[0]]))
         return counts
 
+    def scores_for(self, keys: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """BM25 of these (live) slots for the query keys, 0 where none matches."""
+        out = np.zeros(len(slots), dtype=np.float64)
+        if self.live_count == 0 or len(keys) == 0 or len(slots) == 0:
+            return out
+        n_docs = self.live_count
+        avgdl = self.live_length / n_docs if self.live_length > 0 else 1.0
+        position = np.full(self.size, -1, dtype=np.int64)  # slot -> index into ``slots``
+        position[slots] = np.arange(len(slots))
+        for i, df in enumerate(self.document_counts(keys).tolist()):
+            if df == 0:
+                continue
+            idf = max(math.log((n_docs - df + 0.5) / (df + 0.5)), _MIN_IDF)
+            for segment in (self.base, self.delta):
+                found = None if segment is None else segment.postings(keys[i : i + 1])[0]
+                if found is None:
+                    continue
+                at = position[found[0]]
+                hit = at >= 0
+                if not hit.any():
+                    continue
+                tf = found[1][hit].astype(np.float64)
+                wanted = at[hit]
+                norm = (K1 * (1.0 - B)) + (K1 * B / avgdl) * self.length[slots[wanted]]
+                out[wanted] += idf * (K1 + 1.0) * tf / (tf + norm)
+        return out
+
     def search(self, keys: np.ndarray, project: int | None, limit: int) -> list[tuple[int, float]]:
         if self.live_count == 0 or limit <= 0 or len(keys) == 0:
             return []
@@ -412,6 +439,28 @@ class KeywordIndex:
             found = part.document_counts(keys) if len(keys) else _EMPTY
             out[term] = int(found.max()) if len(found) else 0
         return part.live_count, out
+
+    def scores(
+        self, tenant: str, agent: str, terms: Sequence[str], rows: Sequence[int]
+    ) -> dict[int, float]:
+        """BM25 of specific rows of this tenant and agent (live ones), e.g. rows that
+        recall brings in as context rather than as keyword hits."""
+        part = self.partition(tenant, agent)
+        if part is None or not rows:
+            return {}
+        part.settle()
+        wanted: list[tuple[int, int]] = []
+        for row in rows:
+            packed = self._locate(row)
+            if packed >= 0 and (packed >> _OFFSET_BITS) == part.id:
+                slot = packed & _SLOT_MASK
+                if part.live[slot]:
+                    wanted.append((row, slot))
+        if not wanted:
+            return {}
+        keys = np.fromiter(query_keys(terms), dtype=np.int64)
+        found = part.scores_for(keys, np.asarray([s for _, s in wanted], dtype=np.int32))
+        return {row: float(score) for (row, _), score in zip(wanted, found.tolist(), strict=True)}
 
     def search(
         self, tenant: str, agent: str, project_id: str | None, terms: Sequence[str], limit: int

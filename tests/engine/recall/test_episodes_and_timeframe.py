@@ -69,3 +69,34 @@ def test_date_prior_favours_the_named_time_and_the_days_after() -> None:
     out = date_prior(scores, places, span, weight=2.0, after_days=14, tau_days=15)
     assert out[1] == pytest.approx(2.0) and out[2] == pytest.approx(2.0)
     assert 0 < out[3] < 0.2 and out[4] == 0.0
+
+
+def test_expansion_brings_in_a_neighbour_no_lane_found(tmp_path, embedder, clock) -> None:  # type: ignore[no-untyped-def]
+    from cairn.memory import Memory, MemoryInput
+
+    turns = [
+        "Did you go to the harbour regatta on Saturday?",
+        "Yes! The blue boat won, we cheered all afternoon.",
+        "Lunch was sandwiches.",
+    ]
+    filler = [f"filler note {i} about taxes" for i in range(20)]
+    path = tmp_path / "m.db"
+    # laneCandidates 1: each lane returns only its best row, so the reply is no lane's hit.
+    rag = {"laneCandidates": 1, "minScore": 0}
+    with Memory.open(
+        path, config={"agents": {"default": {"rag": rag}}}, embedder=embedder, clock=clock
+    ) as on:
+        on.store_many(
+            [MemoryInput(body=t, episode_id="s1", position=i) for i, t in enumerate(turns)]
+        )
+        on.store_many(
+            [MemoryInput(body=t, episode_id="s2", position=i) for i, t in enumerate(filler)]
+        )
+        result = on.recall("harbour regatta")
+    no_expansion = {"agents": {"default": {"rag": {**rag, "episodes": {"expandTop": 0}}}}}
+    with Memory.open(path, config=no_expansion, embedder=embedder, clock=clock) as off:
+        baseline = off.recall("harbour regatta")
+    assert turns[1] not in [c.record.body for c in baseline.ranked]
+    reached = [c for c in result.ranked if c.record.body == turns[1]]
+    assert reached and "neighbour" in reached[0].ranks
+    assert result.ranked[0].record.body == turns[0]  # the hit itself stays first

@@ -44,7 +44,9 @@ def rrf(lanes: Sequence[LaneRanking], k: int = 60) -> list[Fused]:
 
 
 def score_fusion(
-    lanes: Sequence[LaneRanking], fill: dict[str, dict[int, float]] | None = None
+    lanes: Sequence[LaneRanking],
+    fill: dict[str, dict[int, float]] | None = None,
+    extra_rows: Sequence[int] = (),
 ) -> dict[int, float]:
     """Weighted mean of per-lane scores: ``Σ w_i · s_i / Σ w_i``.
 
@@ -53,13 +55,14 @@ def score_fusion(
     top-k did not reach (the vector lane can score any row), so a strong keyword hit is
     not punished for being outside the other lane's cut. Measured on LoCoMo, this keeps a
     keyword rank-1 hit from sinking below rows that both lanes found weakly, which rank
-    fusion (RRF) does by construction.
+    fusion (RRF) does by construction. ``extra_rows`` are candidates no lane returned
+    (episode neighbours of the best hits), scored from ``fill`` alone.
     """
     active = [lane for lane in lanes if lane.rows and lane.weight > 0]
     if not active:
         return {}
     total_weight = sum(lane.weight for lane in active)
-    rows = list(dict.fromkeys(row for lane in active for row in lane.rows))
+    rows = list(dict.fromkeys([*(row for lane in active for row in lane.rows), *extra_rows]))
     fused = dict.fromkeys(rows, 0.0)
     for lane in active:
         scores = dict(zip(lane.rows, lane.scores, strict=True))

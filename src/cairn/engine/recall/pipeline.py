@@ -98,6 +98,7 @@ class MemoryRecall:
         where = LaneFilter(request.tenant, request.agent, request.project_id)
         query = timed("formulate", lambda: formulate(request.query))
         limit = rag.laneCandidates
+        searched: list[str] = []  # the terms the keyword lane used, after pruning
 
         def keyword() -> list[LaneHit]:
             terms = query.terms
@@ -112,6 +113,7 @@ class MemoryRecall:
                         max_share=pruning.maxShare,
                         keep_at_least=pruning.keepAtLeast,
                     )
+            searched.extend(terms)
             return self._store.keyword_search(where, terms, limit)
 
         keyword_hits: list[LaneHit] = timed("lane.keyword", keyword)
@@ -126,7 +128,11 @@ class MemoryRecall:
             _lane("keyword", rag.weights.fts, keyword_hits),
             _lane("vector", rag.weights.vector, vector_hits),
         ]
-        fused: list[Fused] = timed("fuse", lambda: self._fuse(lanes, qvec, request, rag, now))
+
+        def fuse() -> list[Fused]:
+            return self._fuse(lanes, qvec, request, rag, now, where, searched)
+
+        fused: list[Fused] = timed("fuse", fuse)
         if rag.entityLane and fused:
             seeds = [f.row for f in fused[: rag.entity.seedCount]]
             neighbours = timed(
@@ -139,7 +145,7 @@ class MemoryRecall:
             ]
             entity_hits.sort(key=lambda h: -h.score)
             lanes.append(_lane("entity", rag.weights.entity, entity_hits))
-            fused = timed("fuse", lambda: self._fuse(lanes, qvec, request, rag, now))
+            fused = timed("fuse", fuse)
         fused = fused[: rag.scorePool]
 
         records = timed("fetch", lambda: self._store.records_by_rows([f.row for f in fused]))
@@ -227,6 +233,8 @@ class MemoryRecall:
         request: RecallRequest,
         rag: Rag,
         now: datetime,
+        where: LaneFilter,
+        terms: list[str],
     ) -> list[Fused]:
         if rag.fusion.method == "rrf":
             return rrf(lanes, rag.rrfK)
@@ -238,6 +246,9 @@ class MemoryRecall:
         scores = score_fusion(lanes, fill)
         if not scores:
             return []
+        neighbours: list[int] = []
+        if rag.episodes.expandTop > 0 and rag.episodes.window > 0:
+            scores, neighbours = self._expand(scores, lanes, fill, qvec, rag, where, terms)
         span = query_range(request.query, now)
         places: dict[int, EpisodePlace] = {}
         if rag.episodes.neighbourWeight > 0 or rag.episodes.episodeWeight > 0 or span:
@@ -265,6 +276,8 @@ class MemoryRecall:
         for lane in lanes:
             for position, row in enumerate(lane.rows, start=1):
                 ranks.setdefault(row, {})[lane.name] = position
+        for position, row in enumerate(neighbours, start=1):
+            ranks.setdefault(row, {})["neighbour"] = position
         order = sorted(scores, key=lambda row: -scores[row])  # stable: lane order breaks ties
         return [
             Fused(
@@ -274,6 +287,32 @@ class MemoryRecall:
             )
             for row in order
         ]
+
+    def _expand(
+        self,
+        scores: dict[int, float],
+        lanes: list[LaneRanking],
+        fill: dict[str, dict[int, float]],
+        qvec: np.ndarray | None,
+        rag: Rag,
+        where: LaneFilter,
+        terms: list[str],
+    ) -> tuple[dict[int, float], list[int]]:
+        """Add the episode neighbours of the best hits that no lane returned, scored by
+        the lanes' own measures (cosine, BM25) so they compete like any candidate."""
+        best = sorted(scores, key=lambda row: -scores[row])[: rag.episodes.expandTop]
+        places = self._store.episode_positions(best)
+        near = self._store.episode_neighbours(
+            where, [places[row] for row in best if row in places], rag.episodes.window
+        )
+        extra = [row for row in near if row not in scores]
+        if not extra:
+            return scores, []
+        if qvec is not None and rag.weights.vector > 0:
+            fill.setdefault("vector", {}).update(self._store.vector_scores(qvec, extra))
+        if terms:
+            fill.setdefault("keyword", {}).update(self._store.keyword_scores(where, terms, extra))
+        return score_fusion(lanes, fill, extra_rows=extra), extra
 
     def _rerank(
         self, query: str, fused: list[Fused], records: dict[int, Record], rag: Rag

@@ -817,6 +817,42 @@ class SqliteStore:
                     out[int(row)] = EpisodePlace(episode_id, position, occurred_at)
         return out
 
+    def keyword_scores(
+        self, where: LaneFilter, terms: Sequence[str], rows: Sequence[int]
+    ) -> dict[int, float]:
+        if not terms or not rows:
+            return {}
+        with self._lock:
+            self._sync_index()
+            return self._words.scores(where.tenant, where.agent, terms, rows)
+
+    def episode_neighbours(
+        self, where: LaneFilter, places: Sequence[EpisodePlace], window: int
+    ) -> dict[int, EpisodePlace]:
+        anchors = list(
+            dict.fromkeys(
+                (p.episode_id, p.position)
+                for p in places
+                if p.episode_id is not None and p.position is not None
+            )
+        )
+        if not anchors or window <= 0:
+            return {}
+        scope_sql, params = _scope_clause(where)
+        sql = (
+            "SELECT r.row, r.episode_id, r.position, r.occurred_at FROM records r"
+            f" WHERE {scope_sql} AND r.episode_id = ? AND r.position BETWEEN ? AND ? AND r.live"
+        )
+        out: dict[int, EpisodePlace] = {}
+        with self._lock:
+            for episode_id, position in anchors:
+                found = self._conn.execute(
+                    sql, [*params, episode_id, position - window, position + window]
+                ).fetchall()
+                for row, episode, pos, occurred_at in found:
+                    out[int(row)] = EpisodePlace(episode, pos, occurred_at)
+        return out
+
     def entity_neighbours(
         self, where: LaneFilter, seeds: Sequence[int], per_entity_cap: int
     ) -> list[LaneHit]:
