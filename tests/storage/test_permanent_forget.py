@@ -5,10 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from cairn import Memory
+from cairn.storage.keyword_index import term_key
 
 SECRET = "Xylophonic quarblewick zentrofax 7741: the vault code is 9931-alpha"
 CORRECTED = "Xylophonic quarblewick zentrofax 7741: the vault code is now 4410-omega"
 NEEDLES = [b"quarblewick", b"zentrofax", b"9931-alpha", b"4410-omega", b"Xylophonic"]
+TERM_NEEDLES = [
+    term_key(word).to_bytes(8, "little", signed=True) for word in ("quarblewick", "zentrofax")
+]
 
 
 def all_bytes(home: Path) -> bytes:
@@ -26,8 +30,9 @@ def test_permanent_forget_purges_records_indexes_journal_free_pages_and_wal(
     mem.correct(rec.id, CORRECTED)
     for i in range(20):
         mem.store(f"later memory {i} about bicycles")
-    # The needles are really on disk before the forget (the check can fail).
-    assert all(n in all_bytes(home) for n in NEEDLES[:3])
+    # The needles are really on disk before the forget (the check can fail), the keyword
+    # index's term keys of the secret words included.
+    assert all(n in all_bytes(home) for n in NEEDLES[:3] + TERM_NEEDLES)
 
     mem.forget(rec.id, permanent=True)
 
@@ -40,7 +45,7 @@ def test_permanent_forget_purges_records_indexes_journal_free_pages_and_wal(
     mem.close()
 
     data = all_bytes(home)
-    for needle in NEEDLES:
+    for needle in NEEDLES + TERM_NEEDLES:
         assert needle not in data, f"{needle!r} survived a permanent forget"
     assert b"ordinary memory number 59" in data  # the rest is intact
 
