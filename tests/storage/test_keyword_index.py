@@ -141,3 +141,17 @@ def test_scores_of_given_rows_equal_search_scores(monkeypatch: pytest.MonkeyPatc
     got = index.scores("t", "a", terms, rows)
     assert got == pytest.approx({r: ranked.get(r, 0.0) for r in rows})
     assert index.scores("other", "a", terms, rows) == {}
+
+
+def test_dead_postings_leave_once_most_and_come_back_with_their_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(keyword_index, "_MIN_DELTA", 0)  # every settle merges into the base
+    index = KeywordIndex()
+    load(index, [1, 2, 3, 4], ["kestrel"] * 4)  # one posting each
+    load(index, [2, 3, 4], ["kestrel"] * 3, live=[False] * 3)
+    load(index, [5], ["kestrel"])  # merges: three of five postings are dead
+    part = index.partition("t", "a")
+    assert part is not None and part.base is not None and len(part.base) == 2
+    load(index, [3], ["kestrel"])  # row 3 is live again: indexed anew from its terms
+    assert sorted(r for r, _ in index.search("t", "a", None, ["kestrel"], 10)) == [1, 3, 5]

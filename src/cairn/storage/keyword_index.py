@@ -21,11 +21,12 @@ tenant's ranking.
 
 Layout: a partition keeps a large immutable *base* segment (postings sorted by term, CSR)
 and a small *delta* segment rebuilt from new postings when a search finds some; the delta is
-merged into the base when it outgrows a sixteenth of it (or 50k postings). Both are sorted
-runs, so a merge is one linear pass, and a recall right after a write re-sorts only the
-delta; a large load merges as it goes instead of holding every posting unsorted. The merge also
-drops the postings of dead slots (superseded, forgotten or evicted rows); such a row that
-comes back is re-read from ``record_terms`` by the sync.
+merged into the base when it outgrows a sixteenth of it (or 50k postings). Both are sorted,
+so a merge places every posting from the key counts alone, without a sort; a recall right
+after a write re-sorts only the new postings, and a large load merges as it goes instead of
+holding every posting unsorted. Postings of rows no longer live stay (searches mask them)
+until they are most of the base; a merge then drops them, and such a row that comes back
+is re-read from ``record_terms`` by the sync.
 """
 
 from __future__ import annotations
@@ -111,26 +112,69 @@ class _Segment:
 
     __slots__ = ("keys", "slots", "starts", "tfs")
 
-    def __init__(self, keys: np.ndarray, slots: np.ndarray, tfs: np.ndarray) -> None:
-        # Stable sort is timsort here: a merge of the sorted base with a sorted delta is
-        # one linear pass over two runs.
+    def __init__(self, keys: np.ndarray, starts: np.ndarray, slots: np.ndarray, tfs: np.ndarray):
+        self.keys = keys  # sorted, distinct
+        self.starts = starts
+        self.slots = slots  # int32, 6 bytes a posting with the count
+        self.tfs = tfs  # uint16
+
+    @classmethod
+    def build(cls, keys: np.ndarray, slots: np.ndarray, tfs: np.ndarray) -> _Segment:
+        """From unsorted postings (small batches: this sorts them all)."""
         order = np.argsort(keys, kind="stable")
         sorted_keys = keys[order]
-        self.slots = slots[order].astype(np.int32)
-        self.tfs = tfs[order].astype(np.uint16)  # 6 bytes a posting with the slot
         if len(sorted_keys):
             firsts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
         else:
             firsts = np.zeros(0, dtype=np.int64)
-        self.keys = sorted_keys[firsts]
-        self.starts = np.r_[firsts, len(sorted_keys)].astype(np.int64)
+        return cls(
+            sorted_keys[firsts],
+            np.r_[firsts, len(sorted_keys)].astype(np.int64),
+            slots[order].astype(np.int32, copy=False),
+            tfs[order].astype(np.uint16, copy=False),
+        )
+
+    @classmethod
+    def merge(cls, a: _Segment, b: _Segment) -> _Segment:
+        """Both sorted: each posting's place follows from the key counts, no sort and no
+        per-posting key array (a sort of the expanded postings needed ~60 bytes a posting
+        at its peak, over the 3 GB budget at a million memories; this needs ~20)."""
+        keys = np.union1d(a.keys, b.keys)
+        group_a = np.searchsorted(keys, a.keys)
+        group_b = np.searchsorted(keys, b.keys)
+        count_a = np.zeros(len(keys), dtype=np.int64)
+        count_a[group_a] = np.diff(a.starts)
+        count_b = np.zeros(len(keys), dtype=np.int64)
+        count_b[group_b] = np.diff(b.starts)
+        starts = np.zeros(len(keys) + 1, dtype=np.int64)
+        np.cumsum(count_a + count_b, out=starts[1:])
+        slots = np.empty(int(starts[-1]), dtype=np.int32)
+        tfs = np.empty(int(starts[-1]), dtype=np.uint16)
+        # Inside a key, a's postings (older rows) come first, then b's.
+        for seg, shift in (
+            (a, starts[group_a] - a.starts[:-1]),
+            (b, starts[group_b] + count_a[group_b] - b.starts[:-1]),
+        ):
+            width = np.int32 if len(slots) < 2**31 else np.int64
+            dest = np.arange(len(seg), dtype=width)
+            dest += np.repeat(shift.astype(width), np.diff(seg.starts))
+            slots[dest] = seg.slots
+            tfs[dest] = seg.tfs
+            del dest
+        return cls(keys, starts, slots, tfs)
+
+    def without(self, keep: np.ndarray) -> _Segment:
+        """The postings where ``keep`` (one flag per posting) is set."""
+        kept = np.zeros(len(self.slots) + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept[1:])
+        counts = kept[self.starts[1:]] - kept[self.starts[:-1]]
+        present = counts > 0
+        starts = np.zeros(int(np.count_nonzero(present)) + 1, dtype=np.int64)
+        np.cumsum(counts[present], out=starts[1:])
+        return _Segment(self.keys[present], starts, self.slots[keep], self.tfs[keep])
 
     def __len__(self) -> int:
         return len(self.slots)
-
-    def triples(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        keys = np.repeat(self.keys, np.diff(self.starts))
-        return keys, self.slots, self.tfs
 
     def postings(self, keys: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
         found = np.searchsorted(self.keys, keys)
@@ -199,24 +243,27 @@ class Partition:
         """Fold pending postings into the delta, or the delta into the base when large."""
         if not self._pending:
             return
-        parts = list(self._pending)
+        keys, slots, tfs = (np.concatenate(c) for c in zip(*self._pending, strict=True))
         self._pending.clear()
         self._pending_count = 0
-        if self.delta is not None:
-            parts.insert(0, self.delta.triples())
-        if sum(len(p[0]) for p in parts) > self._merge_at():
-            if self.base is not None:
-                parts.insert(0, self.base.triples())
-            keys, slots, tfs = (np.concatenate(c) for c in zip(*parts, strict=True))
-            # Postings of rows that are no longer live leave with the merge.
-            keep = self.live[slots]
-            dropped = slots[~keep]
-            self.indexed[dropped] = False
-            self.base = _Segment(keys[keep], slots[keep], tfs[keep])
-            self.delta = None
-        else:
-            keys, slots, tfs = (np.concatenate(c) for c in zip(*parts, strict=True))
-            self.delta = _Segment(keys, slots, tfs)
+        fresh = _Segment.build(keys, slots, tfs)
+        del keys, slots, tfs
+        delta = fresh if self.delta is None else _Segment.merge(self.delta, fresh)
+        if len(delta) <= self._merge_at():
+            self.delta = delta
+            return
+        self.delta = None
+        base = delta if self.base is None else _Segment.merge(self.base, delta)
+        self.base = None
+        del delta
+        # Rows no longer live (superseded, forgotten, evicted) keep their postings until
+        # they are most of the base; then they leave, and a row that comes back later
+        # is indexed again from record_terms by the sync.
+        keep = self.live[base.slots]
+        if np.count_nonzero(keep) * 2 < len(keep):
+            self.indexed[base.slots[~keep]] = False
+            base = base.without(keep)
+        self.base = base
 
     def document_counts(self, keys: np.ndarray) -> np.ndarray:
         """Live memories containing each key."""
