@@ -146,7 +146,8 @@ class MemoryRecall:
             entity_hits.sort(key=lambda h: -h.score)
             lanes.append(_lane("entity", rag.weights.entity, entity_hits))
             fused = timed("fuse", fuse)
-        fused = fused[: rag.scorePool]
+        # A caller asking for many results gets a pool to match.
+        fused = fused[: max(rag.scorePool, 2 * (request.max_results or rag.maxResults))]
 
         records = timed("fetch", lambda: self._store.records_by_rows([f.row for f in fused]))
         fused = [f for f in fused if f.row in records]
