@@ -146,8 +146,7 @@ class MemoryRecall:
             entity_hits.sort(key=lambda h: -h.score)
             lanes.append(_lane("entity", rag.weights.entity, entity_hits))
             fused = timed("fuse", fuse)
-        # A caller asking for many results gets a pool to match.
-        fused = fused[: max(rag.scorePool, 2 * (request.max_results or rag.maxResults))]
+        fused = fused[: self._pool(request, rag)]
 
         records = timed("fetch", lambda: self._store.records_by_rows([f.row for f in fused]))
         fused = [f for f in fused if f.row in records]
@@ -280,6 +279,8 @@ class MemoryRecall:
         for position, row in enumerate(neighbours, start=1):
             ranks.setdefault(row, {})["neighbour"] = position
         order = sorted(scores, key=lambda row: -scores[row])  # stable: lane order breaks ties
+        # Only the pool is ever fetched and scored; the rest would be built for nothing.
+        order = order[: self._pool(request, rag)]
         return [
             Fused(
                 row=row,
@@ -288,6 +289,11 @@ class MemoryRecall:
             )
             for row in order
         ]
+
+    @staticmethod
+    def _pool(request: RecallRequest, rag: Rag) -> int:
+        # A caller asking for many results gets a pool to match.
+        return max(rag.scorePool, 2 * (request.max_results or rag.maxResults))
 
     def _expand(
         self,
