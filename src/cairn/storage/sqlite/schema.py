@@ -240,8 +240,6 @@ END;
 # FTS5's per-row bm25() and the join for the tenant filter were most of a recall at 100k
 # memories. CJK and code identifiers are terms of that index too (bigrams, whole
 # identifiers), so the trigram index, its triggers and the column that chose its rows go.
-# records_place covers recall's episode lookups, so they read a few small index pages
-# instead of every candidate's whole row (4.7 ms a recall at 1M memories).
 # The store fills record_terms for existing rows right after this script.
 V4 = """
 CREATE TABLE record_terms (
@@ -257,7 +255,6 @@ DROP TRIGGER records_au_in;
 DROP TABLE records_fts;
 DROP TABLE records_trigram;
 ALTER TABLE records DROP COLUMN substring_index;
-CREATE INDEX records_place ON records(row, episode_id, position, occurred_at);
 """
 
 MIGRATIONS: tuple[tuple[int, str], ...] = ((1, V1), (2, V2), (3, V3), (4, V4))

@@ -28,6 +28,7 @@ from cairn.model import Event, Record, Tombstone
 from cairn.storage.ann_index import DEFAULT_ANN_THRESHOLD, AnnIndexes
 from cairn.storage.base import Application, EpisodePlace, LaneFilter, LaneHit, TierOrder
 from cairn.storage.keyword_index import KeywordIndex, analyse
+from cairn.storage.places import RowPlaces
 from cairn.storage.sqlite.schema import LATEST_VERSION, MIGRATIONS
 from cairn.storage.vector_index import ExactVectorIndex
 
@@ -505,6 +506,7 @@ class SqliteStore:
         self._index_seq = -1  # nothing loaded yet (a file may be at change_seq 0)
         self._ann = AnnIndexes.open(self.path, dim, ann_threshold)
         self._words = KeywordIndex()
+        self._places = RowPlaces()
 
     # -- schema --------------------------------------------------------------------------
 
@@ -747,12 +749,19 @@ class SqliteStore:
         changed = "+r.change_seq" if self._index_seq < 0 else "r.change_seq"
         cursor = self._conn.execute(
             "SELECT r.row, r.tenant, r.agent, r.project_id, r.live, v.vec, v.model, r.change_seq,"
-            " t.length, t.keys, t.counts FROM records r LEFT JOIN vectors v ON v.row = r.row"
+            " t.length, t.keys, t.counts, r.episode_id, r.position, r.occurred_at"
+            " FROM records r LEFT JOIN vectors v ON v.row = r.row"
             f" LEFT JOIN record_terms t ON t.row = r.row WHERE {changed} > ?",
             (self._index_seq,),
         )
         # In chunks: a 1M-row load never holds more than one chunk of BLOBs at once.
         while found := cursor.fetchmany(16_384):
+            self._places.update(
+                [int(f[0]) for f in found],
+                [f[11] for f in found],
+                [f[12] for f in found],
+                [f[13] for f in found],
+            )
             self._words.sync(
                 [int(f[0]) for f in found],
                 [f[1] for f in found],
@@ -804,20 +813,9 @@ class SqliteStore:
             return self._index.scores(np.asarray(query, dtype=np.float32), rows)
 
     def episode_positions(self, rows: Sequence[int]) -> dict[int, EpisodePlace]:
-        out: dict[int, EpisodePlace] = {}
-        unique = list(dict.fromkeys(rows))
         with self._lock:
-            for start in range(0, len(unique), 500):
-                chunk = unique[start : start + 500]
-                # The covering index: a few small pages instead of every candidate's row.
-                found = self._conn.execute(
-                    "SELECT row, episode_id, position, occurred_at FROM records"
-                    f" INDEXED BY records_place WHERE row IN ({', '.join('?' * len(chunk))})",
-                    chunk,
-                ).fetchall()
-                for row, episode_id, position, occurred_at in found:
-                    out[int(row)] = EpisodePlace(episode_id, position, occurred_at)
-        return out
+            self._sync_index()
+            return self._places.places(list(dict.fromkeys(rows)))
 
     def keyword_scores(
         self, where: LaneFilter, terms: Sequence[str], rows: Sequence[int]
@@ -950,6 +948,7 @@ class SqliteStore:
                 raise
             self._index = ExactVectorIndex(self._index.dim)
             self._words = KeywordIndex()
+            self._places = RowPlaces()
             self._index_seq = -1
 
     def compact(self) -> None:

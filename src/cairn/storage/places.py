@@ -1,0 +1,95 @@
+"""Where each row sits in its episode, and on which day: what fusion asks of every candidate.
+
+Recall looks up the episode, position and date of every fused candidate (a few hundred
+rows) to lift neighbours and apply the date prior. Read from SQLite that cost 4.7 ms a
+recall at 1M memories (each candidate's whole row), and ~1 ms through a covering index;
+these arrays answer it in microseconds. Like the vector and keyword indexes they are a
+cache fed by the store's ``change_seq`` sync, indexed by row id (SQLite hands row ids out
+densely), 16 bytes a row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+
+import numpy as np
+
+from cairn.storage.base import EpisodePlace
+
+_NO_POSITION = np.iinfo(np.int64).min
+_NO_DAY = 0  # day numbers are proleptic ordinals (1 = 0001-01-01); 0 never occurs
+
+
+class RowPlaces:
+    def __init__(self) -> None:
+        self._codes: dict[str, int] = {}
+        self._names: list[str] = [""]  # code 0: no episode; -1: a row not seen
+        self._episode = np.full(1024, -1, dtype=np.int32)
+        self._position = np.full(1024, _NO_POSITION, dtype=np.int64)
+        self._day = np.zeros(1024, dtype=np.int32)
+        self._days: dict[str, int] = {}  # "YYYY-MM-DD" -> ordinal, dates repeat a lot
+
+    def _grow(self, top: int) -> None:
+        if top < len(self._episode):
+            return
+        size = max(top + 1, 2 * len(self._episode))
+        for attr, fill in (("_episode", -1), ("_position", _NO_POSITION), ("_day", _NO_DAY)):
+            old = getattr(self, attr)
+            grown = np.full(size, fill, dtype=old.dtype)
+            grown[: len(old)] = old
+            setattr(self, attr, grown)
+
+    def _day_of(self, occurred_at: str | None) -> int:
+        if not occurred_at:
+            return _NO_DAY
+        key = occurred_at[:10]
+        found = self._days.get(key)
+        if found is None:
+            try:
+                found = date.fromisoformat(key).toordinal()
+            except ValueError:
+                found = _NO_DAY
+            self._days[key] = found
+        return found
+
+    def update(
+        self,
+        rows: Sequence[int],
+        episodes: Sequence[str | None],
+        positions: Sequence[int | None],
+        occurred: Sequence[str | None],
+    ) -> None:
+        if not rows:
+            return
+        self._grow(max(rows))
+        for row, episode, position, when in zip(rows, episodes, positions, occurred, strict=True):
+            if episode is None:
+                code = 0
+            else:
+                code = self._codes.get(episode, 0)
+                if code == 0:
+                    code = self._codes[episode] = len(self._names)
+                    self._names.append(episode)
+            self._episode[row] = code
+            self._position[row] = _NO_POSITION if position is None else position
+            self._day[row] = self._day_of(when)
+
+    def places(self, rows: Sequence[int]) -> dict[int, EpisodePlace]:
+        """Rows this cache has seen; ``occurred_at`` is given as the ISO day."""
+        out: dict[int, EpisodePlace] = {}
+        size = len(self._episode)
+        for row in rows:
+            if not 0 <= row < size:
+                continue
+            code = int(self._episode[row])
+            if code < 0:
+                continue
+            position = int(self._position[row])
+            day = int(self._day[row])
+            out[row] = EpisodePlace(
+                self._names[code] if code else None,
+                None if position == _NO_POSITION else position,
+                date.fromordinal(day).isoformat() if day else None,
+            )
+        return out
