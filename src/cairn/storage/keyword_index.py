@@ -40,6 +40,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import snowballstemmer
 
+from cairn.storage.arrays import capacity_for, grown
 from cairn.text import fold, index_terms
 
 K1 = 1.2
@@ -210,15 +211,10 @@ class Partition:
         self._pending_count = 0
 
     def grow(self, needed: int) -> None:
-        capacity = len(self.rows)
-        if needed <= capacity:
-            return
-        new_capacity = max(needed, capacity * 2)
-        for attr in ("rows", "length", "project", "live", "indexed"):
-            old = getattr(self, attr)
-            grown = np.zeros(new_capacity, dtype=old.dtype)
-            grown[: self.size] = old[: self.size]
-            setattr(self, attr, grown)
+        if needed > len(self.rows):
+            size = capacity_for(len(self.rows), needed)
+            for attr in ("rows", "length", "project", "live", "indexed"):
+                setattr(self, attr, grown(getattr(self, attr), size, self.size))
 
     def set_state(self, slot: int, live: bool, project: int) -> None:
         if live != bool(self.live[slot]):

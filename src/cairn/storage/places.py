@@ -15,6 +15,7 @@ from datetime import date
 
 import numpy as np
 
+from cairn.storage.arrays import capacity_for, grown
 from cairn.storage.base import EpisodePlace
 
 _NO_POSITION = np.iinfo(np.int64).min
@@ -31,14 +32,11 @@ class RowPlaces:
         self._days: dict[str, int] = {}  # "YYYY-MM-DD" -> ordinal, dates repeat a lot
 
     def _grow(self, top: int) -> None:
-        if top < len(self._episode):
-            return
-        size = max(top + 1, 2 * len(self._episode))
-        for attr, fill in (("_episode", -1), ("_position", _NO_POSITION), ("_day", _NO_DAY)):
-            old = getattr(self, attr)
-            grown = np.full(size, fill, dtype=old.dtype)
-            grown[: len(old)] = old
-            setattr(self, attr, grown)
+        if top >= len(self._episode):
+            size = capacity_for(len(self._episode), top + 1)
+            for attr, fill in (("_episode", -1), ("_position", _NO_POSITION), ("_day", _NO_DAY)):
+                old = getattr(self, attr)
+                setattr(self, attr, grown(old, size, len(old), fill))
 
     def _day_of(self, occurred_at: str | None) -> int:
         if not occurred_at:

@@ -33,6 +33,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from cairn.storage.arrays import capacity_for, grown
+
 CHANGED_VECTOR = 1
 PURGED = 2
 _DENSE_SLACK = 1 << 20  # how far past the rows seen a new row id may land and stay dense
@@ -59,16 +61,10 @@ class Block:
         self.journal: dict[int, int] = {}  # row -> CHANGED_VECTOR | PURGED, while tracked
 
     def grow(self, needed: int) -> None:
-        capacity = len(self.rows)
-        if needed <= capacity:
-            return
-        new_capacity = max(needed, capacity * 2)
-        for attr in ("matrix", "rows", "project", "live", "seq"):
-            old = getattr(self, attr)
-            # np.zeros maps fresh pages lazily: only the copied part becomes resident.
-            grown = np.zeros((new_capacity, *old.shape[1:]), dtype=old.dtype)
-            grown[: self.size] = old[: self.size]
-            setattr(self, attr, grown)
+        if needed > len(self.rows):
+            size = capacity_for(len(self.rows), needed)
+            for attr in ("matrix", "rows", "project", "live", "seq"):
+                setattr(self, attr, grown(getattr(self, attr), size, self.size))
 
     def note(self, row: int, flags: int) -> None:
         if self.tracked:
