@@ -30,6 +30,7 @@ class RowPlaces:
         self._position = np.full(1024, _NO_POSITION, dtype=np.int64)
         self._day = np.zeros(1024, dtype=np.int32)
         self._days: dict[str, int] = {}  # "YYYY-MM-DD" -> ordinal, dates repeat a lot
+        self._iso_days: dict[int, str] = {}
 
     def _grow(self, top: int) -> None:
         if top >= len(self._episode):
@@ -75,19 +76,29 @@ class RowPlaces:
 
     def places(self, rows: Sequence[int]) -> dict[int, EpisodePlace]:
         """Rows this cache has seen; ``occurred_at`` is given as the ISO day."""
+        wanted = np.asarray(rows, dtype=np.int64)
+        wanted = wanted[(wanted >= 0) & (wanted < len(self._episode))]
+        codes = self._episode[wanted]
+        seen = codes >= 0
+        wanted, codes = wanted[seen], codes[seen]
         out: dict[int, EpisodePlace] = {}
-        size = len(self._episode)
-        for row in rows:
-            if not 0 <= row < size:
-                continue
-            code = int(self._episode[row])
-            if code < 0:
-                continue
-            position = int(self._position[row])
-            day = int(self._day[row])
+        names, iso = self._names, self._iso
+        for row, code, position, day in zip(
+            wanted.tolist(),
+            codes.tolist(),
+            self._position[wanted].tolist(),
+            self._day[wanted].tolist(),
+            strict=True,
+        ):
             out[row] = EpisodePlace(
-                self._names[code] if code else None,
+                names[code] if code else None,
                 None if position == _NO_POSITION else position,
-                date.fromordinal(day).isoformat() if day else None,
+                iso(day) if day else None,
             )
         return out
+
+    def _iso(self, day: int) -> str:
+        found = self._iso_days.get(day)
+        if found is None:
+            found = self._iso_days[day] = date.fromordinal(day).isoformat()
+        return found
