@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from cairn import Memory
+from cairn.storage.base import LaneFilter
 
 WRITER = textwrap.dedent(
     """
@@ -65,13 +66,25 @@ def open_again(path: Path) -> Memory:
 
 def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "shared.db"
+    reader = open_again(path)  # follows the writers incrementally, recalling as they go
     writers = [spawn(path, "alpha", 120), spawn(path, "beta", 120)]
+    while any(proc.poll() is None for proc in writers):
+        reader.recall("memory wrote alpha")
+        time.sleep(0.05)
     acknowledged: list[str] = []
     for proc in writers:
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
         acknowledged += out.split()
     assert len(acknowledged) == 240
+    # The long-lived reader's in-memory indexes caught every write of both processes.
+    where = LaneFilter("default", "default")
+    assert reader.store_backend.keyword_document_counts(where, ["wrote", "alpha"]) == (
+        240,
+        {"wrote": 240, "alpha": 120},
+    )
+    assert len(reader.recall("beta wrote memory 7", max_results=240).ranked) >= 120
+    reader.close()
     mem = open_again(path)
     stored = {r.id for r in mem.list()}
     assert stored == set(acknowledged)
