@@ -79,10 +79,6 @@ def index_terms(text: str) -> list[str]:
     return out
 
 
-def cjk_runs(text: str) -> list[str]:
-    return _CJK.findall(text)
-
-
 def text_hash(body: str) -> str:
     """Identity of content across versions and tombstones: whitespace and case folded."""
     normal = " ".join(unicodedata.normalize("NFKC", body).casefold().split())
