@@ -215,3 +215,29 @@ def test_import_rejects_malformed_without_writing(mem: Memory) -> None:
     with pytest.raises(InvalidInput, match="line 2"):
         mem.import_(['{"format": "cairn.export.v1"}', "{not json"])
     assert mem.list() == [] and list(mem.journal()) == []
+
+
+def test_entity_links_wait_for_the_entity_lane(tmp_path: Path, embedder, clock) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    path = tmp_path / "m.db"
+    texts = ["Dana reviews the Kestrel release", "Kestrel ships on Friday", "lunch was good"]
+    with Memory.open(path, config={}, embedder=embedder, clock=clock) as off:
+        off.store_many([MemoryInput(body=t) for t in texts])
+
+    def links() -> int:
+        with sqlite3.connect(path) as conn:
+            return int(conn.execute("SELECT count(*) FROM record_entities").fetchone()[0])
+
+    assert links() == 0  # the lane is off: bulk writes skip entity extraction
+    lane_on = {"agents": {"default": {"rag": {"entityLane": True}}}}
+    with Memory.open(path, config=lane_on, embedder=embedder, clock=clock) as on:
+        assert links() > 0  # linked when a Memory opened with the lane on
+        on.store("Kestrel needs a changelog")  # written with the lane on: linked at once
+        before = links()
+        result = on.recall("Dana reviews the Kestrel release")
+        assert any("entity" in c.ranks for c in result.ranked)
+    assert before > 0 and links() == before
+    with sqlite3.connect(path) as conn:
+        pending = conn.execute("SELECT count(*) FROM records WHERE NOT entities_linked")
+        assert pending.fetchone()[0] == 0

@@ -26,6 +26,7 @@ from cairn.engine.director import (
     DirectorCandidate,
     direct,
 )
+from cairn.engine.entities import extract_entity_keys
 from cairn.engine.recall.pipeline import MemoryRecall, RecallRequest, RecallResult
 from cairn.engine.recall.rerank import Reranker
 from cairn.engine.selectors import Selector, TaskConditions, match_selector, normalize_path
@@ -178,6 +179,23 @@ class Memory:
         self.agent = agent
         self._clock = clock
         self._recall = MemoryRecall(store, embedder, reranker)
+        self._link_pending_entities()
+
+    # -- entity links -------------------------------------------------------------------
+
+    def _links_for(self, agent: str) -> bool:
+        """Entity links cost about a quarter of a bulk write and serve only the opt-in
+        entity lane: an agent's writes get them while its lane is on; the rest are
+        linked when a Memory opens with the lane on (``_link_pending_entities``)."""
+        return self.config.agent(agent).rag.entityLane
+
+    def _link_pending_entities(self) -> None:
+        agents = {a for a, block in self.config.agents.items() if block.rag.entityLane}
+        for agent in sorted(agents):
+            while pending := self._store.unlinked(agent, 2000):
+                self._store.link_pending(
+                    [(row, tenant, extract_entity_keys(text)) for row, tenant, text in pending]
+                )
 
     @classmethod
     def open(
@@ -277,7 +295,8 @@ class Memory:
 
         with self._store.transaction() as tx:
             fresh = tx.append_events(events)
-            apply_events(tx, [e for e, new in zip(events, fresh, strict=True) if new], vector_for)
+            new_events = [e for e, new in zip(events, fresh, strict=True) if new]
+            apply_events(tx, new_events, vector_for, self._links_for)
         return fresh
 
     def _new_record(
@@ -1042,7 +1061,7 @@ class Memory:
         for start in range(0, len(events), 1000):
             chunk = events[start : start + 1000]
             with self._store.transaction() as tx:
-                apply_events(tx, chunk, vector_for)
+                apply_events(tx, chunk, vector_for, self._links_for)
             if progress:
                 progress(start + len(chunk), len(events))
         self._store.compact()

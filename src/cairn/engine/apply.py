@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from itertools import groupby
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,8 @@ from cairn.model import Event, Record, Tombstone
 from cairn.storage.base import Application, Transaction
 
 VectorFor = Callable[[Record], tuple[np.ndarray | None, str | None]]
+# Whether an agent's writes get entity links now (its entity lane is on) or later.
+LinksFor = Callable[[str], bool]
 REDACTED = "[permanently forgotten]"
 
 
@@ -29,10 +32,15 @@ def record_from_payload(data: dict[str, Any]) -> Record:
     return Record(**values)
 
 
-def _insert(tx: Transaction, record: Record, vector_for: VectorFor) -> int:
+def _always(_agent: str) -> bool:
+    return True
+
+
+def _insert(tx: Transaction, record: Record, vector_for: VectorFor, links_for: LinksFor) -> int:
     vector, model = vector_for(record) if record.body else (None, None)
-    row = tx.insert_record(record, vector, model)
-    if record.body:
+    linked = links_for(record.agent)
+    row = tx.insert_record(record, vector, model, entities_linked=linked)
+    if record.body and linked:
         tx.set_entities(
             row, record.tenant, extract_entity_keys(f"{record.title or ''} {record.body}")
         )
@@ -50,21 +58,31 @@ def _is_plain_store(event: Event) -> bool:
     return event.type == "memory.stored" and event.payload["record"].get("body") != REDACTED
 
 
-def apply_events(tx: Transaction, events: Sequence[Event], vector_for: VectorFor) -> None:
+def apply_events(
+    tx: Transaction,
+    events: Sequence[Event],
+    vector_for: VectorFor,
+    links_for: LinksFor = _always,
+) -> None:
     """Apply events in order; runs of plain stores go to the database in bulk."""
     run: list[Record] = []
 
     def flush() -> None:
         if not run:
             return
-        items = [(r, *vector_for(r)) for r in run]
-        rows = tx.insert_records(items)
-        tx.set_entities_many(
-            [
-                (row, r.tenant, extract_entity_keys(f"{r.title or ''} {r.body}"))
-                for row, r in zip(rows, run, strict=True)
-            ]
-        )
+        # Consecutive records with the same linking in one batch: rows keep journal order.
+        for linked, group in groupby(run, key=lambda r: links_for(r.agent)):
+            batch = list(group)
+            rows = tx.insert_records(
+                [(r, *vector_for(r)) for r in batch], entities_linked=linked
+            )
+            if linked:
+                tx.set_entities_many(
+                    [
+                        (row, r.tenant, extract_entity_keys(f"{r.title or ''} {r.body}"))
+                        for row, r in zip(rows, batch, strict=True)
+                    ]
+                )
         run.clear()
 
     for event in events:
@@ -72,11 +90,13 @@ def apply_events(tx: Transaction, events: Sequence[Event], vector_for: VectorFor
             run.append(record_from_payload(event.payload["record"]))
             continue
         flush()
-        apply_event(tx, event, vector_for)
+        apply_event(tx, event, vector_for, links_for)
     flush()
 
 
-def apply_event(tx: Transaction, event: Event, vector_for: VectorFor) -> None:
+def apply_event(
+    tx: Transaction, event: Event, vector_for: VectorFor, links_for: LinksFor = _always
+) -> None:
     payload = event.payload
     kind = event.type
     action = payload.get("action")
@@ -89,13 +109,13 @@ def apply_event(tx: Transaction, event: Event, vector_for: VectorFor) -> None:
         redacted = record.body == REDACTED
         if redacted:
             record = replace(record, body="", title=None, tags=())
-        _insert(tx, record, vector_for)
+        _insert(tx, record, vector_for, links_for)
         if redacted:
             # A permanently forgotten memory replays as its redacted skeleton.
             tx.purge(record.tenant, record.agent, record.id, REDACTED)
         return
     if kind == "user.signal" and action == "correct":
-        _apply_correct(tx, event, vector_for)
+        _apply_correct(tx, event, vector_for, links_for)
         return
     if kind == "user.signal" and action == "forget":
         _apply_forget(tx, event)
@@ -133,7 +153,9 @@ def apply_event(tx: Transaction, event: Event, vector_for: VectorFor) -> None:
     raise InvalidInput(f"unknown event type {kind!r}" + (f" ({action})" if action else ""))
 
 
-def _apply_correct(tx: Transaction, event: Event, vector_for: VectorFor) -> None:
+def _apply_correct(
+    tx: Transaction, event: Event, vector_for: VectorFor, links_for: LinksFor
+) -> None:
     payload = event.payload
     row, old = _require_current(tx, event, payload["record_id"])
     if old.authority == "explicit" and payload.get("authority") == "inferred":
@@ -151,7 +173,7 @@ def _apply_correct(tx: Transaction, event: Event, vector_for: VectorFor) -> None
     tx.update_record(
         row, state="superseded", superseded_by=new.version, expired_at=event.recorded_at
     )
-    _insert(tx, new, vector_for)
+    _insert(tx, new, vector_for, links_for)
 
 
 def _apply_forget(tx: Transaction, event: Event) -> None:

@@ -80,11 +80,21 @@ class Transaction(Protocol):
         ...
 
     def insert_record(
-        self, record: Record, vector: np.ndarray | None = None, model: str | None = None
-    ) -> int: ...
+        self,
+        record: Record,
+        vector: np.ndarray | None = None,
+        model: str | None = None,
+        *,
+        entities_linked: bool = True,
+    ) -> int:
+        """``entities_linked`` False: its entity links are left for :meth:`Store.link_pending`."""
+        ...
 
     def insert_records(
-        self, items: Sequence[tuple[Record, np.ndarray | None, str | None]]
+        self,
+        items: Sequence[tuple[Record, np.ndarray | None, str | None]],
+        *,
+        entities_linked: bool = True,
     ) -> list[int]:
         """Bulk :meth:`insert_record`; returns the rows in order."""
         ...
@@ -157,6 +167,14 @@ class Store(Protocol):
         ...
 
     def records_by_rows(self, rows: Sequence[int]) -> dict[int, Record]: ...
+
+    def unlinked(self, agent: str, limit: int) -> list[tuple[int, str, str]]:
+        """Rows of this agent written without entity links: (row, tenant, title + body)."""
+        ...
+
+    def link_pending(self, links: Sequence[tuple[int, str, Sequence[str]]]) -> None:
+        """Write entity links for rows :meth:`unlinked` returned, and mark them linked."""
+        ...
 
     def keyword_search(self, where: LaneFilter, terms: Sequence[str], limit: int) -> list[LaneHit]:
         """BM25 over index terms (:func:`cairn.text.index_terms`: words Porter-stemmed and

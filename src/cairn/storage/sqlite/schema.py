@@ -240,6 +240,8 @@ END;
 # FTS5's per-row bm25() and the join for the tenant filter were most of a recall at 100k
 # memories. CJK and code identifiers are terms of that index too (bigrams, whole
 # identifiers), so the trigram index, its triggers and the column that chose its rows go.
+# Entity links (for the opt-in entity lane) are written only while an agent has the lane
+# on; rows written without them are marked and linked when a Memory opens with it on.
 # The store fills record_terms for existing rows right after this script.
 V4 = """
 CREATE TABLE record_terms (
@@ -255,6 +257,8 @@ DROP TRIGGER records_au_in;
 DROP TABLE records_fts;
 DROP TABLE records_trigram;
 ALTER TABLE records DROP COLUMN substring_index;
+ALTER TABLE records ADD COLUMN entities_linked INTEGER NOT NULL DEFAULT 1;
+CREATE INDEX records_unlinked ON records(agent) WHERE NOT entities_linked;
 """
 
 MIGRATIONS: tuple[tuple[int, str], ...] = ((1, V1), (2, V2), (3, V3), (4, V4))

@@ -213,17 +213,20 @@ class _SqliteTransaction:
         return fresh
 
     def insert_records(
-        self, items: Sequence[tuple[Record, np.ndarray | None, str | None]]
+        self,
+        items: Sequence[tuple[Record, np.ndarray | None, str | None]],
+        *,
+        entities_linked: bool = True,
     ) -> list[int]:
         if not items:
             return []
         first = int(self._conn.execute("SELECT coalesce(max(row), 0) FROM records").fetchone()[0])
         rows = list(range(first + 1, first + 1 + len(items)))
-        names = ["row", *_RECORD_COLUMNS, "change_seq"]
+        names = ["row", *_RECORD_COLUMNS, "change_seq", "entities_linked"]
         self._conn.executemany(
             f"INSERT INTO records({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
             [
-                [row, *self._record_values(record)]
+                [row, *self._record_values(record), int(entities_linked)]
                 for row, (record, _, _) in zip(rows, items, strict=True)
             ],
         )
@@ -256,10 +259,15 @@ class _SqliteTransaction:
         )
 
     def insert_record(
-        self, record: Record, vector: np.ndarray | None = None, model: str | None = None
+        self,
+        record: Record,
+        vector: np.ndarray | None = None,
+        model: str | None = None,
+        *,
+        entities_linked: bool = True,
     ) -> int:
-        names = [*_RECORD_COLUMNS, "change_seq"]
-        values = self._record_values(record)
+        names = [*_RECORD_COLUMNS, "change_seq", "entities_linked"]
+        values = [*self._record_values(record), int(entities_linked)]
         cur = self._conn.execute(
             f"INSERT INTO records({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
             values,
@@ -722,6 +730,22 @@ class SqliteStore:
                     key, record = _record_from_row(r)
                     out[key] = record
         return out
+
+    def unlinked(self, agent: str, limit: int) -> list[tuple[int, str, str]]:
+        with self._lock:
+            found = self._conn.execute(
+                "SELECT row, tenant, coalesce(title, '') || ' ' || body FROM records"
+                " INDEXED BY records_unlinked WHERE agent = ? AND NOT entities_linked LIMIT ?",
+                (agent, limit),
+            ).fetchall()
+        return [(int(row), tenant, text) for row, tenant, text in found]
+
+    def link_pending(self, links: Sequence[tuple[int, str, Sequence[str]]]) -> None:
+        with self.transaction() as tx:
+            tx.set_entities_many(links)
+            self._conn.executemany(
+                "UPDATE records SET entities_linked = 1 WHERE row = ?", [(r,) for r, _, _ in links]
+            )
 
     def keyword_document_counts(
         self, where: LaneFilter, terms: Sequence[str]
