@@ -19,18 +19,9 @@ import numpy as np
 from cairn.adapters.embedding import Embedder
 from cairn.config import Config, default_home, parse_config, resolve_config
 from cairn.engine.apply import REDACTED, apply_events, record_from_payload
-from cairn.engine.director import (
-    PRERANK_LIMIT,
-    TIER_ORDER,
-    DirectedItem,
-    DirectorCandidate,
-    direct,
-)
 from cairn.engine.entities import extract_entity_keys
 from cairn.engine.recall.pipeline import MemoryRecall, RecallRequest, RecallResult
 from cairn.engine.recall.rerank import Reranker
-from cairn.engine.selectors import Selector, TaskConditions, match_selector, normalize_path
-from cairn.engine.signals import classify_statement
 from cairn.errors import InvalidInput, NotFound
 from cairn.ids import new_ulid
 from cairn.model import (
@@ -46,60 +37,12 @@ from cairn.model import (
 )
 from cairn.storage.base import Store
 from cairn.storage.sqlite.store import SqliteStore
+from cairn.tasks import TaskMemory
 from cairn.text import text_hash
 from cairn.timeutil import parse_time, to_iso, utc_now
+from cairn.validation import check_choice, check_text
 
 EXPORT_FORMAT = "cairn.export.v1"
-OUTCOMES = ("used-successfully", "ignored", "overridden", "corrected", "contributed-to-failure")
-NEGATIVE_OUTCOMES = ("overridden", "corrected", "contributed-to-failure")
-# Kinds a task receives by selector alone; facts and episodes come only through recall.
-DIRECTOR_KINDS = ("policy", "preference", "profile", "skill")
-DIRECTOR_RECALL_POOL = 30
-
-
-@dataclass(frozen=True, slots=True)
-class DeliveredItem:
-    record: Record
-    delivery: str
-    why_applied: tuple[str, ...]
-    application_id: str
-    title: str
-    summary: str
-    rank_score: float
-
-
-@dataclass(frozen=True, slots=True)
-class TaskContext:
-    task: str
-    resident: tuple[DeliveredItem, ...]
-    manifest: tuple[DeliveredItem, ...]
-    constraints: tuple[dict[str, Any], ...]
-    applications: tuple[dict[str, Any], ...]
-
-
-def _delivered(item: DirectedItem, app_ids: dict[str, str]) -> DeliveredItem:
-    return DeliveredItem(
-        record=item.record,
-        delivery=item.delivery,
-        why_applied=item.why_applied,
-        application_id=app_ids[item.record.id],
-        title=item.title,
-        summary=item.summary,
-        rank_score=item.rank_score,
-    )
-
-
-def _selector_of(record: Record) -> Selector:
-    return Selector(
-        scope="project" if record.scope == "project" else "global",
-        project_id=record.project_id,
-        path_patterns=record.path_patterns,
-        operations=record.operations,
-        phases=record.phases,
-        task_types=record.task_types,
-    )
-
-
 Progress = Callable[[int, int], None]
 
 
@@ -127,33 +70,11 @@ class MemoryInput:
     position: int | None = None  # order inside the episode
 
 
-def _check_choice(name: str, value: str, allowed: Sequence[str]) -> str:
-    if value not in allowed:
-        raise InvalidInput(f"unknown {name} {value!r} (expected one of: {', '.join(allowed)})")
-    return value
-
-
-def _check_text(name: str, value: Any, limit: int) -> str:
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be text, not {type(value).__name__}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput(f"{name} is not valid UTF-8 text") from None
-    if "\x00" in value:
-        raise InvalidInput(f"{name} contains a NUL byte")
-    if not value.strip():
-        raise InvalidInput(f"{name} is empty")
-    if len(value) > limit:
-        raise InvalidInput(f"{name} is {len(value):,} characters; the limit is {limit:,}")
-    return value
-
-
 def embedding_text(record: Record) -> str:
     return f"{record.title}: {record.body}" if record.title else record.body
 
 
-class Memory:
+class Memory(TaskMemory):
     """Long-term memory on one SQLite file.
 
     >>> mem = Memory.open("/tmp/demo.db")           # doctest: +SKIP
@@ -311,19 +232,19 @@ class Memory:
         now: str,
     ) -> Record:
         limit = self.config.memory.store.maxBodyChars
-        body = _check_text("body", item.body, limit)
-        title = _check_text("title", item.title, 1000) if item.title is not None else None
-        kind = _check_choice("kind", item.kind, KINDS)
-        memory_type = _check_choice(
+        body = check_text("body", item.body, limit)
+        title = check_text("title", item.title, 1000) if item.title is not None else None
+        kind = check_choice("kind", item.kind, KINDS)
+        memory_type = check_choice(
             "memory type", item.memory_type or DEFAULT_MEMORY_TYPE[kind], MEMORY_TYPES
         )
-        trust = _check_choice("trust level", item.trust, TRUST_LEVELS)
-        scope = _check_choice("scope", item.scope, SCOPES)
+        trust = check_choice("trust level", item.trust, TRUST_LEVELS)
+        scope = check_choice("scope", item.scope, SCOPES)
         if scope == "project" and not item.project_id:
             raise InvalidInput("a project-scoped memory needs a project id")
-        tags = tuple(_check_text("tag", t, 200).strip() for t in item.tags)
+        tags = tuple(check_text("tag", t, 200).strip() for t in item.tags)
         selector = {
-            name: tuple(_check_text(name, v, 500).strip() for v in getattr(item, name))
+            name: tuple(check_text(name, v, 500).strip() for v in getattr(item, name))
             for name in ("path_patterns", "operations", "phases", "task_types")
         }
         for name in ("operations", "phases", "task_types"):  # compared case-insensitively
@@ -398,7 +319,7 @@ class Memory:
             phases=phases,
             task_types=task_types,
         )
-        _check_choice("origin", origin, ORIGINS)
+        check_choice("origin", origin, ORIGINS)
         return self._store_one(
             item, "memory.stored", "inferred", origin, "trial", event_id, tenant, agent
         )
@@ -527,11 +448,11 @@ class Memory:
         current = self.get(record_id, tenant=ten, agent=ag)
         if current.forgotten_at:
             raise InvalidInput(f"memory {record_id} is forgotten; restore it before correcting")
-        body = _check_text("body", body, self.config.memory.store.maxBodyChars)
-        _check_choice("authority", authority, ("explicit", "inferred"))
+        body = check_text("body", body, self.config.memory.store.maxBodyChars)
+        check_choice("authority", authority, ("explicit", "inferred"))
         changes: dict[str, Any] = {"body": body, "text_hash": text_hash(body)}
         if title is not None:
-            changes["title"] = _check_text("title", title, 1000)
+            changes["title"] = check_text("title", title, 1000)
         if authority == "explicit":
             changes.update(authority="explicit", state="proven")
         event = self._event(
@@ -563,7 +484,7 @@ class Memory:
         """Tombstone a memory (reversible with ``restore``), or purge it for good."""
         ten, ag = self._ns(tenant, agent)
         current = self.get(record_id, tenant=ten, agent=ag)
-        _check_choice("reason", reason, ("user-remove", "markdown-delete", "negative-feedback"))
+        check_choice("reason", reason, ("user-remove", "markdown-delete", "negative-feedback"))
         event = self._event(
             "user.signal",
             {"action": "forget", "record_id": current.id, "permanent": permanent, "reason": reason},
@@ -662,10 +583,10 @@ class Memory:
         ten, ag = self._ns(tenant, agent)
         if not isinstance(query, str):
             raise InvalidInput("the query must be text")
-        _check_text("query", query if query.strip() else "x", 10_000)
+        check_text("query", query if query.strip() else "x", 10_000)
         if include_trust is not None:
             for level in include_trust:
-                _check_choice("trust level", level, TRUST_LEVELS)
+                check_choice("trust level", level, TRUST_LEVELS)
         for name, value in (("max results", max_results), ("max chars", max_chars)):
             if value is not None and value < 1:
                 raise InvalidInput(f"{name} must be at least 1")
@@ -698,257 +619,6 @@ class Memory:
             "embedder": self._embedder.model_id,
             **stats,
         }
-
-    # -- personal memory for tasks (SPEC §5) ----------------------------------------------
-
-    def context(
-        self,
-        task: str,
-        *,
-        project_id: str | None = None,
-        paths: Sequence[str] = (),
-        operation: str | None = None,
-        phase: str | None = None,
-        task_type: str | None = None,
-        session_id: str | None = None,
-        profile_budget: int = 2000,
-        task_budget: int = 6000,
-        tenant: str | None = None,
-        agent: str | None = None,
-    ) -> TaskContext:
-        """What this task should know: resident text, a manifest, one-off constraints.
-
-        Every delivered item gets an application record (journal-first) whose id is the
-        handle for ``feedback``.
-        """
-        ten, ag = self._ns(tenant, agent)
-        task = _check_text("task", task, 10_000)
-        conditions = TaskConditions(
-            project_id=project_id,
-            paths=tuple(normalize_path(p) for p in paths),
-            operation=operation,
-            phase=phase,
-            task_type=task_type,
-        )
-        constraints = tuple(
-            {"text": c.statement, "cue": c.cue, "confidence": c.confidence}
-            for c in [classify_statement(task)]
-            if c.kind == "one-off"
-        )
-        if not self.config.agent(ag).retrieval.enabled:
-            return TaskContext(task, (), (), constraints, ())
-        now = self._clock()
-        relevance: dict[tuple[str, int], float] = {}
-        recalled: list[Record] = []
-        # The director needs only the few most relevant hits, not a full recall's pool.
-        rag = self.config.agent(ag).rag
-        rag = rag.model_copy(
-            update={"scorePool": DIRECTOR_RECALL_POOL, "laneCandidates": DIRECTOR_RECALL_POOL}
-        )
-        request = RecallRequest(query=task, tenant=ten, agent=ag, project_id=project_id)
-        for hit in self._recall.recall(request, rag, now).ranked:
-            # In a small store the vector lane ranks everything; only a shared word or a
-            # top vector rank counts as "relevant to the task text".
-            if "keyword" in hit.ranks or hit.ranks.get("vector", 99) <= 3:
-                relevance[(hit.record.id, hit.record.version)] = hit.score
-                recalled.append(hit.record)
-        candidates: dict[str, DirectorCandidate] = {}
-        pool = (
-            self._store.selector_candidates(
-                ten,
-                ag,
-                project_id,
-                DIRECTOR_KINDS,
-                operation=operation,
-                phase=phase,
-                task_type=task_type,
-                has_paths=bool(conditions.paths),
-                order=TIER_ORDER,
-                limit=PRERANK_LIMIT,
-            )
-            + recalled
-        )
-        for record in pool:
-            match = match_selector(_selector_of(record), conditions)
-            candidates[record.id] = DirectorCandidate(
-                record, match, relevance.get((record.id, record.version))
-            )
-        direction = direct(
-            list(candidates.values()),
-            now,
-            profile_budget=profile_budget,
-            task_budget=task_budget,
-        )
-        stamp = to_iso(now)
-        applications = [
-            {
-                "application_id": new_ulid(),
-                "tenant": ten,
-                "agent": ag,
-                "record_id": item.record.id,
-                "record_version": item.record.version,
-                "task": task,
-                "delivery": item.delivery,
-                "why_applied": list(item.why_applied),
-                "created_at": stamp,
-            }
-            for item in (*direction.resident, *direction.manifest)
-        ]
-        if applications:
-            event = self._event(
-                "context.applied",
-                {"applications": applications},
-                ten,
-                ag,
-                None,
-                session_id=session_id,
-            )
-            self._commit([event], {})
-        by_record = {a["record_id"]: a["application_id"] for a in applications}
-        return TaskContext(
-            task=task,
-            resident=tuple(_delivered(i, by_record) for i in direction.resident),
-            manifest=tuple(_delivered(i, by_record) for i in direction.manifest),
-            constraints=constraints,
-            applications=tuple(applications),
-        )
-
-    def expand(
-        self,
-        record_id: str,
-        *,
-        task: str | None = None,
-        tenant: str | None = None,
-        agent: str | None = None,
-    ) -> dict[str, Any]:
-        """The full body, sources and verification of one item, recorded as an application."""
-        ten, ag = self._ns(tenant, agent)
-        record = self.get(record_id, tenant=ten, agent=ag)
-        if not record.is_live:
-            raise InvalidInput(f"memory {record.id} is not active (forgotten or evicted)")
-        application = {
-            "application_id": new_ulid(),
-            "tenant": ten,
-            "agent": ag,
-            "record_id": record.id,
-            "record_version": record.version,
-            "task": task,
-            "delivery": "expanded",
-            "why_applied": ["expanded on request"],
-            "created_at": to_iso(self._clock()),
-        }
-        self._commit(
-            [self._event("context.applied", {"applications": [application]}, ten, ag, None)], {}
-        )
-        history = self.history(record.id, tenant=ten, agent=ag)
-        return {
-            "record": record,
-            "application_id": application["application_id"],
-            "sources": {
-                "source": record.source,
-                "origin": record.origin,
-                "evidence": list(record.evidence),
-            },
-            "verification": {
-                "authority": record.authority,
-                "state": record.state,
-                "proof_count": record.proof_count,
-                "used_count": record.used_count,
-                "ignored_count": record.ignored_count,
-                "failure_count": record.failure_count,
-                "last_success_at": record.last_success_at,
-                "versions": len(history),
-            },
-        }
-
-    def feedback(
-        self,
-        application_id: str,
-        outcome: str,
-        *,
-        event_id: str | None = None,
-        tenant: str | None = None,
-        agent: str | None = None,
-    ) -> Record:
-        """Report how an applied memory did; it updates counters, ranking and lifecycle."""
-        ten, ag = self._ns(tenant, agent)
-        _check_choice("outcome", outcome, OUTCOMES)
-        app_id = application_id.strip().upper()
-        known = {a.application_id: a for a in self._store.applications(ten, ag)}
-        if app_id not in known:
-            raise NotFound(f"no application with id {application_id}")
-        event = self._event(
-            "context.outcome", {"application_id": app_id, "outcome": outcome}, ten, ag, event_id
-        )
-        self._commit([event], {})
-        record = self._store.get(ten, ag, known[app_id].record_id)
-        if record is None:
-            raise NotFound(f"memory {known[app_id].record_id} is gone")
-        return record
-
-    def explain(self, *, tenant: str | None = None, agent: str | None = None) -> dict[str, Any]:
-        """Hit rate (relevance) and outcome value per memory, and totals."""
-        ten, ag = self._ns(tenant, agent)
-        per: dict[str, dict[str, Any]] = {}
-        for app in self._store.applications(ten, ag):
-            row = per.setdefault(app.record_id, {"delivered": 0, "with_outcome": 0, "outcomes": {}})
-            row["delivered"] += 1
-            if app.outcome:
-                row["with_outcome"] += 1
-                row["outcomes"][app.outcome] = row["outcomes"].get(app.outcome, 0) + 1
-        for row in per.values():
-            used = row["outcomes"].get("used-successfully", 0)
-            bad = sum(row["outcomes"].get(o, 0) for o in NEGATIVE_OUTCOMES)
-            row["hit_rate"] = (used / row["with_outcome"]) if row["with_outcome"] else None
-            row["value"] = (used - bad) / row["with_outcome"] if row["with_outcome"] else None
-        delivered = sum(r["delivered"] for r in per.values())
-        judged = sum(r["with_outcome"] for r in per.values())
-        used_total = sum(r["outcomes"].get("used-successfully", 0) for r in per.values())
-        return {
-            "applications": delivered,
-            "with_outcome": judged,
-            "hit_rate": used_total / judged if judged else None,
-            "records": per,
-        }
-
-    def signal(
-        self,
-        text: str,
-        *,
-        project_id: str | None = None,
-        tenant: str | None = None,
-        agent: str | None = None,
-    ) -> dict[str, Any]:
-        """Classify a free-text user statement and act on it.
-
-        A long-term rule is remembered (explicit, proven); a one-off instruction comes back
-        as a task-scoped constraint and is never stored; "forget that …" forgets the best
-        match among current memories.
-        """
-        ten, ag = self._ns(tenant, agent)
-        text = _check_text("statement", text, self.config.memory.store.maxBodyChars)
-        found = classify_statement(text)
-        result: dict[str, Any] = {
-            "kind": found.kind,
-            "cue": found.cue,
-            "confidence": found.confidence,
-            "language": found.language,
-        }
-        if found.kind == "rule":
-            scope = "project" if project_id else "global"
-            record = self.remember(
-                text, kind="policy", scope=scope, project_id=project_id, tenant=ten, agent=ag
-            )
-            result["record"] = record
-        elif found.kind == "one-off":
-            result["constraint"] = {"text": found.statement, "cue": found.cue}
-        elif found.kind == "forget":
-            hits = self.recall(found.statement, project_id=project_id, tenant=ten, agent=ag).ranked
-            if not hits:
-                raise NotFound(f"nothing in memory matches {found.statement!r}")
-            result["forgotten"] = self.forget(hits[0].record.id, tenant=ten, agent=ag)
-            result["record"] = hits[0].record
-        return result
 
     # -- export, import, rebuild ---------------------------------------------------------
 
@@ -1013,9 +683,9 @@ class Memory:
             try:
                 if data.get("type") == "record":
                     record = record_from_payload({**data["record"], "tenant": ten, "agent": ag})
-                    _check_text("body", record.body, limit)
-                    _check_choice("kind", record.kind, KINDS)
-                    _check_choice("trust level", record.trust, TRUST_LEVELS)
+                    check_text("body", record.body, limit)
+                    check_choice("kind", record.kind, KINDS)
+                    check_choice("trust level", record.trust, TRUST_LEVELS)
                     records.append(record)
                     payload: dict[str, Any] = {"record": record.to_dict()}
                     events.append(

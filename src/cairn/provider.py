@@ -12,8 +12,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.errors import InvalidInput
-from cairn.memory import OUTCOMES, DeliveredItem, Memory
+from cairn.memory import Memory
 from cairn.model import Record
+from cairn.tasks import OUTCOMES, DeliveredItem
 
 CONTRACT_VERSION = "cairn.provider.v1"
 View = Literal["combined", "profile", "task", "manage", "manifest", "expand", "recall"]

@@ -21,10 +21,11 @@ from cairn.adapters.repository import RepositoryIdentity, relative_path, reposit
 from cairn.config import default_home, load_config, resolve_config
 from cairn.errors import CairnError, InvalidInput
 from cairn.ids import new_ulid
-from cairn.memory import OUTCOMES, Memory, MemoryInput
+from cairn.memory import Memory, MemoryInput
 from cairn.model import KINDS, TRUST_LEVELS, Record
 from cairn.projection import MarkdownProjection
 from cairn.provider import ApplyRequest, LocalProvider, QueryRequest
+from cairn.tasks import OUTCOMES
 
 F = TypeVar("F", bound=Callable[..., Any])
 RECORD_KEYS = (
