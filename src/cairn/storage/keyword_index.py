@@ -192,6 +192,14 @@ class _Segment:
 _EMPTY = np.zeros(0, dtype=np.int64)
 
 
+def _bm25(tfs: np.ndarray, lengths: np.ndarray, df: int, n_docs: int, avgdl: float) -> np.ndarray:
+    """One term's BM25 contribution for documents with these counts and lengths."""
+    idf = max(math.log((n_docs - df + 0.5) / (df + 0.5)), _MIN_IDF)
+    norm = (K1 * (1.0 - B)) + (K1 * B / avgdl) * lengths
+    result: np.ndarray = idf * (K1 + 1.0) * tfs / (tfs + norm)
+    return result
+
+
 class Partition:
     """The memories of one tenant and agent: per-slot row, length, scope and liveness."""
 
@@ -287,7 +295,6 @@ class Partition:
         for i, df in enumerate(self.document_counts(keys).tolist()):
             if df == 0:
                 continue
-            idf = max(math.log((n_docs - df + 0.5) / (df + 0.5)), _MIN_IDF)
             for segment in (self.base, self.delta):
                 found = None if segment is None else segment.postings(keys[i : i + 1])[0]
                 if found is None:
@@ -296,10 +303,10 @@ class Partition:
                 hit = at >= 0
                 if not hit.any():
                     continue
-                tf = found[1][hit].astype(np.float64)
                 wanted = at[hit]
-                norm = (K1 * (1.0 - B)) + (K1 * B / avgdl) * self.length[slots[wanted]]
-                out[wanted] += idf * (K1 + 1.0) * tf / (tf + norm)
+                out[wanted] += _bm25(
+                    found[1][hit].astype(np.float64), self.length[slots[wanted]], df, n_docs, avgdl
+                )
         return out
 
     def search(self, keys: np.ndarray, project: int | None, limit: int) -> list[tuple[int, float]]:
@@ -320,7 +327,7 @@ class Partition:
             if not parts:
                 continue
             slots = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
-            tfs = (parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts]))
+            tfs = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
             tfs = tfs.astype(np.float32)
             alive = self.live[slots]
             df = int(np.count_nonzero(alive))
@@ -328,9 +335,7 @@ class Partition:
                 continue
             if df < len(slots):
                 slots, tfs = slots[alive], tfs[alive]
-            idf = max(math.log((n_docs - df + 0.5) / (df + 0.5)), _MIN_IDF)
-            norm = (K1 * (1.0 - B)) + (K1 * B / avgdl) * self.length[slots]
-            score_parts.append(idf * (K1 + 1.0) * tfs / (tfs + norm))
+            score_parts.append(_bm25(tfs, self.length[slots], df, n_docs, avgdl))
             slot_parts.append(slots)
         if not slot_parts:
             return []
