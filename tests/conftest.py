@@ -7,40 +7,14 @@ marked ``slow`` and by tests/adapters/test_embedding.py.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from cairn import Memory
-from cairn.text import words
-
-
-class HashingEmbedder:
-    """Bag of hashed words, L2-normalised: texts sharing words are close. Tests only."""
-
-    model_id = "test-hashing-64"
-    dim = 64
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls += 1
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in words(text):
-                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
-                bucket = int.from_bytes(digest[:4], "little") % self.dim
-                sign = 1.0 if digest[4] & 1 else -1.0
-                out[i, bucket] += sign
-            norm = np.linalg.norm(out[i])
-            if norm > 0:
-                out[i] /= norm
-        return out
+from cairn.adapters.hashing import HashingEmbedder
 
 
 class FrozenClock:

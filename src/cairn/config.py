@@ -139,7 +139,8 @@ class StoreConfig(_Strict):
 
 
 class EmbeddingsConfig(_Strict):
-    provider: Literal["minilm-onnx"] = "minilm-onnx"
+    # "hashing": a lexical feature-hashing embedder with no model (tests, constrained hosts).
+    provider: Literal["minilm-onnx", "hashing"] = "minilm-onnx"
     batchSize: int = Field(32, ge=1, le=4096)
     threads: int | None = Field(None, ge=1, le=256)
 

@@ -746,6 +746,10 @@ def _check_name(what: str, value: str) -> str:
 
 def make_embedder(config: Config) -> Embedder:
     settings = config.memory.embeddings
+    if settings.provider == "hashing":
+        from cairn.adapters.hashing import HashingEmbedder
+
+        return HashingEmbedder()
     from cairn.adapters.embedding import MiniLmOnnxEmbedder
 
     return MiniLmOnnxEmbedder(batch_size=settings.batchSize, threads=settings.threads)
