@@ -34,6 +34,16 @@ STATES: tuple[str, ...] = (
     "archived",
 )
 TOMBSTONE_REASONS: tuple[str, ...] = ("user-remove", "markdown-delete", "negative-feedback")
+# How a memory reached a task, and what came of it (SPEC §5).
+DELIVERIES: tuple[str, ...] = ("resident", "manifest", "expanded", "recall")
+OUTCOMES: tuple[str, ...] = (
+    "used-successfully",
+    "ignored",
+    "overridden",
+    "corrected",
+    "contributed-to-failure",
+)
+NEGATIVE_OUTCOMES: tuple[str, ...] = ("overridden", "corrected", "contributed-to-failure")
 
 # Which memory type a kind implies when the caller does not say.
 DEFAULT_MEMORY_TYPE: dict[str, str] = {
@@ -154,3 +164,26 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class Application:
+    """One delivery of one memory to one task; at most one outcome, replaceable."""
+
+    application_id: str
+    tenant: str
+    agent: str
+    record_id: str
+    record_version: int
+    task: str | None
+    delivery: str
+    why_applied: tuple[str, ...]
+    created_at: str
+    outcome: str | None = None
+    outcome_at: str | None = None
+    session_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["why_applied"] = list(self.why_applied)
+        return out

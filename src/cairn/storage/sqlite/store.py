@@ -27,7 +27,8 @@ from cairn.errors import StorageError
 from cairn.model import Event, Record, Tombstone
 from cairn.storage.ann_index import DEFAULT_ANN_THRESHOLD, AnnIndexes
 from cairn.storage.base import Application, EpisodePlace, LaneFilter, LaneHit, TierOrder
-from cairn.storage.keyword_index import KeywordIndex, analyse
+from cairn.storage.keyword_index import KeywordIndex
+from cairn.storage.terms import analyse
 from cairn.storage.places import RowPlaces
 from cairn.storage.sqlite.schema import LATEST_VERSION, MIGRATIONS
 from cairn.storage.vector_index import ExactVectorIndex
