@@ -6,7 +6,9 @@ here once and are reused by the database CHECK constraints, the config schema an
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from datetime import datetime
 from typing import Any, Literal
 
 Kind = Literal["fact", "preference", "policy", "profile", "episode", "skill", "topic"]
@@ -187,3 +189,27 @@ class Application:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["why_applied"] = list(self.why_applied)
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryInput:
+    """One memory to store (``Memory.store_many``, bulk ingest)."""
+
+    body: str
+    kind: str = "fact"
+    title: str | None = None
+    tags: Sequence[str] = ()
+    trust: str = "learned"
+    occurred_at: str | datetime | None = None
+    source: Mapping[str, Any] | None = None
+    external_ref: str | None = None
+    pinned: bool = False
+    memory_type: str | None = None
+    scope: str = "global"
+    project_id: str | None = None
+    path_patterns: Sequence[str] = ()
+    operations: Sequence[str] = ()
+    phases: Sequence[str] = ()
+    task_types: Sequence[str] = ()
+    episode_id: str | None = None  # e.g. a conversation session or a task run
+    position: int | None = None  # order inside the episode

@@ -107,12 +107,14 @@ class RecordQuery:
 
     tenant: str
     agent: str
-    project_id: str | None = None  # only this project's records
+    project_id: str | None = None  # only this project's records (with_global: and global ones)
+    with_global: bool = False
     scope: str | None = None
     kinds: tuple[str, ...] = ()
     states: tuple[str, ...] = ()
     trust: tuple[str, ...] = ()
     tag: str | None = None
+    text_hash: str | None = None  # only versions with this content (see cairn.text.text_hash)
     include_inactive: bool = False  # also forgotten and evicted current versions
     as_of: str | None = None  # the versions in force at this time
     limit: int | None = None
@@ -227,6 +229,10 @@ class RecordStore(Protocol):
     ) -> Iterator[Event]: ...
 
     def event(self, tenant: str, agent: str, event_id: str) -> Event | None: ...
+
+    def known_events(self, tenant: str, agent: str, event_ids: Sequence[str]) -> set[str]:
+        """Which of these event ids the namespace's journal already holds."""
+        ...
 
     def tombstones(self, tenant: str, agent: str) -> list[Tombstone]: ...
 

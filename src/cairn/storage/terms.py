@@ -11,25 +11,15 @@ rows that hold them go with the body when it is purged.
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-import snowballstemmer
 
-from cairn.text import fold, index_terms
+from cairn.text import index_terms, normal_term
 
-_local = threading.local()  # one stemmer per thread: the pure-Python one keeps state
 _KEYS: dict[str, int] = {}
 _MAX_CACHED = 500_000
-
-
-def _stem(word: str) -> str:
-    stemmer = getattr(_local, "stemmer", None)
-    if stemmer is None:
-        stemmer = _local.stemmer = snowballstemmer.stemmer("porter")
-    return str(stemmer.stemWord(word))
 
 
 def _hash64(text: str) -> int:
@@ -42,9 +32,7 @@ def term_key(word: str) -> int:
     English words Porter-stemmed, hashed to a signed 64-bit integer."""
     found = _KEYS.get(word)
     if found is None:
-        folded = fold(word)
-        term = _stem(folded) if folded.isascii() and folded.isalpha() else folded
-        found = _hash64(term)
+        found = _hash64(normal_term(word))
         if len(_KEYS) >= _MAX_CACHED:
             _KEYS.clear()  # a bounded cache: vocabularies are far smaller than this
         _KEYS[word] = found

@@ -273,8 +273,9 @@ class MemoryRecordStore:
                     continue
             elif not row.live:
                 continue
-            if query.project_id is not None and (
-                r.scope != "project" or r.project_id != query.project_id
+            in_project = r.scope == "project" and r.project_id == query.project_id
+            if query.project_id is not None and not (
+                in_project or (query.with_global and r.scope == "global")
             ):
                 continue
             if query.scope is not None and r.scope != query.scope:
@@ -284,6 +285,8 @@ class MemoryRecordStore:
             if query.states and r.state not in query.states:
                 continue
             if query.trust and r.trust not in query.trust:
+                continue
+            if query.text_hash is not None and r.text_hash != query.text_hash:
                 continue
             if query.tag is not None and query.tag not in r.tags:
                 continue
@@ -348,6 +351,10 @@ class MemoryRecordStore:
             ),
             None,
         )
+
+    def known_events(self, tenant: str, agent: str, event_ids: Sequence[str]) -> set[str]:
+        wanted = set(event_ids)
+        return {k[2] for k in self._state.event_keys if k[:2] == (tenant, agent) and k[2] in wanted}
 
     def tombstones(self, tenant: str, agent: str) -> list[Tombstone]:
         found = [t for k, t in self._state.tombstones.items() if k[:2] == (tenant, agent)]

@@ -181,7 +181,10 @@ class SqliteRecordStore:
         else:
             sql += " AND live"
         if query.project_id is not None:
-            sql += " AND scope = 'project' AND project_id = ?"
+            if query.with_global:
+                sql += " AND (scope = 'global' OR project_id = ?)"
+            else:
+                sql += " AND scope = 'project' AND project_id = ?"
             params.append(query.project_id)
         if query.scope is not None:
             sql += " AND scope = ?"
@@ -191,6 +194,9 @@ class SqliteRecordStore:
             if values:
                 sql += f" AND {column} IN ({', '.join('?' * len(values))})"
                 params += list(values)
+        if query.text_hash is not None:
+            sql += " AND text_hash = ?"
+            params.append(query.text_hash)
         if query.tag is not None:
             sql += " AND instr(tags, ?) > 0"
             params.append(json.dumps(query.tag, ensure_ascii=False))
@@ -261,6 +267,19 @@ class SqliteRecordStore:
             (tenant, agent, event_id),
         )
         return event_from_row(found[0]) if found else None
+
+    def known_events(self, tenant: str, agent: str, event_ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        ids = list(dict.fromkeys(event_ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = self._all(
+                "SELECT event_id FROM events WHERE tenant = ? AND agent = ?"
+                f" AND event_id IN ({', '.join('?' * len(chunk))})",
+                [tenant, agent, *chunk],
+            )
+            found.update(r[0] for r in rows)
+        return found
 
     def tombstones(self, tenant: str, agent: str) -> list[Tombstone]:
         found = self._all(
