@@ -119,9 +119,7 @@ def run(args: list[str] | None = None) -> int:
     except click.exceptions.Exit as done:
         return int(done.exit_code)
     except click.UsageError as exc:
-        hint = f" (see 'cairn {exc.ctx.info_name} --help')" if exc.ctx else ""
-        if exc.ctx is not None and exc.ctx.parent is not None:
-            hint = f" (see '{exc.ctx.command_path} --help')"
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
         return _fail(f"{exc.format_message()}{hint}", 2, as_json)
     except click.ClickException as exc:
         return _fail(exc.format_message(), exc.exit_code, as_json)
@@ -139,6 +137,31 @@ def run(args: list[str] | None = None) -> int:
     except OSError as exc:
         message = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
         return _fail(message, 1, as_json)
+    except Exception as exc:  # a defect of cairn's: one line here, the details in a log
+        where = _log_internal_error(argv)
+        return _fail(f"internal error: {type(exc).__name__}: {exc} (details: {where})", 1, as_json)
+
+
+def _log_internal_error(argv: list[str]) -> str:
+    import tempfile
+    import traceback
+    from datetime import UTC, datetime
+
+    from cairn.config import default_home
+
+    try:
+        folder = default_home() / "logs"
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        folder = Path(tempfile.gettempdir())
+    path = folder / "cairn-errors.log"
+    try:
+        with path.open("a", encoding="utf-8") as log:
+            log.write(f"--- {datetime.now(UTC).isoformat()} cairn {' '.join(argv[:1])}\n")
+            log.write(traceback.format_exc())
+    except OSError:
+        return "not written"
+    return str(path)
 
 
 def _quiet_stdout() -> None:

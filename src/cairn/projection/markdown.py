@@ -574,7 +574,7 @@ class MarkdownProjection:
         when an id appears in several files the highest version wins. Returns the number of
         records imported.
         """
-        from cairn.memory import EXPORT_FORMAT  # late: cairn.memory may import this module
+        from cairn.services.transfer import EXPORT_FORMAT
 
         chosen: dict[str, tuple[ProjectedEntry, Path, dict[str, Any] | None]] = {}
         for path in self.files() if files is None else [Path(p) for p in files]:

@@ -326,6 +326,7 @@ class TaskResponse(_Model):
     manifest: list[DeliveredModel]
     constraints: list[ConstraintModel]
     applications: list[ApplicationModel]
+    text: str = ""  # the director's text for the agent (resident, manifest, why), fenced
 
 
 class ExpandResponse(_Model):

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cairn.engine.recall.formatting import ContextEntry, Fence, format_context
 from cairn.errors import InvalidInput
 from cairn.provider.contract import (
     ApplyRequest,
@@ -74,6 +75,18 @@ from cairn.services.writes import Writes
 from cairn.storage.ports import RecordQuery
 
 Progress = Callable[[int, int], None]
+
+
+def _entry(item: DeliveredModel) -> ContextEntry:
+    return ContextEntry(
+        record_id=item.id,
+        title=None,
+        summary=item.summary,
+        body=item.body or "",
+        trust=item.trust,
+        why=tuple(item.why_applied),
+        application_id=item.application_id,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +240,13 @@ class LocalProvider:
             resident = []
         if view == "profile":
             manifest = []
+        constraints = [c.text for c in ctx.constraints]
+        text = format_context(
+            constraints,
+            [_entry(i) for i in resident],
+            [_entry(i) for i in manifest],
+            Fence.new(),
+        )
         return TaskResponse.model_construct(
             view=view,
             task=ctx.task,
@@ -238,6 +258,7 @@ class LocalProvider:
                 for c in ctx.constraints
             ],
             applications=[application_model(a) for a in ctx.applications],
+            text=text,
         )
 
     # -- mutations -----------------------------------------------------------------------

@@ -82,14 +82,6 @@ def recall(
     emit(app, data, text)
 
 
-def _item_lines(item: c.DeliveredModel, *, resident: bool) -> list[str]:
-    from cairn.engine.recall.formatting import safe_field
-
-    head = safe_field(item.body or "") if resident else f"{item.id}  {safe_field(item.summary)}"
-    why = "; ".join(safe_field(w) for w in item.why_applied)
-    return [f"- {head}", f"    why: {why}  [app {item.application_id}]"]
-
-
 @click.command()
 @click.option("--task", required=True, help="What the agent is about to do.")
 @click.option("--project", default=None, help=_PROJECT_HELP)
@@ -126,24 +118,7 @@ def context(
         "project": {"id": found.id, "name": found.name} if found else None,
     }
 
-    def text() -> str:
-        lines: list[str] = []
-        if response.constraints:
-            lines.append("For this task only:")
-            lines += [f"- {one_line(x.text, 200)}" for x in response.constraints]
-            lines.append("")
-        if response.resident:
-            lines.append("Apply these:")
-            for item in response.resident:
-                lines += _item_lines(item, resident=True)
-            lines.append("")
-        if response.manifest:
-            lines.append("Also relevant (cairn expand ID for the full text):")
-            for item in response.manifest:
-                lines += _item_lines(item, resident=False)
-        return "\n".join(lines).rstrip() or "(no memory applies to this task)"
-
-    emit(app, data, text)
+    emit(app, data, response.text or "(no memory applies to this task)")
 
 
 @click.command()
