@@ -1,4 +1,4 @@
-"""Tests for the rule / one-off / forget / neutral statement classifier."""
+"""Tests for the rule / one-off / forget / correct / neutral statement classifier."""
 
 from __future__ import annotations
 
@@ -11,15 +11,17 @@ import pytest
 from cairn.engine.signals import SignalClassification, classify_statement
 
 CASES_PATH = Path(__file__).parent / "data" / "signal_cases.tsv"
-KINDS = ("rule", "one-off", "forget", "neutral")
+KINDS = ("rule", "one-off", "forget", "correct", "neutral")
 
 
 def _load_cases() -> list[tuple[str, str]]:
+    # The first two columns are the signal label and the sentence; the others describe what
+    # the statement reader should find (tests/engine/test_statement.py checks them).
     lines = CASES_PATH.read_text(encoding="utf-8").splitlines()
-    assert lines[0] == "label\ttext"
+    assert lines[0].startswith("label\ttext\t")
     cases = []
     for number, line in enumerate(lines[1:], start=2):
-        label, text = line.split("\t")
+        label, text = line.split("\t")[:2]
         assert label in KINDS, f"line {number}: unknown label {label!r}"
         cases.append((label, text))
     return cases
