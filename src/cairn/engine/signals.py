@@ -135,7 +135,10 @@ _CUES: tuple[_Cue, ...] = (
     # A quantified subject with a modal is a standing requirement ("every migration must …").
     _Cue(
         "rule",
-        _en(r"(?:every|each|all|any)(?: new)?(?: [\w./-]+){1,3} (?:must|should|needs?|has to|shall)"),
+        _en(
+            r"(?:every|each|all|any)(?: new)?(?: [\w./-]+){1,3} "
+            r"(?:must|should|needs?|has to|shall)"
+        ),
         1.0,
     ),
     _Cue(
@@ -470,7 +473,8 @@ def classify_statement(text: str) -> SignalClassification:
 
     correction = _match_correction(stripped, masked)
     if correction is not None:
-        return SignalClassification("correct", correction[2], correction[0], language, correction[1])
+        cue, statement, confidence = correction
+        return SignalClassification("correct", confidence, cue, language, statement)
 
     totals, best = _cue_totals(masked)
     top_kind: _CueKind = max(
