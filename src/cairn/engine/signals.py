@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["SignalClassification", "SignalKind", "classify_statement"]
+__all__ = ["SignalClassification", "SignalKind", "classify_statement", "mask_quotes"]
 
 SignalKind = Literal["rule", "one-off", "forget", "correct", "neutral"]
 _CueKind = Literal["rule", "one-off"]
@@ -162,7 +162,15 @@ _CUES: tuple[_Cue, ...] = (
     ),
     _Cue("rule", _en(r"(?:i|we)(?:'d| would)? (?:really |generally )?(?:prefer|rather)"), 0.9),
     _Cue("rule", _en(r"(?:i|we) (?:really )?(?:like|love|hate|dislike)"), 0.6),
-    _Cue("rule", _en(r"remember(?! to)(?: that)?|keep in mind(?: that)?"), 0.6, "lead_en"),
+    _Cue("rule", _en(r"i'm (?:not )?(?:a )?(?:big |huge )?fan of"), 0.6),
+    # "in all Python files", "for every YAML file": a rule over a whole class of files.
+    _Cue("rule", _en(r"(?:in|for|to|across) (?:all|every|any) (?:[\w.*+#-]+ ){0,2}files?"), 0.7),
+    _Cue(
+        "rule",
+        _en(r"remember(?! to)(?: that)?|keep (?:that |this |it )?in mind(?: that)?"),
+        0.6,
+        "lead_en",
+    ),
     _Cue("rule", _en(r"for (?:future reference|the future)"), 0.9),
     # A standing aversion ("I don't want any TODOs", "we never want to see …").
     _Cue("rule", _en(r"(?:i|we) (?:don't|do not|never) want (?:any|to see)"), 0.9),
@@ -190,7 +198,7 @@ _CUES: tuple[_Cue, ...] = (
     _Cue(
         "rule",
         _zh(
-            r"(?:我们?(?:组|团队|这边)?|团队)(?:更|比较|还是|一般)?(?:喜欢|偏好|倾向于?|习惯)"
+            r"(?:我们?(?:组|团队|这边|个人)?|团队)(?:更|比较|还是|一般)?(?:喜欢|偏好|倾向于?|习惯)"
             r"|我们?的(?:偏好|习惯)"
         ),
         0.9,
@@ -204,7 +212,9 @@ _CUES: tuple[_Cue, ...] = (
     # "都要" states a requirement for a whole class of things; alone it is too common.
     _Cue("rule", _zh(r"都(?:要|必须|得)"), 0.4),
     # "合并前都要 …": a requirement tied to a recurring step.
-    _Cue("rule", _zh(r"(?:前|之前|以前|后|之后|时|的时候)都(?:要|得|必须|先)"), 0.8),
+    _Cue("rule", _zh(r"(?:前|之前|以前|后|之后|时|的时候)(?:都|一定|必须|务必)(?:要|得|先)?"), 0.8),
+    # A standing dislike, as "I hate …" is in English.
+    _Cue("rule", _zh(r"我(?:个人)?(?:很|真的|最|特别|比较)?(?:讨厌|不喜欢|受不了)"), 0.6),
     # --- one-off instructions --------------------------------------------------------------
     _Cue(
         "one-off",
@@ -397,7 +407,7 @@ _CORRECTION_STRONG = re.compile(
     r"|i (?:was wrong|got (?:that|it) wrong)|scratch that|on second thought"
     r"|(?:change|update|amend|correct) (?:the|that|my) (?:[\w.-]+ ){0,3}?"
     r"(?:rule|preference|note|memory))(?![A-Za-z])"
-    r"|\s*(?P<zcue>更正(?:一下)?|纠正(?:一下)?|(?:我|刚才|之前)?说错了|我的意思是|我是说"
+    r"|\s*(?P<zcue>更正(?:一下)?|纠正(?:一下)?|我?(?:刚才|之前)?说错了|我的意思是|我是说"
     r"|改一下(?:刚才|之前)?(?:那条|这条|说的)?)",
     _FLAGS,
 )
@@ -406,8 +416,13 @@ _CORRECTION_WEAK = re.compile(
     r"|(?:不对|不是的|其实|等等|等一下|哦不)(?:[，,\s]*不对)*)",
     _FLAGS,
 )
-# "X, not Y" names the replaced value even without an instruction ("it's staging-2, not 1").
-_REPLACED_VALUE = re.compile(r"[,，]\s*(?:not|不是|而不是)\s*\S", _FLAGS)
+# "X, not Y" names the replaced value even without an instruction ("it's staging-2, not 1");
+# so do "make it X", "switch to X", "不对，是 X", "应该是 X".
+_REPLACED_VALUE = re.compile(
+    r"[,，]\s*(?:not|不是|而不是)\s*\S|^[\s,，:：]*(?:make (?:it|that)|switch to|go with"
+    r"|stick (?:to|with)|(?:change|set) (?:it|that) to|是|应该|应当|改成|换成)",
+    _FLAGS,
+)
 
 
 def _match_correction(original: str, masked: str) -> tuple[str, str, float] | None:
@@ -461,7 +476,7 @@ _EN_COMMON = _words(
 def classify_statement(text: str) -> SignalClassification:
     """Classify one user statement; see the module docstring for the grammar."""
     stripped = text.strip()
-    masked = _mask_quotes(stripped)
+    masked = mask_quotes(stripped)
     language = _language(masked if masked.strip() else stripped)
     if not stripped:
         return SignalClassification("neutral", 1.0, None, language, "")
@@ -513,7 +528,7 @@ def _cue_totals(masked: str) -> tuple[dict[_CueKind, float], dict[_CueKind, _Hit
 # --- quotes ----------------------------------------------------------------------------------
 
 
-def _mask_quotes(text: str) -> str:
+def mask_quotes(text: str) -> str:
     """Blank out quoted spans, keeping offsets so cue positions still index the input."""
     chars = list(text)
     for pattern in _QUOTE_PAIRS:
