@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
-from cairn.engine.selectors import Selector, TaskConditions, glob_match, match_selector
 from cairn.engine.statement import (
-    LANGUAGE_GLOBS,
     OPERATIONS,
     PHASES,
     TASK_TYPES,
@@ -145,8 +140,59 @@ def _shown(field: str, reading: StatementReading) -> object:
 
 DEVELOPMENT = load_cases("signal_cases.tsv")
 HOLDOUT = load_cases("statement_holdout.tsv")
+SIGNAL_HOLDOUT = DATA / "signal_holdout.tsv"
+
+
+def test_labelled_sets_are_large_bilingual_and_disjoint() -> None:
+    for cases, minimum in ((DEVELOPMENT, 600), (HOLDOUT, 80)):
+        texts = [case.text for case in cases]
+        assert len(texts) >= minimum
+        assert len(set(texts)) == len(texts), "duplicate sentences"
+        chinese = [t for t in texts if any("\u4e00" <= ch <= "\u9fff" for ch in t)]
+        assert len(chinese) >= len(texts) // 3
+        assert {case.label for case in cases} == set(SIGNALS)
+    signal_holdout = {
+        line.split("\t")[1] for line in SIGNAL_HOLDOUT.read_text(encoding="utf-8").splitlines()[1:]
+    }
+    held_out = {case.text for case in HOLDOUT}
+    assert not held_out & {case.text for case in DEVELOPMENT}
+    assert not held_out & signal_holdout
+    # Enough of each thing the reader finds, in the development set, to mean something.
+    rules = [c for c in DEVELOPMENT if c.label in ("rule", "correct")]
+    assert sum(c.scope == "project" for c in rules) >= 60
+    assert sum(bool(c.paths) for c in rules) >= 40
+    assert sum(bool(c.operations) for c in rules) >= 80
+    assert sum(bool(c.phases) for c in rules) >= 10
+    assert sum(bool(c.task_types) for c in rules) >= 10
+    assert {c.kind for c in rules} == {"preference", "policy", "fact"}
+    assert sum(c.label == "correct" for c in DEVELOPMENT) >= 25
 
 
 def test_development_set_accuracy() -> None:
+    """The cues were written and tuned against this set (650 sentences, EN + ZH + mixed).
+    Measured: signal 646/650 (0.994); of the rules and corrections read as such, memory kind
+    359/360 (0.997), scope, paths, operations, phases and task types 360/360 (1.000); target
+    of forgets and corrections 84/84 (1.000)."""
     accuracy = measure(DEVELOPMENT, "development set")
-    assert accuracy["signal"] >= 0.0
+    assert accuracy["signal"] >= 0.98
+    for field in ("kind", "scope", "paths", "operations", "phases", "task_types"):
+        assert accuracy[field] >= 0.98, field
+    assert accuracy["target"] >= 0.97
+
+
+def test_held_out_accuracy() -> None:
+    """statement_holdout.tsv (103 sentences, EN + ZH + mixed) was written and committed
+    before any selector cue existed, and measured once, on the finished reader: signal
+    102/103 (0.990); memory kind 84/85 (0.988), scope 85/85 (1.000), paths 82/85 (0.965),
+    operations 81/85 (0.953), phases 84/85 (0.988), task types 85/85 (1.000); target 18/19
+    (0.947). Never change a cue to fix a miss printed here: that would turn it into a second
+    development set. Add a new sentence to signal_cases.tsv instead."""
+    accuracy = measure(HOLDOUT, "held-out set")
+    assert accuracy["signal"] >= 0.97
+    assert accuracy["kind"] >= 0.95
+    assert accuracy["scope"] >= 0.97
+    assert accuracy["paths"] >= 0.93
+    assert accuracy["operations"] >= 0.92
+    assert accuracy["phases"] >= 0.95
+    assert accuracy["task_types"] >= 0.97
+    assert accuracy["target"] >= 0.89
