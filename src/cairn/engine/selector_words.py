@@ -260,13 +260,16 @@ _CASED_LANGUAGES = {"go": "Go", "c": "C"}  # "go" and "c" are words too
 # secrets in .github/workflows" is a rule for that folder).
 _EN_NOT_A_PLACE = _en(
     r"(?:put|puts|place|move|moved|go|goes|live|lives|belong|belongs|keep|kept|store|stored|save"
-    r"|create|update|updates|updating|bump|bumps|regenerate|generate|generated|use|uses|using"
-    r"|sync)"
+    r"|create|update|updates|updating|bump|bumps|regenerate|generate|generated|sync)"
+)
+# "use X" and "with X" take the path as a tool; "use black in src/" still names a place.
+_EN_TOOL = re.compile(
+    r"(?<![A-Za-z])(?:use|uses|using|with|via)\s+(?:(?:the|a|an|our|this|that)\s+)?$",
+    re.IGNORECASE,
 )
 _EN_NEGATION = _en(r"(?:never|don't|dont|do not|not|no|avoid|stop)")
-_ZH_NOT_A_PLACE = re.compile(
-    r"放到|放在|放进|放入|存到|存放|移到|挪到|搬到|更新|同步|生成|使用|用|按照"
-)
+_ZH_NOT_A_PLACE = re.compile(r"放到|放在|放进|放入|存到|存放|移到|挪到|搬到|更新|同步|生成")
+_ZH_TOOL = re.compile(r"(?:使用|用|按照|参考)\s*$")
 _ZH_NEGATION = re.compile(r"不要|别|禁止|不准|不许|千万|永远不|从不|不能|严禁")
 
 
@@ -369,6 +372,8 @@ def _is_place(text: str, position: int) -> bool:
     """False when the clause so far puts things at, updates or uses the path (see above)."""
     start = _clause_start(text, position)
     before = text[start:position]
+    if _EN_TOOL.search(before) or _ZH_TOOL.search(before):
+        return False
     if _CJK.search(before[-12:]):
         window = before[-12:]
         verbs = list(_ZH_NOT_A_PLACE.finditer(window))

@@ -160,7 +160,7 @@ _EN_COPULA = _en(
 _ZH_INSTRUCTION = re.compile(
     r"(?<![主重])要|必须|得(?!到)|不要|别|不许|不准|禁止|严禁|一律|统一|永远|总是|始终|请|应该|应当|务必"
     r"|千万|一定|默认(?!分支|值|端口|配置|参数|地址|的)|每次|尽量|不能|只能|团队|规矩|规范|约定|原则"
-    r"|我们(?:组|团队)?(?:都|一般|习惯|一直|从来|从不)?用|是用|都用|改用|改成|换成"
+    r"|我们(?:组|团队)?(?:都|一般|习惯|一直|从来|从不)?用|是用|都用|改用|改成|换成|先(?![生前])"
     r"|(?:^|[，,：:；;\s])(?:用(?![户法途处量意])|使用(?!者)|把|先|不用)"
 )
 _ZH_COPULA = re.compile(r"(?<![不就还都])是(?!用)|叫做?|跑在|部署在|位于|托管在")
@@ -172,6 +172,8 @@ def _memory_kind(text: str) -> MemoryKind:
     plain = _REMEMBER_MARKERS.sub(" ", text)
     if _instructs(plain):
         return "policy"
+    if plain != text:
+        return "fact"  # "remember that …" with no instruction: something to know
     declarative = any(
         (_EN_COPULA.search(plain, s, e) and not _EN_SUBORDINATE.match(plain[s:e].strip()))
         or _ZH_COPULA.search(plain, s, e)
