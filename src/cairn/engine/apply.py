@@ -73,7 +73,9 @@ def apply_events(
         # Consecutive records with the same linking in one batch: rows keep journal order.
         for linked, group in groupby(run, key=lambda r: links_for(r.agent)):
             batch = list(group)
-            rows = tx.insert_records([(r, *vector_for(r)) for r in batch], entities_linked=linked)
+            rows = tx.insert_records(
+                [(r, *vector_for(r)) for r in batch], entities_linked=linked
+            )
             if linked:
                 tx.set_entities_many(
                     [
