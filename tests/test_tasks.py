@@ -87,9 +87,12 @@ def test_expand_records_an_application_and_shows_verification(mem: Memory) -> No
 
 
 def test_signals_remember_rules_and_return_one_off_constraints(mem: Memory) -> None:
-    rule = mem.signal("From now on, always use pnpm in this repository.")
+    with pytest.raises(InvalidInput, match="no repository is known"):
+        mem.signal("From now on, always use pnpm in this repository.")  # which repository?
+    rule = mem.signal("From now on, always use pnpm in this repository.", project_id="shop")
     assert rule.kind == "rule" and rule.record is not None and rule.record.authority == "explicit"
-    again = mem.signal("From now on, always use pnpm in this repository.")
+    assert (rule.record.scope, rule.record.project_id) == ("project", "shop")
+    again = mem.signal("From now on, always use pnpm in this repository.", project_id="shop")
     assert again.outcome == "duplicate" and again.record.id == rule.record.id  # type: ignore[union-attr]
     once = mem.signal("Just this once, skip the lint step.")
     assert once.kind == "one-off" and once.record is None
@@ -104,3 +107,14 @@ def test_a_forget_of_something_never_stored_changes_nothing(mem: Memory) -> None
     assert mem.list() == before and mem.tombstones() == []
     hit = mem.signal("Forget the rule about running the linter before committing")
     assert hit.outcome == "forgotten" and mem.list() == []
+
+
+def test_a_correction_in_words_acts_on_the_one_clear_match(mem: Memory) -> None:
+    rule = mem.signal("Always install dependencies with pnpm 8.", project_id="shop")
+    mem.signal("Always write commit subjects under 60 characters.")
+    fixed = mem.signal("Actually, use pnpm 10 for installs.", project_id="shop")
+    assert fixed.kind == "correct" and fixed.outcome == "corrected"
+    assert fixed.record is not None and fixed.record.id == rule.record.id  # type: ignore[union-attr]
+    assert fixed.record.version == 2 and "pnpm 10" in fixed.record.body
+    unrelated = mem.signal("Actually, the staging cluster runs Kubernetes 1.29.")
+    assert unrelated.outcome in ("no-match", "nothing") and len(mem.list()) == 2

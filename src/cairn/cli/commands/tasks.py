@@ -185,12 +185,13 @@ def signal(app: App, text: str, project: str | None) -> None:
     data = response.model_dump()
     record = response.record
     if response.outcome in ("no-match", "ambiguous"):
+        verb = "forgotten" if response.kind == "forget" else "corrected"
         lines = [
-            "nothing forgotten: "
+            f"nothing {verb}: "
             + (
                 f"no memory clearly matches {response.statement!r}"
                 if response.outcome == "no-match"
-                else "several memories match; forget one by id"
+                else "several memories match; name one by id"
             )
         ]
         lines += [
@@ -201,11 +202,12 @@ def signal(app: App, text: str, project: str | None) -> None:
         emit(app, data, "\n".join(lines) if not app.as_json else "")
         raise click.exceptions.Exit(2)
     if response.outcome in ("stored", "duplicate") and record is not None:
-        where = (
-            "this repository" if record.scope == "project" else "every project (global)"
-        )
+        from cairn.cli.render import selector_summary
+
+        where = "this repository" if record.scope == "project" else "every project (global)"
         said = (
-            f"remembered {record.kind} {record.id} for {where} (cue: {response.cue})"
+            f"remembered {record.kind} {record.id} for {where}"
+            f"{selector_summary(record.model_dump())} (cue: {response.cue})"
             if response.outcome == "stored"
             else f"already remembered as {record.id}; nothing added"
         )
@@ -213,6 +215,8 @@ def signal(app: App, text: str, project: str | None) -> None:
         said = f"one-off, not stored: {response.constraint} (cue: {response.cue})"
     elif response.outcome == "forgotten" and record is not None:
         said = f"forgot {record.id}: {one_line(record.body, 80)}"
+    elif response.outcome == "corrected" and record is not None:
+        said = f"corrected {record.id} (now version {record.version}): {one_line(record.body, 80)}"
     else:
         said = "neither a rule nor a one-off instruction: nothing stored"
     emit(app, data, said)
