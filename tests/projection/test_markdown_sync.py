@@ -361,7 +361,7 @@ def test_an_unknown_id_is_a_conflict(mem: Memory, md: MarkdownProjection) -> Non
     md.profile_path.write_text("\n".join(lines[:end] + fake + lines[end:]))
     report = md.sync(mem)
     assert [c.record_id for c in report.conflicts] == ["01JUNKNOWNUNKNOWNUNKNOWN00"]
-    assert "delete its `<!-- cairn` line" in report.conflicts[0].reason
+    assert "write it under a new `###` heading" in report.conflicts[0].reason
     assert mem.get(rec.id).version == 1 and report.forgotten == ()
 
 
@@ -576,6 +576,19 @@ def test_an_unparseable_file_holding_the_body_is_written_again_from_the_store(
     # The other unparseable file holds nothing purged: it is left as the person left it.
     assert "global rule, edited" in profile.read_text(encoding="utf-8")
     assert other.id in profile.read_text(encoding="utf-8")
+
+
+def test_a_file_saved_in_another_encoding_is_purged_too(
+    mem: Memory, md: MarkdownProjection
+) -> None:
+    secret = mem.remember(SECRET + " café", scope="project", project_id="git:p1")
+    (project,) = md.write_all(mem)[1:]
+    project.write_bytes(project.read_text(encoding="utf-8").encode("latin-1"))
+    with pytest.raises(InvalidInput, match="not UTF-8"):
+        md.sync(mem)
+    mem.forget(secret.id, permanent=True)
+    assert md.purge(mem, [secret.id]).replaced == (project,)
+    no_trace_under(md.home, "quarblewick", secret.id)
 
 
 def test_copies_of_a_purged_body_without_its_id_go_too(mem: Memory, md: MarkdownProjection) -> None:

@@ -77,11 +77,8 @@ def relocate_foreign_files(home: Path) -> None:
 
 def file_header(path: Path) -> dict[str, Any] | None:
     """The ``cairn-file`` header of a file, read even when the rest does not parse."""
-    try:
-        text = read_text(path)
-    except InvalidInput:
-        return None
-    for line in split_lines(text)[:20]:
+    # Lossy: a file an editor saved in another encoding is still recognised as ours.
+    for line in split_lines(read_lossy(path))[:20]:
         if line.startswith(FILE_META) and line.rstrip().endswith("-->"):
             try:
                 data = json.loads(line.rstrip()[len(FILE_META) : -3])

@@ -103,9 +103,8 @@ COMMENT_END = "-->"
 ID_AT_VERSION = re.compile(r"([^\s@]+)@([0-9]{1,9})")
 NOT_APPLIED = "> Not applied: "
 _CONFLICT_HELP = (
-    "> Merge what you want into the entry with this id above (or delete the"
-    " `<!-- cairn-conflict` line to add the text as a new memory), delete this block, then"
-    " run `cairn sync`."
+    "> Keep what you want of this text in the entry with the same id, then delete this"
+    " block (from its `###` heading to the next heading) and run `cairn sync`."
 )
 # ATX headings of level 1-3 are the document's structure; #### and deeper belong to bodies.
 HEADING = re.compile(r" {0,3}(#{1,3})(?:\s(.*))?")

@@ -234,7 +234,7 @@ def plan_sync(
                 if record is None or entry_changes(entry, record):
                     reason = (
                         f"this memory appears {len(found)} times ({where}); to add an edited"
-                        " copy as a new memory, delete its `<!-- cairn` line"
+                        " copy as a new memory, write it under a new `###` heading"
                     )
                     keep(file, entry, reason)
             continue
@@ -267,7 +267,7 @@ def plan_sync(
         if named is None:
             reason = (
                 f"no memory {record_id} version {entry.version} here; to add the text as a "
-                "new memory, delete its `<!-- cairn` line"
+                "new memory, write it under a new `###` heading"
             )
             keep(file, entry, reason)
             continue

@@ -147,7 +147,7 @@ class MarkdownProjection:
     def pending(self, mem: Memory) -> list[Path]:
         """Files holding edits (or malformed text) that ``sync`` has not applied yet."""
         scan = self._scan(mem, strict=False)
-        plan = self._plan(mem, scan)
+        plan = self._plan(mem, scan, mem.list())
         return sorted(plan.dirty | scan.unreadable)
 
     def write_all(self, mem: Memory, *, force: bool = False) -> list[Path]:
@@ -158,7 +158,7 @@ class MarkdownProjection:
         edits; ``force`` overwrites them anyway (``sync`` does, after applying).
         """
         scan = self._scan(mem, strict=False)
-        return list(self._write(mem, scan, self._plan(mem, scan), force=force))
+        return list(self._write(mem, scan, self._plan(mem, scan, mem.list()), force=force))
 
     def sync(self, mem: Memory) -> SyncReport:
         """Apply the person's edits, deletions and additions, then regenerate every file.
@@ -168,8 +168,8 @@ class MarkdownProjection:
         in the file, and reported with the line where it now is.
         """
         scan = self._scan(mem, strict=True)
-        plan = self._plan(mem, scan)
         before = mem.list()
+        plan = self._plan(mem, scan, before)
         corrected: list[str] = []
         forgotten: list[str] = []
         added: list[str] = []
@@ -223,18 +223,21 @@ class MarkdownProjection:
             notes=tuple(plan.notes),
         )
 
-    def purge(self, mem: Memory, record_ids: Iterable[str]) -> PurgeReport:
+    def purge(
+        self, mem: Memory, record_ids: Iterable[str], *, text_hashes: Iterable[str] = ()
+    ) -> PurgeReport:
         """Take every trace of memories forgotten permanently out of this pair's files.
 
         Call it after the forget is committed, and again whenever a purge may have been
         interrupted: it is idempotent. Entries with these ids, and copies of their text
-        (found by the content hash the store keeps), are cut from files being edited and
-        regenerated in the others; a file that cannot be parsed is written again from the
-        store when it holds any of it (edits not yet synced there are lost: the text must
-        go), and left alone otherwise. Leftover temporary files holding it are deleted.
+        (found by content hash: ``text_hashes`` and those the store keeps of each version),
+        are cut from files being edited and regenerated in the others; a file that cannot be
+        parsed is written again from the store when it holds any of it (edits not yet
+        synced there are lost: the text must go), and left alone otherwise. Leftover
+        temporary files holding it are deleted.
         """
         ids = {i.strip().upper() for i in record_ids if isinstance(i, str) and i.strip()}
-        hashes = set()
+        hashes = set(text_hashes)
         for record_id in ids:
             try:
                 hashes |= {v.text_hash for v in mem.history(record_id) if v.text_hash}
@@ -242,13 +245,15 @@ class MarkdownProjection:
                 continue
         scan = self._scan(mem, strict=False)
         before = {p: p.read_bytes() for p in self.files()}
-        plan = self._plan(mem, scan, purge_ids=ids, purge_hashes=hashes)
-        replaced = [p for p in sorted(scan.unreadable) if holds_purged(read_text(p), ids, hashes)]
+        plan = self._plan(mem, scan, mem.list(), purge_ids=ids, purge_hashes=hashes)
+        replaced = [p for p in sorted(scan.unreadable) if holds_purged(read_lossy(p), ids, hashes)]
         for path in replaced:
             scan.unreadable.discard(path)  # written again from the store below
-            project_id = (file_header(path) or {}).get("project_id")
-            key = project_id if path != self.profile_path and isinstance(project_id, str) else None
-            scan.files.append(ScannedFile(path, key, _EMPTY))
+            header = file_header(path) or {}
+            key = header.get("project_id") if path != self.profile_path else None
+            if isinstance(key, str) and isinstance(header.get("project_name"), str):
+                scan.names.setdefault(key, header["project_name"])
+            scan.files.append(ScannedFile(path, key if isinstance(key, str) else None, _EMPTY))
         self._write(mem, scan, plan, force=False)
         removed = []
         for folder in (self.folder, self.projects_dir):
@@ -339,6 +344,7 @@ class MarkdownProjection:
         self,
         mem: Memory,
         scan: _Scan,
+        records: Sequence[Record],
         *,
         purge_ids: Iterable[str] = (),
         purge_hashes: Iterable[str] = (),
@@ -350,7 +356,7 @@ class MarkdownProjection:
                 return []
 
         return plan_sync(
-            scan.files, mem.list(), history, purge_ids=purge_ids, purge_hashes=purge_hashes
+            scan.files, records, history, purge_ids=purge_ids, purge_hashes=purge_hashes
         )
 
     def _write(self, mem: Memory, scan: _Scan, plan: SyncPlan, *, force: bool) -> dict[Path, str]:
