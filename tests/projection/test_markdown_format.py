@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from typing import Any
 
@@ -47,7 +48,15 @@ TRICKY_BODIES = [
 ]
 
 ODD_SELECTORS = Selectors(
-    path_patterns=("src/api/**", "a, b.txt", '"quoted"', "`ticked`", "<!--x", "目录/*.md"),
+    path_patterns=(
+        "src/api/**",
+        "a, b.txt",
+        '"quoted"',
+        "`ticked`",
+        "<!--x",
+        "目录/*.md",
+        " edge ",
+    ),
     operations=("commit", "push"),
     phases=("review",),
     task_types=("bug fix",),
@@ -253,3 +262,31 @@ def test_cut_entries_keeps_every_other_line_as_it_was() -> None:
     again = parse_document(cut)
     assert sorted(e.id or "" for e in again.entries) == [r.id for r in records if r.id not in gone]
     assert set(again.index or {}) == {r.id for r in records} - gone
+
+
+def test_random_hostile_bodies_and_selectors_round_trip() -> None:
+    """Bodies and selector values built from the pieces of the format itself."""
+    rng = random.Random(20260601)
+    pieces = [
+        "#", "##", "###", " ", "  ", "\t", "\n", "\r", "\r\n", "`", "```", "````", "~~~",
+        "<!--", "-->", "<!-- cairn ", "@2", "cairn-body", "cairn-index", "cairn-conflict",
+        "paths:", "operations:", "> Not applied: ", "_", "*", ",", '"', "\\", "\u2028",
+        "\ufeff", "\x0b", "中文", "é", "word", "x",
+    ]  # fmt: skip
+    records = []
+    for n in range(400):
+        body = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 30)))
+        if not body.strip():
+            body += "x"
+        paths = tuple(
+            v
+            for v in ("".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))).strip()
+                      for _ in range(rng.randint(0, 3)))
+            if v and "\n" not in v and "\r" not in v
+        )  # fmt: skip
+        records.append(make_record(n, body, path_patterns=paths))
+    got = {e.id: e for e in parse_projection(render_profile(records))}
+    assert len(got) == len(records)
+    for record in records:
+        assert got[record.id].body == record.body, repr(record.body)
+        assert got[record.id].selectors.path_patterns == record.path_patterns

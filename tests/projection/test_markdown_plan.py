@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -113,3 +114,15 @@ def test_purged_memories_and_copies_of_their_text_are_cut() -> None:
     plan = plan_sync([scanned(text)], [], lambda _id: [skeleton], purge_hashes={secret.text_hash})
     assert plan.purged == {PROFILE: {e.line for e in parse_document(text).entries}}
     assert plan.additions == [] and plan.conflicts == []
+
+
+def test_an_untouched_entry_never_reads_as_a_change() -> None:
+    rng = random.Random(7)
+    pieces = ["#", "###", " ", "\n", "`", "```", "<", "\\<", "-->", "paths:", ",", '"', "中", "x"]
+    for n in range(500):
+        body = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 30))) + "x"
+        title = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8))).strip() or None
+        ops = tuple("".join(rng.choice(pieces) for _ in range(3)) for _ in range(2))
+        base = record(n, body, title=title, operations=ops, path_patterns=(" a ", "a"))
+        (entry,) = parse_document(render_profile([base])).entries
+        assert entry_changes(entry, base) == {}, (title, body, ops)

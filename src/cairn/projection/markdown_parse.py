@@ -226,14 +226,14 @@ def _parse_values(text: str, source: str, number: int) -> list[str]:
         else:
             comma = text.find(",", i)
             comma = n if comma == -1 else comma
-            value, i = text[i:comma], comma
+            value, i = text[i:comma].rstrip(), comma
         while i < n and text[i] in " \t":
             i += 1
         if i < n and text[i] != ",":
             _fail(source, number, "selector values are separated by commas")
         i += 1
         if value.strip():
-            values.append(value.strip())
+            values.append(value)  # a quoted value is kept exactly, edge spaces and all
     return values
 
 
