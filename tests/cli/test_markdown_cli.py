@@ -96,7 +96,8 @@ def test_a_conflict_keeps_the_edit_and_exits_1_naming_the_entry(home: Path) -> N
     assert proc.returncode == 1
     text = profile.read_text(encoding="utf-8")
     line = text.split("\n").index(f"<!-- cairn-conflict {record_id}@1 -->")  # 0-based: heading
-    assert f"{profile}:{line} {record_id}" in proc.stderr and "kept in the file" in proc.stderr
+    assert f"could not apply {profile}:{line} {record_id}" in proc.stderr
+    assert proc.stderr.count("\n") == 1
     assert f"conflict {profile}:{line} {record_id}: edited version 1" in proc.stdout
     assert "Deploy on Thursdays" in text and "Never deploy on Fridays" in text
     shown = json.loads(ok(home, "--json", "show", record_id))

@@ -98,10 +98,19 @@ def test_malformed_files_raise_invalid_input_naming_the_line() -> None:
         (doc("## Policies", "### x", '<!-- cairn {"id":"a","version":"2"} -->'), 7, "version"),
         (doc("## Policies", "### x", '<!-- cairn {"id":"a",} -->'), 7, "malformed cairn"),
         (doc("## Policies", "### x", "<!-- cairn " + "[" * 5000 + " -->"), 7, "cairn"),
+        (doc("## Policies", "### x", 'paths: "a\\ud800"'), 7, "lone surrogate"),
+        (
+            doc("## Policies", "### x", '<!-- cairn {"id":"\\udc00","version":1} -->'),
+            7,
+            "surrogate",
+        ),
     ]
     for text, line, message in cases:
         with pytest.raises(InvalidInput, match=rf"profile\.md line {line}: .*{message}"):
             parse_document(text, source="profile.md")
+    broken_header = doc().replace('"scope":"global"', '"scope":"global","project_name":"\\ud800"')
+    with pytest.raises(InvalidInput, match=r"line 3: .*lone surrogate"):
+        parse_document(broken_header)
     newer = doc().replace("cairn.markdown.v2", "cairn.markdown.v9")
     with pytest.raises(InvalidInput, match="line 3: unknown format"):
         parse_document(newer)

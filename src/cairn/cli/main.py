@@ -584,8 +584,8 @@ def sync(ctx: Context) -> None:
         first = report.conflicts[0]
         more = f" and {len(report.conflicts) - 1} more" if len(report.conflicts) > 1 else ""
         fail(
-            f"sync left {first.path}:{first.line} {first.record_id or '(new entry)'}"
-            f" unapplied{more}; the text is kept in the file",
+            f"sync could not apply {first.path}:{first.line} {first.record_id or '(new entry)'}"
+            f"{more}; nothing of yours in the files was overwritten",
             1,
         )
 

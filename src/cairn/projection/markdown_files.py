@@ -82,7 +82,8 @@ def file_header(path: Path) -> dict[str, Any] | None:
         if line.startswith(FILE_META) and line.rstrip().endswith("-->"):
             try:
                 data = json.loads(line.rstrip()[len(FILE_META) : -3])
-            except (json.JSONDecodeError, RecursionError):
+                json.dumps(data, ensure_ascii=False).encode("utf-8")  # no lone surrogate
+            except (json.JSONDecodeError, RecursionError, UnicodeEncodeError):
                 return None
             return data if isinstance(data, dict) else None
     return None

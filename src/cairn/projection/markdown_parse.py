@@ -218,6 +218,8 @@ def _parse_values(text: str, source: str, number: int) -> list[str]:
                 _fail(source, number, f"a malformed quoted selector value ({exc.msg})")
             if not isinstance(value, str):
                 _fail(source, number, "a quoted selector value must be a string")
+            if not _encodable(value):
+                _fail(source, number, "a selector value holds a lone surrogate")
         elif text[i] == "`":
             close = text.find("`", i + 1)
             if close == -1:
@@ -309,7 +311,18 @@ def _load_json(line: str, prefix: str, source: str, number: int) -> dict[str, An
         _fail(source, number, "cairn metadata is nested too deeply")
     if not isinstance(data, dict):
         _fail(source, number, "cairn metadata must be a JSON object")
+    if not _encodable(data):
+        _fail(source, number, "cairn metadata holds a lone surrogate (a broken \\u escape)")
     return data
+
+
+def _encodable(data: Any) -> bool:
+    """False when a JSON ``\\u`` escape left half a surrogate pair, which no file can hold."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, RecursionError):
+        return False
+    return True
 
 
 def _ends_body(line: str) -> bool:
