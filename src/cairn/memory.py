@@ -243,7 +243,12 @@ class Memory(TaskMemory):
         if scope == "project" and not item.project_id:
             raise InvalidInput("a project-scoped memory needs a project id")
         tags = tuple(check_text("tag", t, 200).strip() for t in item.tags)
-        selector = {name: _selector_values(name, getattr(item, name)) for name in SELECTOR_FIELDS}
+        selector = {
+            name: tuple(check_text(name, v, 500).strip() for v in getattr(item, name))
+            for name in ("path_patterns", "operations", "phases", "task_types")
+        }
+        for name in ("operations", "phases", "task_types"):  # compared case-insensitively
+            selector[name] = tuple(v.lower() for v in selector[name])
         occurred = to_iso(parse_time(item.occurred_at)) if item.occurred_at else None
         return Record(
             id=new_ulid(),
