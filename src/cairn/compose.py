@@ -160,7 +160,8 @@ def open_provider(
 
 
 class _Projections:
-    """The Markdown projection of each namespace written through this provider."""
+    """The Markdown projection of each namespace written through this provider: the
+    memories a person owns (their explicit statements and rules), beside the file."""
 
     def __init__(self, folder: Path, config: Config, *, enabled: bool | None) -> None:
         self._folder = folder
@@ -171,32 +172,52 @@ class _Projections:
     def attach(self, provider: LocalProvider) -> None:
         self._provider = provider
 
-    def _memory(self, agent: str) -> Any:
+    def view(self, agent: str) -> Any:
+        """A Memory over this provider whose ``list`` holds what a person owns."""
         from cairn.memory import Memory
 
         assert self._provider is not None
         bound = LocalProvider(self._provider._s, tenant=self._provider.tenant, agent=agent)
-        return Memory(bound)
+
+        class OwnedView(Memory):
+            def list(self, **kwargs: Any) -> list[Any]:  # type: ignore[override]
+                return super().list(owned=True, **kwargs)
+
+        return OwnedView(bound)
+
+    def _projection(self, mem: Any) -> Any:
+        from cairn.projection import MarkdownProjection
+
+        return MarkdownProjection.for_memory(self._folder, mem)
 
     def refresh(self, ns: Namespace) -> list[str]:
         """Regenerate the namespace's files after a change; a failure is a warning (the
         change itself is committed)."""
         if not self._enabled or self._busy:
             return []
-        from cairn.projection import MarkdownProjection
-
         self._busy = True
         try:
-            MarkdownProjection(self._folder).write_all(self._memory(ns.agent))
+            mem = self.view(ns.agent)
+            self._projection(mem).write_all(mem)
         except Exception as exc:  # a derived file must never undo a committed change
             log.warning("the Markdown projection was not refreshed: %s", exc)
-            return [f"the Markdown projection was not refreshed: {exc}"]
+            return [f"the Markdown files were not updated: {exc}"]
         finally:
             self._busy = False
         return []
 
     def purge(self, pending: Sequence[PendingPurge]) -> None:
+        """Take permanently forgotten memories out of every file (idempotent; raises when
+        a file cannot be cleaned, so the purge stays pending)."""
         if not self._enabled:
             return
-        for agent in sorted({p.agent for p in pending}):
-            self.refresh(Namespace(pending[0].tenant, agent))
+        by_agent: dict[str, list[str]] = {}
+        for p in pending:
+            by_agent.setdefault(p.agent, []).append(p.record_id)
+        self._busy = True
+        try:
+            for agent, ids in sorted(by_agent.items()):
+                mem = self.view(agent)
+                self._projection(mem).purge(mem, ids)
+        finally:
+            self._busy = False

@@ -241,11 +241,28 @@ class Memory:
         body: str,
         *,
         title: str | None = None,
+        kind: str | None = None,
+        path_patterns: Sequence[str] | None = None,
+        operations: Sequence[str] | None = None,
+        phases: Sequence[str] | None = None,
+        task_types: Sequence[str] | None = None,
         authority: str = "explicit",
         event_id: str | None = None,
         agent: str | None = None,
     ) -> Record:
-        """A new version with the new body; the old version is marked superseded."""
+        """A new version with the new body, and the title, kind or selectors given (``()``
+        clears a selector, None keeps it); the old version is marked superseded. A
+        correction that changes nothing is a no-op."""
+        selectors = {
+            name: list(values) if isinstance(values, list | tuple) else values
+            for name, values in (
+                ("path_patterns", path_patterns),
+                ("operations", operations),
+                ("phases", phases),
+                ("task_types", task_types),
+            )
+            if values is not None
+        }
         response = self._apply(
             c.CorrectRequest,
             event_id,
@@ -253,7 +270,9 @@ class Memory:
             record_id=record_id,
             text=body,
             title=title,
+            kind=kind,
             authority=authority,
+            **selectors,
         )
         return to_record(response.record)
 

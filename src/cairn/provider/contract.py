@@ -221,6 +221,7 @@ class ListQuery(_Query):
     trust: list[Trust] = []
     tag: Short | None = None
     include_forgotten: bool = False
+    owned: bool = False  # only what a person owns: their explicit statements and rules
     as_of: Short | None = None
     limit: int | None = Field(None, ge=1, le=1_000_000)
     offset: int = Field(0, ge=0, le=2**31 - 1)
@@ -423,10 +424,18 @@ class IngestRequest(_Mutation):
 
 
 class CorrectRequest(_Mutation):
+    """A new version: the new text, and the title, kind or selectors given (None keeps a
+    field, an empty list clears a selector)."""
+
     mutation: Literal["correct"] = "correct"
     record_id: RecordId
     text: Text
     title: Short | None = None
+    kind: Kind | None = None
+    path_patterns: list[Short] | None = None
+    operations: list[Short] | None = None
+    phases: list[Short] | None = None
+    task_types: list[Short] | None = None
     authority: Literal["explicit", "inferred"] = "explicit"
 
 

@@ -188,6 +188,7 @@ class LocalProvider:
                 trust=tuple(request.trust),
                 tag=request.tag,
                 include_inactive=request.include_forgotten,
+                owned=request.owned,
                 as_of=time_of(request.as_of),
                 limit=request.limit,
                 offset=request.offset,
@@ -315,6 +316,12 @@ class LocalProvider:
                 request.text,
                 ns,
                 title=request.title,
+                kind=request.kind,
+                selectors={
+                    name: getattr(request, name)
+                    for name in ("path_patterns", "operations", "phases", "task_types")
+                    if getattr(request, name) is not None
+                },
                 authority=request.authority,
                 event_id=key,
             )

@@ -267,11 +267,13 @@ class Writes:
         ns: Namespace,
         *,
         title: str | None = None,
+        kind: str | None = None,
+        selectors: dict[str, Sequence[str]] | None = None,
         authority: str = "explicit",
         event_id: str | None,
     ) -> Corrected:
-        """A new version with the new body; the old version is marked superseded. The
-        same text again changes nothing."""
+        """A new version with the new body (and the title, kind or selectors given); the
+        old version is marked superseded. A correction that changes nothing is a no-op."""
         current = self._current(record_id, ns)
         if event_id is not None and self._records.event(ns.tenant, ns.agent, event_id):
             return Corrected(current, changed=False)
@@ -281,11 +283,20 @@ class Writes:
         check_choice("authority", authority, ("explicit", "inferred"))
         new_title = check_text("title", title, 1000) if title is not None else current.title
         body, new_title, _ = self._guard.check(body, new_title, self._config.memory.secrets)
-        if body == current.body and new_title == current.title:
-            return Corrected(current, changed=False)
         changes: dict[str, Any] = {"body": body, "text_hash": text_hash(body)}
         if title is not None:
             changes["title"] = new_title
+        if kind is not None:
+            changes["kind"] = check_choice("kind", kind, KINDS)
+            if current.memory_type == DEFAULT_MEMORY_TYPE.get(current.kind):
+                changes["memory_type"] = DEFAULT_MEMORY_TYPE[kind]  # it followed the kind
+        for name, values in (selectors or {}).items():
+            changes[name] = list(_selector_values(name, values))
+        if all(
+            (tuple(v) if isinstance(v, list) else v) == getattr(current, k)
+            for k, v in changes.items()
+        ):
+            return Corrected(current, changed=False)
         if authority == "explicit":
             changes.update(authority="explicit", state="proven")
         payload = {
@@ -344,3 +355,16 @@ class Writes:
         event = self._journal.event(kind, {"record_id": current.id}, ns, event_id)
         self._journal.commit([event], {})
         return self._current(current.id, ns)
+
+
+SELECTOR_FIELDS = ("path_patterns", "operations", "phases", "task_types")
+
+
+def _selector_values(name: str, values: Sequence[str]) -> tuple[str, ...]:
+    if name not in SELECTOR_FIELDS:
+        raise InvalidInput(f"not a selector: {name}")
+    if isinstance(values, str) or not isinstance(values, list | tuple):
+        raise InvalidInput(f"{name} must be a list of text, not {type(values).__name__}")
+    checked = tuple(dict.fromkeys(check_text(name, v, 500).strip() for v in values))
+    # Operations, phases and task types are compared case-insensitively; paths are not.
+    return checked if name == "path_patterns" else tuple(v.lower() for v in checked)

@@ -101,6 +101,10 @@ class ChangeBatch:
         return len(self.rows)
 
 
+# Kinds a person reads and edits as their own even when an agent wrote them.
+OWNED_KINDS = ("policy", "preference", "profile", "skill", "topic")
+
+
 @dataclass(frozen=True, slots=True)
 class RecordQuery:
     """Which records ``list_records`` returns; every filter is optional but the namespace."""
@@ -116,6 +120,7 @@ class RecordQuery:
     tag: str | None = None
     text_hash: str | None = None  # only versions with this content (see cairn.text.text_hash)
     include_inactive: bool = False  # also forgotten and evicted current versions
+    owned: bool = False  # only explicit records and rules (what a person reads and edits)
     as_of: str | None = None  # the versions in force at this time
     limit: int | None = None
     offset: int = 0

@@ -15,11 +15,15 @@ import click
 from cairn.cli.app import App, emit, pass_app, read_text_argument
 from cairn.cli.project import resolve_project
 from cairn.cli.render import one_line, record_detail, record_table
-from cairn.errors import InvalidInput
+from cairn.errors import CairnError, InvalidInput
 from cairn.model import KINDS, STATES, TRUST_LEVELS
 from cairn.provider import contract as c
 
 _KINDS = click.Choice(KINDS)
+
+
+class CommandFailed(CairnError):
+    """Part of the work was done and part was not (exit 1)."""
 
 
 @click.command()
@@ -372,7 +376,8 @@ def rebuild(app: App, from_markdown: bool) -> None:
         from cairn.memory import Memory
         from cairn.projection import MarkdownProjection
 
-        count = MarkdownProjection(app.home).restore_records(Memory(app.provider()))
+        mem = Memory(app.provider())
+        count = MarkdownProjection.for_memory(app.home, mem).restore_records(mem)
         emit(app, {"restored": count}, f"restored {count} memories from Markdown")
         return
     response = app.apply(c.RebuildRequest, app.key("rebuild", os_urandom_hex()))
@@ -388,14 +393,20 @@ def os_urandom_hex() -> str:
 @click.command()
 @pass_app
 def sync(app: App) -> None:
-    """Apply edits, deletions and new entries made in the Markdown files, then rewrite them."""
+    """Apply edits, deletions and new entries made in the Markdown files, then rewrite them.
+
+    Exit 0 when everything was applied; 1 when some text was not (a conflict: the rest is
+    applied and the text is kept in the file, at the line printed); 2 when a file cannot be
+    read, and then nothing changed."""
     from cairn.memory import Memory
     from cairn.projection import MarkdownProjection
 
-    report = MarkdownProjection(app.home).sync(Memory(app.provider()))
+    mem = Memory(app.provider())
+    report = MarkdownProjection.for_memory(app.home, mem).sync(mem)
     data = {
         "corrected": list(report.corrected),
         "forgotten": list(report.forgotten),
+        "added": list(report.added),
         "unchanged": report.unchanged_count,
         "conflicts": [
             {
@@ -407,15 +418,31 @@ def sync(app: App) -> None:
             }
             for x in report.conflicts
         ],
+        "notes": [
+            {"record_id": n.record_id, "path": str(n.path), "line": n.line, "message": n.message}
+            for n in report.notes
+        ],
         "missing_files": [str(p) for p in report.missing_files],
     }
     lines = [
         f"corrected {len(report.corrected)}, forgot {len(report.forgotten)},"
-        f" unchanged {report.unchanged_count}"
+        f" added {len(report.added)}, unchanged {report.unchanged_count}"
     ]
-    lines += [f"conflict {x.path}:{x.line} {x.record_id}: {x.reason}" for x in report.conflicts]
+    lines += [f"added {record_id}" for record_id in report.added]
+    lines += [
+        f"conflict {x.path}:{x.line} {x.record_id or '(new entry)'}: {x.reason}"
+        for x in report.conflicts
+    ]
+    lines += [f"note {n.path}:{n.line} {n.record_id or ''}: {n.message}" for n in report.notes]
     lines += [f"missing {p} (written again; nothing forgotten)" for p in report.missing_files]
     emit(app, data, "\n".join(lines))
+    if report.conflicts:
+        first = report.conflicts[0]
+        more = f" and {len(report.conflicts) - 1} more" if len(report.conflicts) > 1 else ""
+        raise CommandFailed(
+            f"sync could not apply {first.path}:{first.line} {first.record_id or '(new entry)'}"
+            f"{more}; nothing of yours in the files was overwritten"
+        )
 
 
 @click.command()

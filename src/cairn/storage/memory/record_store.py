@@ -18,6 +18,7 @@ import numpy as np
 from cairn.errors import InvalidInput, StorageError
 from cairn.model import Application, Event, Record, Tombstone
 from cairn.storage.ports import (
+    OWNED_KINDS,
     ChangeBatch,
     FeedPosition,
     LaneFilter,
@@ -285,6 +286,8 @@ class MemoryRecordStore:
             if query.states and r.state not in query.states:
                 continue
             if query.trust and r.trust not in query.trust:
+                continue
+            if query.owned and not (r.authority == "explicit" or r.kind in OWNED_KINDS):
                 continue
             if query.text_hash is not None and r.text_hash != query.text_hash:
                 continue

@@ -30,6 +30,7 @@ import numpy as np
 from cairn.errors import InvalidInput, StorageError
 from cairn.model import Application, Event, Record, Tombstone
 from cairn.storage.ports import (
+    OWNED_KINDS,
     ChangeBatch,
     FeedPosition,
     LaneFilter,
@@ -194,6 +195,9 @@ class SqliteRecordStore:
             if values:
                 sql += f" AND {column} IN ({', '.join('?' * len(values))})"
                 params += list(values)
+        if query.owned:
+            sql += " AND (authority = 'explicit' OR kind IN (?, ?, ?, ?, ?))"
+            params += list(OWNED_KINDS)
         if query.text_hash is not None:
             sql += " AND text_hash = ?"
             params.append(query.text_hash)
