@@ -847,7 +847,7 @@ def worker_real_ingest(args: argparse.Namespace, ds: Dataset, out: dict[str, Any
     fresh_db(db)
     memories = _memories(ds, n)
     from cairn import Config
-    from cairn.memory import make_embedder
+    from cairn.compose import make_embedder
 
     embedder = make_embedder(Config())  # exactly the embedder Memory.open() would build
     start = time.perf_counter()

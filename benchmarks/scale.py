@@ -66,7 +66,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import recall_latency as rl
 from cairn import Memory
 from cairn.adapters.embedding import MiniLmOnnxEmbedder
-from cairn.storage.base import LaneFilter
+from cairn.storage.ports import LaneFilter
 from cairn.storage.sqlite.store import SqliteStore
 
 TARGETS = {

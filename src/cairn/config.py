@@ -156,12 +156,22 @@ class LlmConfig(_Strict):
     apiKeyEnv: str = "CAIRN_LLM_API_KEY"
 
 
+class MarkdownConfig(_Strict):
+    # profile.md and one file per project beside the memory file, for people to read,
+    # edit and sync back.
+    enabled: bool = True
+
+
 class MemorySection(_Strict):
     enabled: bool = True  # master switch of the LLM-cost features
+    # API keys, tokens, private keys and password assignments found in a memory as it is
+    # written: replaced by [REDACTED:kind] (redact), the write refused (refuse), or kept.
+    secrets: Literal["redact", "refuse", "allow"] = "redact"
     store: StoreConfig = StoreConfig()
     embeddings: EmbeddingsConfig = EmbeddingsConfig()
     reranker: RerankerConfig = RerankerConfig()
     llm: LlmConfig = LlmConfig()
+    markdown: MarkdownConfig = MarkdownConfig()
 
 
 class Config(_Strict):

@@ -32,7 +32,7 @@ def ok(home: Path, *args: str) -> str:
 
 
 def remember(home: Path, *args: str) -> str:
-    return str(json.loads(ok(home, "--json", "remember", *args))["id"])
+    return str(json.loads(ok(home, "--json", "remember", *args))["record"]["id"])
 
 
 def test_a_second_tenant_remembers_into_its_own_files(home: Path) -> None:
@@ -63,7 +63,7 @@ def test_a_projection_that_fails_after_a_commit_is_a_warning(home: Path) -> None
     (home / "tenants" / "default" / "other" / "profile.md").write_text(foreign)
     proc = cairn(home, "--json", "remember", "second")
     assert proc.returncode == 0 and "warning: the Markdown files were not updated" in proc.stderr
-    assert json.loads(proc.stdout)["body"] == "second"
+    assert json.loads(proc.stdout)["record"]["body"] == "second"
     assert len(json.loads(ok(home, "--json", "list"))) == 2
 
 

@@ -19,7 +19,7 @@ import pytest
 from cairn import Memory, MemoryInput
 from cairn.config import parse_config
 from cairn.storage.ann_index import AnnIndexes, _vector_section, load_usearch
-from cairn.storage.base import LaneFilter
+from cairn.storage.ports import LaneFilter
 from cairn.storage.sqlite.store import SqliteStore
 from cairn.storage.vector_index import ExactVectorIndex
 

@@ -279,7 +279,7 @@ class MarkdownProjection:
         several files the highest version wins. Entries added by hand and kept conflicts are
         left for ``sync``. Returns the number of records imported.
         """
-        from cairn.memory import EXPORT_FORMAT  # late: cairn.memory may import this module
+        from cairn.services.transfer import EXPORT_FORMAT
 
         chosen: dict[str, tuple[ProjectedEntry, Path, Mapping[str, Any] | None]] = {}
         for path in self.files() if files is None else [Path(p) for p in files]:

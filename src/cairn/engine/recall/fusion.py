@@ -73,3 +73,33 @@ def score_fusion(
         for row in rows:
             fused[row] += lane.weight * max(scores.get(row, 0.0), 0.0) / scale
     return {row: value / total_weight for row, value in fused.items()}
+
+
+def lane_ranks(
+    lanes: Sequence[LaneRanking], neighbours: Sequence[int] = ()
+) -> dict[int, dict[str, int]]:
+    """Each row's rank in every lane that returned it (from 1), for the trace."""
+    ranks: dict[int, dict[str, int]] = {}
+    for lane in lanes:
+        for position, row in enumerate(lane.rows, start=1):
+            ranks.setdefault(row, {})[lane.name] = position
+    for position, row in enumerate(neighbours, start=1):
+        ranks.setdefault(row, {})["neighbour"] = position
+    return ranks
+
+
+def top_fused(scores: dict[int, float], ranks: dict[int, dict[str, int]], pool: int) -> list[Fused]:
+    """The ``pool`` best rows, scores divided by the best so the top is 1.
+
+    Sorting is stable, so rows tied on score keep lane order.
+    """
+    if not scores:
+        return []
+    top = max(scores.values())
+    order = sorted(scores, key=lambda row: -scores[row])[:pool]
+    return [
+        Fused(
+            row=row, score=max(scores[row], 0.0) / top if top > 0 else 0.0, ranks=ranks.get(row, {})
+        )
+        for row in order
+    ]
