@@ -8,6 +8,7 @@ a remote server; the API is the same either way.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -351,11 +352,11 @@ class Memory:
         )
         return [to_record(r) for r in response.records]
 
-    def tombstones(self, *, agent: str | None = None) -> list[Tombstone]:
+    def tombstones(self, *, agent: str | None = None) -> builtins.list[Tombstone]:
         response = self._query(c.TombstonesQuery, agent=agent)
         return [to_tombstone(t) for t in response.tombstones]
 
-    def journal(self, *, after_seq: int = 0, agent: str | None = None) -> list[Event]:
+    def journal(self, *, after_seq: int = 0, agent: str | None = None) -> builtins.list[Event]:
         """This tenant and agent's journal, oldest first."""
         response = self._query(c.JournalQuery, agent=agent, after_seq=after_seq)
         return [to_event(e) for e in response.events]
@@ -456,9 +457,10 @@ class Memory:
 
     def explain(self, *, agent: str | None = None) -> dict[str, Any]:
         """Hit rate (relevance) and outcome value per memory, and totals."""
-        return self._query(c.ExplainQuery, agent=agent).model_dump(
+        report: dict[str, Any] = self._query(c.ExplainQuery, agent=agent).model_dump(
             exclude={"contract", "view"}
         )
+        return report
 
     def signal(
         self,

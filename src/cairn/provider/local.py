@@ -193,7 +193,7 @@ class LocalProvider:
                 limit=request.limit,
                 offset=request.offset,
             )
-            records = [record_model(r) for r in s.reads.list(query)]
+            records = [record_model(r) for r in s.reads.records(query)]
             return RecordsResponse.model_construct(view="manage", records=records)
         if isinstance(request, ShowQuery):
             record = s.reads.get(request.record_id, ns, as_of=request.as_of)
@@ -374,7 +374,7 @@ class LocalProvider:
             return RebuildResponse.model_construct(replayed=replayed, warnings=warnings)
         raise InvalidInput(f"unknown mutation {getattr(request, 'mutation', '?')!r}")
 
-    def _written(self, mutation: str, record: Any) -> WriteResponse:
+    def _written(self, mutation: Any, record: Any) -> WriteResponse:
         return WriteResponse.model_construct(
             mutation=mutation,
             record=record_model(record),
