@@ -25,7 +25,7 @@ import numpy as np
 
 from cairn.errors import StorageError
 from cairn.model import Event, Record, Tombstone
-from cairn.storage.ann_index import DEFAULT_ANN_THRESHOLD, AnnIndexes
+from cairn.storage.ann_graph import DEFAULT_ANN_THRESHOLD, AnnIndexes
 from cairn.storage.base import Application, EpisodePlace, LaneFilter, LaneHit, TierOrder
 from cairn.storage.keyword_index import KeywordIndex, analyse
 from cairn.storage.places import RowPlaces
