@@ -18,6 +18,9 @@ from cairn.engine.selectors import (
     normalize_path,
 )
 
+# Timing is never asserted: the machine is shared, so no per-example deadline.
+RELAXED = settings(deadline=None)
+
 # -- a reference glob matcher ------------------------------------------------------------
 
 
@@ -126,7 +129,7 @@ patterns = st.builds(
 )
 
 
-@settings(max_examples=1000)
+@settings(RELAXED, max_examples=800)
 @given(patterns, paths)
 @example("[!]a]", "b")  # a negated class starting with "]"
 @example("[!]a]", "xa]")
@@ -150,11 +153,19 @@ def test_character_classes_that_used_to_break() -> None:
     assert glob_match("[b-ac]", "c")
 
 
+@RELAXED
+@given(st.text(max_size=12), st.text(max_size=12))
+def test_any_text_is_a_pattern_that_compiles(pattern: str, path: str) -> None:
+    assert glob_match(pattern, path) in (True, False)  # never an exception
+
+
+@RELAXED
 @given(patterns, messy_paths)
 def test_paths_are_matched_as_normalised(pattern: str, path: str) -> None:
     assert glob_match(pattern, path) == glob_match(pattern, normalize_path(path))
 
 
+@RELAXED
 @given(messy_paths)
 def test_normalize_path_is_idempotent(path: str) -> None:
     once = normalize_path(path)
@@ -164,6 +175,7 @@ def test_normalize_path_is_idempotent(path: str) -> None:
     assert "." not in once.split("/")
 
 
+@RELAXED
 @given(paths)
 def test_a_path_matches_itself_and_everything_below_it(path: str) -> None:
     literal = "".join(ch if ch.isalnum() or ch in "./-" else "?" for ch in path)
@@ -214,7 +226,7 @@ def _satisfied(selector: Selector, task: TaskConditions) -> dict[str, bool]:
     return out
 
 
-@settings(max_examples=300)
+@settings(RELAXED, max_examples=200)
 @given(selectors, tasks)
 def test_match_selector_explains_exactly_the_satisfied_dimensions(
     selector: Selector, task: TaskConditions
