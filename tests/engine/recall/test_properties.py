@@ -289,12 +289,11 @@ def test_more_proof_never_lowers_the_proof_signal(record: Record, a: int, b: int
 @given(records, days, days)
 def test_older_is_never_more_recent(record: Record, a: float, b: float) -> None:
     young, old = sorted((a, b))
-    for field_name, signal in (
-        ("recorded_at", scoring.recency_signal),
-        ("occurred_at", scoring.temporal_signal),
+    for signal in (
+        lambda days: scoring.recency_signal(replace(record, recorded_at=ago(days)), NOW),
+        lambda days: scoring.temporal_signal(replace(record, occurred_at=ago(days)), NOW),
     ):
-        newer = signal(replace(record, **{field_name: ago(young)}), NOW)
-        older = signal(replace(record, **{field_name: ago(old)}), NOW)
+        newer, older = signal(young), signal(old)
         assert older < newer if old - young >= 1 else older <= newer
     # A success long ago lifts less than a recent one.
     recent = scoring.proof_signal(replace(record, last_success_at=ago(young)), NOW)
@@ -306,7 +305,7 @@ def test_older_is_never_more_recent(record: Record, a: float, b: float) -> None:
 def test_pinned_never_fades(record: Record) -> None:
     pinned = replace(record, pinned=True)
     assert scoring.fade(pinned, NOW) == 1.0
-    assert scoring.score(1.0, pinned, Boosts(forget=2.0), NOW).forget == 1.0
+    assert scoring.score(1.0, pinned, Boosts.model_validate({"forget": 2.0}), NOW).forget == 1.0
 
 
 @RELAXED
@@ -441,13 +440,18 @@ def test_episode_context_only_lifts_rows_of_an_episode(
     rng: random.Random,
 ) -> None:
     scores, where = data
-    knobs = {
-        "neighbour_weight": neighbour_weight,
-        "window": window,
-        "episode_weight": episode_weight,
-        "episode_top": episode_top,
-    }
-    out = propagate(scores, where, **knobs)
+
+    def lifted(scores: dict[int, float], neighbour: float, episode: float) -> dict[int, float]:
+        return propagate(
+            scores,
+            where,
+            neighbour_weight=neighbour,
+            window=window,
+            episode_weight=episode,
+            episode_top=episode_top,
+        )
+
+    out = lifted(scores, neighbour_weight, episode_weight)
     assert out.keys() == scores.keys()
     for row, value in scores.items():
         place = where.get(row)
@@ -458,9 +462,8 @@ def test_episode_context_only_lifts_rows_of_an_episode(
     # The candidates' order does not matter.
     rows = list(scores)
     rng.shuffle(rows)
-    assert propagate({r: scores[r] for r in rows}, where, **knobs) == out
-    zero = {**knobs, "neighbour_weight": 0.0, "episode_weight": 0.0}
-    assert propagate(scores, where, **zero) == scores
+    assert lifted({r: scores[r] for r in rows}, neighbour_weight, episode_weight) == out
+    assert lifted(scores, 0.0, 0.0) == scores
 
 
 @RELAXED
