@@ -52,6 +52,22 @@ def test_correct_creates_version_chain(mem: Memory) -> None:
     assert mem.get(rec.id, as_of=rec.recorded_at).body.startswith("The API limit is 50")
 
 
+def test_correct_can_change_kind_and_selectors_and_replays_the_same(mem: Memory) -> None:
+    rec = mem.remember("Run make lint", kind="preference", path_patterns=["src/**"])
+    new = mem.correct(
+        rec.id, "Run make lint", kind="policy", operations=["Commit"], path_patterns=()
+    )
+    assert (new.version, new.kind, new.memory_type) == (2, "policy", "procedural")
+    assert (new.path_patterns, new.operations, new.phases) == ((), ("commit",), ())
+    for bad in ({"kind": "rumour"}, {"operations": "commit"}, {"phases": [""]}):
+        with pytest.raises(InvalidInput):
+            mem.correct(rec.id, "x", **bad)  # type: ignore[arg-type]
+    assert mem.get(rec.id).version == 2
+    before = snapshot(mem)
+    mem.rebuild()
+    assert snapshot(mem) == before
+
+
 def test_inferred_change_cannot_overwrite_explicit(mem: Memory) -> None:
     rec = mem.remember("Never push to main")
     with pytest.raises(Conflict):

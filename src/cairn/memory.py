@@ -438,12 +438,18 @@ class Memory(TaskMemory):
         body: str,
         *,
         title: str | None = None,
+        kind: str | None = None,
+        path_patterns: Sequence[str] | None = None,
+        operations: Sequence[str] | None = None,
+        phases: Sequence[str] | None = None,
+        task_types: Sequence[str] | None = None,
         authority: str = "explicit",
         event_id: str | None = None,
         tenant: str | None = None,
         agent: str | None = None,
     ) -> Record:
-        """A new version with the new body; the old version is marked superseded."""
+        """A new version with the new body, and the title, kind or selectors given (``()``
+        clears a selector; None keeps it); the old version is marked superseded."""
         ten, ag = self._ns(tenant, agent)
         current = self.get(record_id, tenant=ten, agent=ag)
         if current.forgotten_at:
@@ -453,6 +459,14 @@ class Memory(TaskMemory):
         changes: dict[str, Any] = {"body": body, "text_hash": text_hash(body)}
         if title is not None:
             changes["title"] = check_text("title", title, 1000)
+        if kind is not None:
+            changes["kind"] = check_choice("kind", kind, KINDS)
+            if current.memory_type == DEFAULT_MEMORY_TYPE.get(current.kind):
+                changes["memory_type"] = DEFAULT_MEMORY_TYPE[kind]  # it followed the kind
+        given = (path_patterns, operations, phases, task_types)
+        for name, values in zip(SELECTOR_FIELDS, given, strict=True):
+            if values is not None:
+                changes[name] = list(_selector_values(name, values))
         if authority == "explicit":
             changes.update(authority="explicit", state="proven")
         event = self._event(
@@ -736,6 +750,17 @@ class Memory(TaskMemory):
                 progress(start + len(chunk), len(events))
         self._store.compact()
         return len(events)
+
+
+SELECTOR_FIELDS = ("path_patterns", "operations", "phases", "task_types")
+
+
+def _selector_values(name: str, values: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(values, str) or not isinstance(values, Sequence | tuple | list):
+        raise InvalidInput(f"{name} must be a list of text, not {type(values).__name__}")
+    checked = tuple(check_text(name, v, 500).strip() for v in values)
+    # Operations, phases and task types are compared case-insensitively; paths are not.
+    return checked if name == "path_patterns" else tuple(v.lower() for v in checked)
 
 
 def _check_name(what: str, value: str) -> str:

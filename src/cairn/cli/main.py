@@ -54,12 +54,22 @@ class Context:
         return LocalProvider(self.memory())
 
     def projection(self) -> MarkdownProjection:
-        return MarkdownProjection(self.home, project_names=self.project_names)
+        """The Markdown files of this tenant and agent (each pair has its own)."""
+        return MarkdownProjection.for_memory(
+            self.home, self.memory(), project_names=self.project_names
+        )
 
     def refresh_markdown(self) -> None:
-        """Regenerate profile.md and the project files after a change."""
-        if self._memory is not None:
+        """Regenerate profile.md and the project files after a change.
+
+        The change is committed by then, so a failure here is a warning, never an error:
+        the files are derived and the next write or `cairn sync` repairs them."""
+        if self._memory is None:
+            return
+        try:
             self.projection().write_all(self._memory)
+        except (CairnError, OSError) as exc:
+            click.echo(f"cairn: warning: the Markdown files were not updated: {exc}", err=True)
 
     def memory(self) -> Memory:
         if self._memory is None:
@@ -448,6 +458,11 @@ def forget(ctx: Context, record_id: str, permanent: bool) -> None:
         mutation="forget", idempotency_key=new_ulid(), record_id=record_id, permanent=permanent
     )
     stone = ctx.provider().apply(request).detail["tombstone"]
+    if permanent:  # its text leaves the Markdown files too, even one being edited
+        try:
+            ctx.projection().purge(ctx.memory(), [stone["record_id"]])
+        except (CairnError, OSError) as exc:
+            click.echo(f"cairn: warning: the Markdown files were not purged: {exc}", err=True)
     how = "permanently forgot" if permanent else "forgot"
     emit(ctx, stone, f"{how} {stone['record_id']}")
 
@@ -526,11 +541,16 @@ def rebuild(ctx: Context, from_markdown: bool) -> None:
 @pass_ctx
 @handles_errors
 def sync(ctx: Context) -> None:
-    """Apply edits and deletions made in the Markdown files, then rewrite them."""
+    """Apply edits, deletions and new entries made in the Markdown files, then rewrite them.
+
+    Exit 0 when everything was applied; 1 when some text was not (a conflict: the rest is
+    applied and the text is kept in the file, at the line printed); 2 when a file cannot be
+    read, and then nothing changed."""
     report = ctx.projection().sync(ctx.memory())
     data = {
         "corrected": list(report.corrected),
         "forgotten": list(report.forgotten),
+        "added": list(report.added),
         "unchanged": report.unchanged_count,
         "conflicts": [
             {
@@ -542,15 +562,32 @@ def sync(ctx: Context) -> None:
             }
             for c in report.conflicts
         ],
+        "notes": [
+            {"record_id": n.record_id, "path": str(n.path), "line": n.line, "message": n.message}
+            for n in report.notes
+        ],
         "missing_files": [str(p) for p in report.missing_files],
     }
     lines = [
         f"corrected {len(report.corrected)}, forgot {len(report.forgotten)},"
-        f" unchanged {report.unchanged_count}"
+        f" added {len(report.added)}, unchanged {report.unchanged_count}"
     ]
-    lines += [f"conflict {c.path}:{c.line} {c.record_id}: {c.reason}" for c in report.conflicts]
+    lines += [f"added {record_id}" for record_id in report.added]
+    lines += [
+        f"conflict {c.path}:{c.line} {c.record_id or '(new entry)'}: {c.reason}"
+        for c in report.conflicts
+    ]
+    lines += [f"note {n.path}:{n.line} {n.record_id or ''}: {n.message}" for n in report.notes]
     lines += [f"missing {p} (written again; nothing forgotten)" for p in report.missing_files]
     emit(ctx, data, "\n".join(lines))
+    if report.conflicts:
+        first = report.conflicts[0]
+        more = f" and {len(report.conflicts) - 1} more" if len(report.conflicts) > 1 else ""
+        fail(
+            f"sync could not apply {first.path}:{first.line} {first.record_id or '(new entry)'}"
+            f"{more}; nothing of yours in the files was overwritten",
+            1,
+        )
 
 
 @cli.command()
