@@ -8,10 +8,10 @@ Why a second script beside ``recall_latency.py``: that one answers "how fast is 
 10k-100k"; this one adds what only shows at a million memories -- the approximate (HNSW)
 vector index, its persisted file and its build time, its recall against exact search, and
 peak memory with everything loaded. It imports the data generator, the synthetic vectors
-and the ingest/recall workers of ``recall_latency.py`` (so both measure the same memories
-the same way) and adds its own workers.
+and the ingest/recall workers of ``latency/`` (shared with ``recall_latency.py``, so both
+measure the same memories the same way) and adds its own workers.
 
-Data (see ``recall_latency.py`` for the generator)
+Data (see ``latency/corpus.py`` for the generator)
     Synthetic memories of 5-120 words over a mixed vocabulary (names, code identifiers,
     tools, dates, ...), 4 tenants of uneven size (40/30/20/10 %), 5 projects each, 60 %
     project-scoped. STORED VECTORS ARE SYNTHETIC at every size, 1M included: the
@@ -63,7 +63,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import recall_latency as rl
+import latency as rl
 from cairn import Memory
 from cairn.adapters.embedding import MiniLmOnnxEmbedder
 from cairn.storage.ports import LaneFilter

@@ -182,12 +182,24 @@ def _translate_class(segment: str, start: int) -> tuple[str, int]:
     close = segment.find("]", index + 1 if first_member_is_bracket else index)
     if close == -1:
         return re.escape("["), start + 1
-    members = segment[index:close].replace("\\", "\\\\").replace("[", "\\[")
-    if members.startswith("^"):
-        members = "\\" + members
+    # Every member is escaped, so "]", "^", "-" and "\\" stay literal inside the regex class;
+    # a range whose end sorts before its start matches nothing, as in git.
+    text = segment[index:close]
+    members: list[str] = []
+    at = 0
+    while at < len(text):
+        if at + 2 < len(text) and text[at + 1] == "-":
+            low, high = text[at], text[at + 2]
+            if low <= high:
+                members.append(f"{re.escape(low)}-{re.escape(high)}")
+            at += 3
+        else:
+            members.append(re.escape(text[at]))
+            at += 1
+    body = "".join(members)
     if negate:
-        return f"[^/{members}]", close + 1
-    return f"[{members}]", close + 1
+        return f"[^/{body}]", close + 1
+    return (f"[{body}]" if body else "(?!)"), close + 1
 
 
 # --- selectors -------------------------------------------------------------------------------
