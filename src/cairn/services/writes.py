@@ -196,7 +196,10 @@ class Writes:
                 record.path_patterns,
                 record.operations,
             )
-            if same_place and (found.phases, found.task_types) == (record.phases, record.task_types):
+            if same_place and (found.phases, found.task_types) == (
+                record.phases,
+                record.task_types,
+            ):
                 return found
         return None
 
