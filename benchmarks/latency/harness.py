@@ -123,7 +123,7 @@ def ingest(
 
         start = time.perf_counter()
         calls.append((start, len(batches)))
-        mem.store_many(items, batch_size=batch_size, tenant=tenant, progress=progress)
+        mem.for_tenant(tenant).store_many(items, batch_size=batch_size, progress=progress)
         wall += time.perf_counter() - start
     starts = sorted(embed_starts()) if embed_starts is not None else []
     batch_ms: list[float] = []
@@ -209,7 +209,7 @@ def worker_ingest(args: argparse.Namespace, ds: Dataset, out: dict[str, Any]) ->
     result["embedded_for_real"] = embedder.embedded_for_real
     out["ingest"] = result
     out["files_after_ingest"] = file_sizes(db)
-    out["status"] = {k: v for k, v in mem.status().items() if k != "path"}
+    out["status"] = mem.status().model_dump(exclude={"location"})
     mem.close()
     out["files_after_close"] = file_sizes(db)
     out["peak_rss_mb"] = peak_rss_mb()
@@ -221,7 +221,7 @@ def worker_real_ingest(args: argparse.Namespace, ds: Dataset, out: dict[str, Any
     fresh_db(db)
     memories = _memories(ds, n)
     from cairn import Config
-    from cairn.memory import make_embedder
+    from cairn.compose import make_embedder
 
     embedder = make_embedder(Config())  # exactly the embedder Memory.open() would build
     start = time.perf_counter()
@@ -239,7 +239,7 @@ def worker_real_ingest(args: argparse.Namespace, ds: Dataset, out: dict[str, Any
 def _recall_once(mem: Memory, q: Query) -> tuple[dict[str, float], Any]:
     cpu = time.process_time()
     start = time.perf_counter()
-    result = mem.recall(q.text, tenant=q.tenant, project_id=q.project)
+    result = mem.for_tenant(q.tenant).recall(q.text, project_id=q.project)
     wall = (time.perf_counter() - start) * 1000
     timings = dict(result.timings_ms)
     row = dict(timings)

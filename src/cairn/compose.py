@@ -19,7 +19,7 @@ from cairn.engine.entities import extract_entity_keys
 from cairn.engine.recall.pipeline import MemoryRecall
 from cairn.engine.recall.rerank import Reranker
 from cairn.errors import InvalidInput
-from cairn.provider.local import LocalProvider, Services
+from cairn.provider.local import LocalProvider, Ports, Services
 from cairn.services.journal import Journal, Namespace
 from cairn.services.purges import Purges
 from cairn.services.reads import Reads
@@ -105,10 +105,6 @@ def open_provider(
     db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
     if embedder is None:
         embedder = make_embedder(config)
-    if reranker is None and any(a.rag.rerank.enabled for a in config.agents.values()):
-        from cairn.engine.recall.rerank import CrossEncoderReranker
-
-        reranker = CrossEncoderReranker(config.memory.reranker.model)
     records = SqliteRecordStore(db_path, rank_hint=stored_rank)
     stored = records.embedder()
     if stored is not None and stored != embedder.model_id:
@@ -117,7 +113,47 @@ def open_provider(
             f"{db_path} holds vectors of the embedder {stored!r}, not {embedder.model_id!r};"
             " configure that embedder (memory.embeddings.provider) or use another file"
         )
-    index = InProcessSearchIndex(records, dim=embedder.dim, graphs_beside=db_path)
+    index = InProcessSearchIndex(
+        records,
+        dim=embedder.dim,
+        graphs_beside=db_path,
+        ann_threshold=config.memory.store.annThreshold,
+    )
+    return assemble(
+        config,
+        Ports(records, index),
+        embedder,
+        tenant=tenant,
+        agent=agent,
+        reranker=reranker,
+        clock=clock,
+        markdown_folder=db_path.parent,
+        markdown=markdown,
+        describe={"backend": "sqlite", "location": str(db_path)},
+    )
+
+
+def assemble(
+    config: Config,
+    ports: Ports,
+    embedder: Embedder,
+    *,
+    tenant: str = "default",
+    agent: str = "default",
+    reranker: Reranker | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    markdown_folder: Path | None = None,
+    markdown: bool | None = None,
+    describe: dict[str, Any] | None = None,
+) -> LocalProvider:
+    """The services over a pair of storage ports, as a provider bound to ``tenant``."""
+    check_name("tenant", tenant)
+    check_name("agent", agent)
+    records, index = ports.records, ports.index
+    if reranker is None and any(a.rag.rerank.enabled for a in config.agents.values()):
+        from cairn.engine.recall.rerank import CrossEncoderReranker
+
+        reranker = CrossEncoderReranker(config.memory.reranker.model)
 
     def links_for(name: str) -> bool:
         return config.agent(name).rag.entityLane
@@ -127,7 +163,10 @@ def open_provider(
     pipeline = MemoryRecall(records, index, embedder, reranker)
     recall = Recall(pipeline, config, clock)
     purges = Purges(records, index)
-    projections = _Projections(db_path.parent, config, enabled=markdown)
+    projections = _Projections(
+        markdown_folder, config, enabled=markdown if markdown_folder is not None else False
+    )
+    info = {**(describe or {}), "embedder": embedder.model_id}
 
     def close() -> None:
         index.close()
@@ -142,11 +181,8 @@ def open_provider(
         transfer=Transfer(records, journal, config),
         replay=Replay(records, embedder, links_for),
         purges=purges,
-        describe=lambda: {
-            "backend": "sqlite",
-            "location": str(db_path),
-            "embedder": embedder.model_id,  # type: ignore[union-attr]
-        },
+        ports=ports,
+        describe=lambda: info,
         after_write=projections.refresh,
         close=close,
     )
@@ -163,8 +199,8 @@ class _Projections:
     """The Markdown projection of each namespace written through this provider: the
     memories a person owns (their explicit statements and rules), beside the file."""
 
-    def __init__(self, folder: Path, config: Config, *, enabled: bool | None) -> None:
-        self._folder = folder
+    def __init__(self, folder: Path | None, config: Config, *, enabled: bool | None) -> None:
+        self._folder = folder or Path(".")
         self._enabled = config.memory.markdown.enabled if enabled is None else enabled
         self._provider: LocalProvider | None = None
         self._busy = False
@@ -177,10 +213,10 @@ class _Projections:
         from cairn.memory import Memory
 
         assert self._provider is not None
-        bound = LocalProvider(self._provider._s, tenant=self._provider.tenant, agent=agent)
+        bound = self._provider.bound(agent=agent)
 
         class OwnedView(Memory):
-            def list(self, **kwargs: Any) -> list[Any]:  # type: ignore[override]
+            def list(self, **kwargs: Any) -> list[Any]:
                 return super().list(owned=True, **kwargs)
 
         return OwnedView(bound)

@@ -136,6 +136,9 @@ class AgentConfig(_Strict):
 class StoreConfig(_Strict):
     path: str | None = None  # default: <home>/memory.db
     maxBodyChars: int = Field(100_000, ge=1, le=50_000_000)
+    # A tenant+agent with at least this many live vectors is searched through an HNSW
+    # graph (needs the optional usearch); null keeps every search exact.
+    annThreshold: int | None = Field(50_000, ge=1)
 
 
 class EmbeddingsConfig(_Strict):

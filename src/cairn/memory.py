@@ -8,11 +8,12 @@ a remote server; the API is the same either way.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -23,7 +24,7 @@ from cairn.engine.recall.rerank import Reranker
 from cairn.errors import InvalidInput
 from cairn.ids import new_ulid
 from cairn.model import Application, Event, MemoryInput, Record, Tombstone
-from cairn.provider import Provider
+from cairn.provider import Provider, expect
 from cairn.provider import contract as c
 from cairn.provider.convert import (
     invalid,
@@ -37,6 +38,7 @@ from cairn.provider.convert import (
 from cairn.timeutil import utc_now
 
 Progress = Callable[[int, int], None]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,17 +161,28 @@ class Memory:
     def close(self) -> None:
         self._provider.close()
 
+    def for_tenant(self, tenant: str, *, agent: str | None = None) -> Memory:
+        """The same engine bound to another tenant (the embedded engine only: a remote
+        provider's tenant is its token's). Closing it leaves this one open."""
+        bound = getattr(self._provider, "bound", None)
+        if bound is None:
+            if tenant == self.tenant:
+                return self
+            raise InvalidInput("a remote provider serves only its token's tenant")
+        return Memory(bound(tenant=tenant, agent=agent), self.config)
+
     def __enter__(self) -> Memory:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _query(self, model: type[Any], **data: Any) -> Any:
-        return self._provider.query(_build(model, **data))
+    def _query(self, model: type[Any], answer: type[T], **data: Any) -> T:
+        return expect(self._provider.query(_build(model, **data)), answer)
 
-    def _apply(self, model: type[Any], event_id: str | None, **data: Any) -> Any:
-        return self._provider.apply(_build(model, idempotency_key=event_id or new_ulid(), **data))
+    def _apply(self, model: type[Any], answer: type[T], event_id: str | None, **data: Any) -> T:
+        request = _build(model, idempotency_key=event_id or new_ulid(), **data)
+        return expect(self._provider.apply(request), answer)
 
     # -- writes --------------------------------------------------------------------------
 
@@ -187,7 +200,9 @@ class Memory:
 
         ``fields``: any of :class:`cairn.MemoryInput`'s optional fields."""
         item = _input(body, kind, fields)
-        response = self._apply(c.StoreRequest, event_id, agent=agent, origin=origin, **item)
+        response = self._apply(
+            c.StoreRequest, c.WriteResponse, event_id, agent=agent, origin=origin, **item
+        )
         return to_record(response.record)
 
     def remember(
@@ -202,7 +217,7 @@ class Memory:
         """Store what the user said explicitly: authority ``explicit``, state ``proven``.
         Repeating a live memory of the same scope returns that memory."""
         item = _input(body, kind, fields)
-        response = self._apply(c.RememberRequest, event_id, agent=agent, **item)
+        response = self._apply(c.RememberRequest, c.WriteResponse, event_id, agent=agent, **item)
         return to_record(response.record)
 
     def store_many(
@@ -224,6 +239,7 @@ class Memory:
         try:
             response = self._apply(
                 c.IngestRequest,
+                c.IngestResponse,
                 None,
                 agent=agent,
                 items=fields,
@@ -265,6 +281,7 @@ class Memory:
         }
         response = self._apply(
             c.CorrectRequest,
+            c.WriteResponse,
             event_id,
             agent=agent,
             record_id=record_id,
@@ -288,6 +305,7 @@ class Memory:
         """Tombstone a memory (reversible with ``restore``), or purge it for good."""
         response = self._apply(
             c.ForgetRequest,
+            c.ForgetResponse,
             event_id,
             agent=agent,
             record_id=record_id,
@@ -299,18 +317,30 @@ class Memory:
     def restore(
         self, record_id: str, *, event_id: str | None = None, agent: str | None = None
     ) -> Record:
-        response = self._apply(c.RestoreRequest, event_id, agent=agent, record_id=record_id)
+        response = self._apply(
+            c.RestoreRequest, c.WriteResponse, event_id, agent=agent, record_id=record_id
+        )
         return to_record(response.record)
 
     def evict(self, record_id: str, *, agent: str | None = None) -> Record:
         response = self._apply(
-            c.EvictRequest, None, agent=agent, record_id=record_id, mutation="evict"
+            c.EvictRequest,
+            c.WriteResponse,
+            None,
+            agent=agent,
+            record_id=record_id,
+            mutation="evict",
         )
         return to_record(response.record)
 
     def unevict(self, record_id: str, *, agent: str | None = None) -> Record:
         response = self._apply(
-            c.EvictRequest, None, agent=agent, record_id=record_id, mutation="unevict"
+            c.EvictRequest,
+            c.WriteResponse,
+            None,
+            agent=agent,
+            record_id=record_id,
+            mutation="unevict",
         )
         return to_record(response.record)
 
@@ -321,11 +351,13 @@ class Memory:
     ) -> Record:
         """The current version (or the one in force at ``as_of``); NotFound otherwise."""
         when = as_of.isoformat() if isinstance(as_of, datetime) else as_of
-        response = self._query(c.ShowQuery, agent=agent, record_id=record_id, as_of=when)
+        response = self._query(
+            c.ShowQuery, c.RecordResponse, agent=agent, record_id=record_id, as_of=when
+        )
         return to_record(response.record)
 
     def history(self, record_id: str, *, agent: str | None = None) -> list[Record]:
-        response = self._query(c.HistoryQuery, agent=agent, record_id=record_id)
+        response = self._query(c.HistoryQuery, c.RecordsResponse, agent=agent, record_id=record_id)
         return [to_record(r) for r in response.records]
 
     def list(
@@ -342,6 +374,7 @@ class Memory:
         when = as_of.isoformat() if isinstance(as_of, datetime) else as_of
         response = self._query(
             c.ListQuery,
+            c.RecordsResponse,
             agent=agent,
             project_id=project_id,
             include_forgotten=include_forgotten,
@@ -351,13 +384,13 @@ class Memory:
         )
         return [to_record(r) for r in response.records]
 
-    def tombstones(self, *, agent: str | None = None) -> list[Tombstone]:
-        response = self._query(c.TombstonesQuery, agent=agent)
+    def tombstones(self, *, agent: str | None = None) -> builtins.list[Tombstone]:
+        response = self._query(c.TombstonesQuery, c.TombstonesResponse, agent=agent)
         return [to_tombstone(t) for t in response.tombstones]
 
-    def journal(self, *, after_seq: int = 0, agent: str | None = None) -> list[Event]:
+    def journal(self, *, after_seq: int = 0, agent: str | None = None) -> builtins.list[Event]:
         """This tenant and agent's journal, oldest first."""
-        response = self._query(c.JournalQuery, agent=agent, after_seq=after_seq)
+        response = self._query(c.JournalQuery, c.JournalResponse, agent=agent, after_seq=after_seq)
         return [to_event(e) for e in response.events]
 
     def recall(
@@ -373,6 +406,7 @@ class Memory:
         """The memories that apply to ``query``, inside the budget, with a trace."""
         response = self._query(
             c.RecallQuery,
+            c.RecallResponse,
             agent=agent,
             query=query,
             project_id=project_id,
@@ -404,6 +438,7 @@ class Memory:
         """What this task should know: resident rules, a manifest, one-off constraints."""
         response = self._query(
             c.TaskQuery,
+            c.TaskResponse,
             agent=agent,
             task=task,
             project_id=project_id,
@@ -427,7 +462,9 @@ class Memory:
         self, record_id: str, *, task: str | None = None, agent: str | None = None
     ) -> Expanded:
         """The full body, sources and verification of one item, recorded as an application."""
-        response = self._query(c.ExpandQuery, agent=agent, record_id=record_id, task=task)
+        response = self._query(
+            c.ExpandQuery, c.ExpandResponse, agent=agent, record_id=record_id, task=task
+        )
         return Expanded(
             to_record(response.record),
             response.application_id,
@@ -447,6 +484,7 @@ class Memory:
         again changes nothing; a different one replaces it."""
         response = self._apply(
             c.FeedbackRequest,
+            c.FeedbackResponse,
             event_id,
             agent=agent,
             application_id=application_id,
@@ -456,9 +494,10 @@ class Memory:
 
     def explain(self, *, agent: str | None = None) -> dict[str, Any]:
         """Hit rate (relevance) and outcome value per memory, and totals."""
-        return self._query(c.ExplainQuery, agent=agent).model_dump(
-            exclude={"contract", "view"}
-        )
+        report: dict[str, Any] = self._query(
+            c.ExplainQuery, c.ExplainResponse, agent=agent
+        ).model_dump(exclude={"contract", "view"})
+        return report
 
     def signal(
         self,
@@ -471,7 +510,12 @@ class Memory:
         """Classify a user statement and act on it: a rule is remembered, a one-off comes
         back as a constraint, a forget acts only on one clear match."""
         response: c.SignalResponse = self._apply(
-            c.SignalRequest, event_id, agent=agent, text=text, project_id=project_id
+            c.SignalRequest,
+            c.SignalResponse,
+            event_id,
+            agent=agent,
+            text=text,
+            project_id=project_id,
         )
         return response
 
@@ -479,7 +523,7 @@ class Memory:
 
     def export(self, out: IO[str], *, agent: str | None = None) -> int:
         """Write JSONL: a header, every version (history included), every tombstone."""
-        lines = self._query(c.ExportQuery, agent=agent).lines
+        lines = self._query(c.ExportQuery, c.ExportResponse, agent=agent).lines
         for line in lines:
             out.write(line + "\n")
         return len(lines) - 1
@@ -491,7 +535,7 @@ class Memory:
         if isinstance(lines, str):
             raise InvalidInput("import takes the lines of an export, not one string")
         response = self._apply(
-            c.ImportRequest, None, agent=agent, lines=list(lines), source=source
+            c.ImportRequest, c.ImportResponse, None, agent=agent, lines=list(lines), source=source
         )
         return int(response.imported)
 
@@ -500,7 +544,7 @@ class Memory:
         if hasattr(self._provider, "progress"):
             self._provider.progress = progress
         try:
-            return int(self._apply(c.RebuildRequest, None).replayed)
+            return int(self._apply(c.RebuildRequest, c.RebuildResponse, None).replayed)
         finally:
             if hasattr(self._provider, "progress"):
                 self._provider.progress = None

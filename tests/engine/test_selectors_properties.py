@@ -207,14 +207,18 @@ tasks = st.builds(
 )
 
 
-def _satisfied(selector: Selector, task: TaskConditions) -> dict[str, bool]:
-    """Each non-empty dimension of the selector: is it satisfied by the task?"""
-    out: dict[str, bool] = {}
+def _satisfied(selector: Selector, task: TaskConditions) -> dict[str, bool | None]:
+    """Each non-empty dimension of the selector: satisfied by the task (True), stated
+    otherwise (False), or left unstated by the task (None)."""
+    out: dict[str, bool | None] = {}
     if selector.scope == "project":
         out["project"] = bool(selector.project_id) and task.project_id == selector.project_id
     wanted_paths = [p for p in selector.path_patterns if p.strip()]
     if wanted_paths:
-        out["path"] = any(glob_match(p, t) for p in wanted_paths for t in task.paths)
+        if not any(normalize_path(t) for t in task.paths):
+            out["path"] = None
+        else:
+            out["path"] = any(glob_match(p, t) for p in wanted_paths for t in task.paths)
     for label, allowed, given_value in (
         ("operation", selector.operations, task.operation),
         ("phase", selector.phases, task.phase),
@@ -222,7 +226,8 @@ def _satisfied(selector: Selector, task: TaskConditions) -> dict[str, bool]:
     ):
         wanted = {v.strip().casefold() for v in allowed if v.strip()}
         if wanted:
-            out[label] = (given_value or "").strip().casefold() in wanted - {""}
+            given = (given_value or "").strip().casefold()
+            out[label] = None if not given else given in wanted
     return out
 
 
@@ -233,9 +238,11 @@ def test_match_selector_explains_exactly_the_satisfied_dimensions(
 ) -> None:
     found = match_selector(selector, task)
     satisfied = _satisfied(selector, task)
-    assert found.matches == all(satisfied.values())
+    assert found.matches == (False not in satisfied.values())
     assert (found.mismatch is None) == found.matches
-    assert found.specificity == sum(satisfied.values())
+    assert found.specificity == sum(1 for ok in satisfied.values() if ok)
+    unstated = sorted(d for d, ok in satisfied.items() if ok is None)
+    assert sorted(u.split(" not stated")[0] for u in found.unstated) == unstated
     expected_prefixes = sorted(
         {"project": "current project matches", "path": "path "}.get(d, f"{d} ")
         for d, ok in satisfied.items()

@@ -28,16 +28,15 @@ from ann_support import (
     exact_rows,
     fill,
     lane,
+    make_store,
+    memory_over,
     open_memory,
     sources,
     store_of,
 )
-from cairn import Memory
-from cairn.config import parse_config
 from cairn.storage.ann_files import AnnFiles, GraphFormat, compare, vector_section
 from cairn.storage.ann_graph import AnnIndexes, load_usearch
-from cairn.storage.base import LaneFilter
-from cairn.storage.sqlite.store import SqliteStore
+from cairn.storage.ports import LaneFilter
 from cairn.storage.vector_index import Block, ExactVectorIndex
 
 if load_usearch() is None:  # imports onnxruntime first: the other order crashes
@@ -56,9 +55,9 @@ def test_permanent_forget_leaves_no_bytes_in_the_ann_file(db: Path, dtype: str) 
     distinctive /= np.linalg.norm(distinctive)
     table = VECTORS.copy()
     table[1500] = distinctive
-    store = SqliteStore(db, dim=DIM, ann_threshold=THRESHOLD)
+    store = make_store(db, THRESHOLD)
     store._ann = AnnIndexes.open(db, DIM, THRESHOLD, dtype=dtype)
-    mem = Memory(store, parse_config({}), TableEmbedder(table), tenant="a")
+    mem = memory_over(store, TableEmbedder(table))
     fill(mem, "a", 1200, 400)  # holds v1500, the distinctive one
     assert store._ann is not None
     lane(store, distinctive, "a")  # builds and writes the graph
@@ -93,9 +92,9 @@ def test_a_purge_while_closed_is_scrubbed_from_the_file_on_open(db: Path) -> Non
     distinctive /= np.linalg.norm(distinctive)
     table = VECTORS.copy()
     table[1300] = distinctive
-    store = SqliteStore(db, dim=DIM, ann_threshold=THRESHOLD)
+    store = make_store(db, THRESHOLD)
     store._ann = AnnIndexes.open(db, DIM, THRESHOLD, dtype="f32")
-    mem = Memory(store, parse_config({}), TableEmbedder(table), tenant="a")
+    mem = memory_over(store, TableEmbedder(table))
     fill(mem, "a", 1200, 300)
     row = lane(store, distinctive, "a", 1)[0]
     record_id = store.records_by_rows([row])[row].id
@@ -105,7 +104,7 @@ def test_a_purge_while_closed_is_scrubbed_from_the_file_on_open(db: Path) -> Non
     other.forget(record_id, permanent=True)
     other.close()
     assert distinctive.tobytes() in b"".join(p.read_bytes() for p in ann_files(db))
-    again = SqliteStore(db, dim=DIM, ann_threshold=THRESHOLD)
+    again = make_store(db, THRESHOLD)
     again._ann = AnnIndexes.open(db, DIM, THRESHOLD, dtype="f32")
     assert row not in lane(again, distinctive, "a", 50)
     assert sources(again) == {"a": "loaded"}
@@ -130,7 +129,7 @@ def test_two_stores_on_one_file_stay_consistent(db: Path) -> None:
     assert top not in lane(s1, VECTORS[7], "a", 100)
     # A third store loads the written graph and repairs what it lacks. All three hold the
     # same rows (their exact indexes agree) and their graphs answer like exact search.
-    third = SqliteStore(db, dim=DIM, ann_threshold=THRESHOLD)
+    third = make_store(db, THRESHOLD)
     recalls = []
     for q in clustered(10, seed=3):
         truth = exact_rows(s1, q, "a", None, 10)
@@ -185,7 +184,7 @@ def test_a_sidecar_or_file_that_does_not_match_is_rebuilt(
         shutil.rmtree(ann_dir, ignore_errors=True)
         shutil.move(tmp_path / "kept", ann_dir)
     exact = _exact_only(db)
-    store = SqliteStore(db, dim=DIM, ann_threshold=THRESHOLD)
+    store = make_store(db, THRESHOLD)
     recalls = []
     for query in clustered(10, seed=5):
         truth = [row for row, _ in exact.search(query, "a", "default", None, 10)]
@@ -197,15 +196,15 @@ def test_a_sidecar_or_file_that_does_not_match_is_rebuilt(
 
 
 def _exact_only(db: Path) -> ExactVectorIndex:
-    store = SqliteStore(db, dim=DIM, ann_threshold=None)
+    store = make_store(db, None)
     store.vector_search(LaneFilter("a", "default"), VECTORS[0], 1)
     return store._index
 
 
 def test_many_purges_at_once_leave_no_bytes(db: Path) -> None:
-    store = SqliteStore(db, dim=DIM, ann_threshold=THRESHOLD)
+    store = make_store(db, THRESHOLD)
     store._ann = AnnIndexes.open(db, DIM, THRESHOLD, dtype="f32")
-    mem = Memory(store, parse_config({}), TableEmbedder(VECTORS), tenant="a")
+    mem = memory_over(store, TableEmbedder(VECTORS))
     fill(mem, "a", 0, 400)
     lane(store, VECTORS[0], "a")
     (data,) = ann_files(db)

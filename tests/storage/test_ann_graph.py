@@ -90,9 +90,9 @@ def test_forgotten_superseded_and_purged_rows_never_come_back(two_tenants: Memor
         top = lane(store, VECTORS[i], "a", 1)[0]
         victims[i] = store.records_by_rows([top])[top]
         assert victims[i].body.startswith(f"v{i} ")
-    mem.forget(victims[10].id, tenant="a")
-    mem.correct(victims[20].id, "v1999 corrected text", tenant="a")
-    mem.forget(victims[30].id, permanent=True, tenant="a")
+    mem.forget(victims[10].id)
+    mem.correct(victims[20].id, "v1999 corrected text")
+    mem.forget(victims[30].id, permanent=True)
     for i in (10, 20, 30):
         rows = ann_rows(store, VECTORS[i], "a", None, 100)
         bodies = {r.body for r in store.records_by_rows(rows).values()}

@@ -54,13 +54,19 @@ class App:
             )
         return self._provider
 
-    def query(self, model: type[T], **data: Any) -> T:
-        return self.provider().query(_request(model, data))  # type: ignore[return-value]
+    def query(self, model: type[Any], answer: type[T], **data: Any) -> T:
+        """One query through the provider; its response, of the type it must have."""
+        from cairn.provider import expect
 
-    def apply(self, model: type[T], key: str, **data: Any) -> T:
+        return expect(self.provider().query(_request(model, data)), answer)
+
+    def apply(self, model: type[Any], answer: type[T], key: str, **data: Any) -> T:
+        """One mutation through the provider, under an idempotency key."""
         response = self.provider().apply(_request(model, {"idempotency_key": key, **data}))
         self.warnings += list(getattr(response, "warnings", []) or [])
-        return response  # type: ignore[return-value]
+        from cairn.provider import expect
+
+        return expect(response, answer)
 
     def key(self, *parts: object) -> str:
         """A stable idempotency key: the same command on the same state is the same key,

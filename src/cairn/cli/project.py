@@ -43,11 +43,10 @@ def resolve_project(app: App, value: str | None, *, required: bool = False) -> P
             )
         return found
     if _PROJECT_ID.fullmatch(value):
-        from cairn.provider.contract import ListQuery
+        from cairn.provider.contract import ListQuery, RecordsResponse
 
-        known = app.query(
-            ListQuery, project_id=value, include_forgotten=True, limit=1
-        ).records  # type: ignore[attr-defined]
+        listed = app.query(ListQuery, RecordsResponse, project_id=value, include_forgotten=True)
+        known = listed.records
         if not known:
             raise InvalidInput(f"unknown project {value}: no memory belongs to it")
         return Project(value, value, None)

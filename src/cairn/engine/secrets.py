@@ -184,7 +184,8 @@ _URL_CREDENTIALS = re.compile(
 # A secret-named key (JSON, YAML, .env, code, prose) followed by an operator and a value.
 # The key starts a token: never inside a word, nor inside a ``[REDACTED:kind]`` marker.
 _ASSIGNMENT = re.compile(
-    r"(?:(?<=--)|(?<![A-Za-z0-9_.:\[\-]))(?P<key>[A-Za-z][A-Za-z0-9_.\-]{0,60})[\"'`*\]]{0,3}[ \t]{0,3}"
+    r"(?:(?<=--)|(?<![A-Za-z0-9_.:\[\-]))(?P<key>[A-Za-z][A-Za-z0-9_.\-]{0,60})"
+    r"[\"'`*\]]{0,3}[ \t]{0,3}"
     r"(?P<op>:=|=>|=|:)[ \t]{0,8}"
     r"(?P<value>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|`[^`\n]{1,300}`|[^\s\"'`]{1,300})"
 )

@@ -6,6 +6,7 @@ valid, and a large ingest or export should not pay for validating them again.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -97,7 +98,7 @@ def memory_fields(item: MemoryInput) -> dict[str, Any]:
         "tags": _listed(item.tags, "tags"),
         "trust": item.trust,
         "occurred_at": item.occurred_at.isoformat()
-        if hasattr(item.occurred_at, "isoformat")
+        if isinstance(item.occurred_at, datetime)
         else item.occurred_at,
         "source": dict(item.source) if item.source is not None else None,
         "external_ref": item.external_ref,

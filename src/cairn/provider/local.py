@@ -72,7 +72,7 @@ from cairn.services.signals import Signals
 from cairn.services.tasks import Tasks
 from cairn.services.transfer import Transfer
 from cairn.services.writes import Writes
-from cairn.storage.ports import RecordQuery
+from cairn.storage.ports import RecordQuery, RecordStore, SearchIndex
 
 Progress = Callable[[int, int], None]
 
@@ -90,6 +90,14 @@ def _entry(item: DeliveredModel) -> ContextEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class Ports:
+    """The storage pair the services run on (kept for status and diagnostics)."""
+
+    records: RecordStore
+    index: SearchIndex
+
+
+@dataclass(frozen=True, slots=True)
 class Services:
     """What the local provider is built from (wired by :mod:`cairn.compose`)."""
 
@@ -101,6 +109,7 @@ class Services:
     transfer: Transfer
     replay: Replay
     purges: Purges
+    ports: Ports
     describe: Callable[[], dict[str, Any]]  # backend, location, embedder
     after_write: Callable[[Namespace], list[str]]  # refresh derived files; warnings
     close: Callable[[], None]
@@ -109,17 +118,35 @@ class Services:
 class LocalProvider:
     """``tenant`` is this provider's binding; ``agent`` the default agent of requests."""
 
-    def __init__(self, services: Services, *, tenant: str, agent: str) -> None:
+    def __init__(self, services: Services, *, tenant: str, agent: str, owner: bool = True) -> None:
         self._s = services
         self.tenant = tenant
         self.agent = agent
+        self._owner = owner  # a bound sibling shares the engine and never closes it
         self.progress: Progress | None = None  # bulk work reports here when set
 
     def _ns(self, agent: str | None) -> Namespace:
         return Namespace(self.tenant, agent or self.agent)
 
     def close(self) -> None:
-        self._s.close()
+        if self._owner:
+            self._s.close()
+
+    @property
+    def ports(self) -> Ports:
+        """The storage pair under this provider, for diagnostics and benchmarks."""
+        return self._s.ports
+
+    def bound(self, *, tenant: str | None = None, agent: str | None = None) -> LocalProvider:
+        """This engine bound to another tenant or default agent (the same services)."""
+        from cairn.compose import check_name
+
+        return LocalProvider(
+            self._s,
+            tenant=check_name("tenant", tenant or self.tenant),
+            agent=check_name("agent", agent or self.agent),
+            owner=False,
+        )
 
     # -- status --------------------------------------------------------------------------
 
@@ -193,7 +220,7 @@ class LocalProvider:
                 limit=request.limit,
                 offset=request.offset,
             )
-            records = [record_model(r) for r in s.reads.list(query)]
+            records = [record_model(r) for r in s.reads.records(query)]
             return RecordsResponse.model_construct(view="manage", records=records)
         if isinstance(request, ShowQuery):
             record = s.reads.get(request.record_id, ns, as_of=request.as_of)
@@ -270,9 +297,7 @@ class LocalProvider:
         if not isinstance(response, FeedbackResponse) or response.changes:
             warnings = self._s.after_write(ns)
             if warnings and hasattr(response, "warnings"):
-                response = response.model_copy(
-                    update={"warnings": [*response.warnings, *warnings]}  # type: ignore[union-attr]
-                )
+                response = response.model_copy(update={"warnings": [*response.warnings, *warnings]})
         return response
 
     def _apply(self, request: ApplyRequest, ns: Namespace) -> ApplyResponse:
@@ -374,7 +399,7 @@ class LocalProvider:
             return RebuildResponse.model_construct(replayed=replayed, warnings=warnings)
         raise InvalidInput(f"unknown mutation {getattr(request, 'mutation', '?')!r}")
 
-    def _written(self, mutation: str, record: Any) -> WriteResponse:
+    def _written(self, mutation: Any, record: Any) -> WriteResponse:
         return WriteResponse.model_construct(
             mutation=mutation,
             record=record_model(record),

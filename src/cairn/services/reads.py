@@ -46,7 +46,7 @@ class Reads:
             raise NotFound(f"no memory with id {record_id}")
         return versions
 
-    def list(self, query: RecordQuery) -> list[Record]:
+    def records(self, query: RecordQuery) -> list[Record]:
         return self._records.list_records(query)
 
     def tombstones(self, ns: Namespace) -> list[Tombstone]:

@@ -16,8 +16,8 @@ from cairn.errors import InvalidInput, NotFound
 from cairn.ids import new_ulid
 from cairn.model import NEGATIVE_OUTCOMES, OUTCOMES, Application, Record
 from cairn.services.journal import Journal, Namespace
-from cairn.services.recall import Recall
 from cairn.services.reads import record_id_of
+from cairn.services.recall import Recall
 from cairn.storage.ports import RecordStore, RuleQuery
 from cairn.timeutil import to_iso
 from cairn.validation import check_choice, check_text
@@ -188,9 +188,7 @@ class Tasks:
         )
         if applications:
             payload = {"applications": [a.to_dict() for a in applications]}
-            event = self._journal.event(
-                "context.applied", payload, ns, None, session_id=session_id
-            )
+            event = self._journal.event("context.applied", payload, ns, None, session_id=session_id)
             self._journal.commit([event], {})
         by_record = {a.record_id: a.application_id for a in applications}
 
@@ -282,7 +280,11 @@ class Tasks:
         check_choice("outcome", outcome, OUTCOMES)
         app_id = record_id_of(application_id)
         known = next(
-            (a for a in self._records.applications(ns.tenant, ns.agent) if a.application_id == app_id),
+            (
+                a
+                for a in self._records.applications(ns.tenant, ns.agent)
+                if a.application_id == app_id
+            ),
             None,
         )
         if known is None:

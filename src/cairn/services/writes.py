@@ -14,14 +14,24 @@ from typing import Any
 from cairn.config import Config
 from cairn.errors import InvalidInput, NotFound
 from cairn.ids import new_ulid
-from cairn.model import DEFAULT_MEMORY_TYPE, MemoryInput, Record, Tombstone
+from cairn.model import (
+    DEFAULT_MEMORY_TYPE,
+    KINDS,
+    MEMORY_TYPES,
+    ORIGINS,
+    SCOPES,
+    TOMBSTONE_REASONS,
+    TRUST_LEVELS,
+    MemoryInput,
+    Record,
+    Tombstone,
+)
 from cairn.services.journal import Journal, Namespace
 from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordQuery, RecordStore
 from cairn.text import text_hash
 from cairn.timeutil import parse_time, to_iso
 from cairn.validation import check_choice, check_text
-from cairn.model import KINDS, MEMORY_TYPES, ORIGINS, SCOPES, TOMBSTONE_REASONS, TRUST_LEVELS
 
 Progress = Callable[[int, int], None]
 MAX_BATCH = 100_000
@@ -96,12 +106,7 @@ class Writes:
         if scope == "project" and not item.project_id:
             raise InvalidInput("a project-scoped memory needs a project id")
         tags = tuple(dict.fromkeys(check_text("tag", t, 200).strip() for t in item.tags))
-        selector = {
-            name: tuple(dict.fromkeys(check_text(name, v, 500).strip() for v in getattr(item, name)))
-            for name in ("path_patterns", "operations", "phases", "task_types")
-        }
-        for name in ("operations", "phases", "task_types"):  # compared case-insensitively
-            selector[name] = tuple(v.lower() for v in selector[name])
+        selector = {name: _selector_values(name, getattr(item, name)) for name in SELECTOR_FIELDS}
         occurred = to_iso(parse_time(item.occurred_at)) if item.occurred_at else None
         record = Record(
             id=new_ulid(),
@@ -118,7 +123,10 @@ class Writes:
             trust=trust,
             scope=scope,
             project_id=item.project_id if scope == "project" else None,
-            **selector,
+            path_patterns=selector["path_patterns"],
+            operations=selector["operations"],
+            phases=selector["phases"],
+            task_types=selector["task_types"],
             state=state,
             pinned=item.pinned,
             importance=1.0 if item.pinned else 0.5,
@@ -188,7 +196,10 @@ class Writes:
                 record.path_patterns,
                 record.operations,
             )
-            if same_place and (found.phases, found.task_types) == (record.phases, record.task_types):
+            if same_place and (found.phases, found.task_types) == (
+                record.phases,
+                record.task_types,
+            ):
                 return found
         return None
 

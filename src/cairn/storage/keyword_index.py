@@ -100,8 +100,9 @@ class _Segment:
             (b, starts[group_b] + count_a[group_b] - b.starts[:-1]),
         ):
             width = np.int32 if len(slots) < 2**31 else np.int64
-            dest = np.arange(len(seg), dtype=width)
-            dest += np.repeat(shift.astype(width), np.diff(seg.starts))
+            dest = np.arange(len(seg), dtype=width) + np.repeat(
+                shift.astype(width), np.diff(seg.starts)
+            )
             slots[dest] = seg.slots
             tfs[dest] = seg.tfs
             del dest

@@ -24,7 +24,7 @@ from cairn.engine.recall.fusion import LaneRanking, rrf, score_fusion
 from cairn.engine.recall.selection import budget, dedup, fingerprint
 from cairn.engine.recall.timeframe import date_prior, query_range
 from cairn.model import Record
-from cairn.storage.base import EpisodePlace
+from cairn.storage.ports import EpisodePlace
 from cairn.timeutil import age_days, to_iso
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)

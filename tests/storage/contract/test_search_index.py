@@ -101,7 +101,13 @@ def test_places_and_neighbours_within_episodes(pair: Pair) -> None:
     rows = insert(
         pair.records,
         *(
-            record(f"T{i}", f"turn {i}", episode_id="s1", position=i, occurred_at="2026-03-04T10:00:00Z")
+            record(
+                f"T{i}",
+                f"turn {i}",
+                episode_id="s1",
+                position=i,
+                occurred_at="2026-03-04T10:00:00Z",
+            )
             for i in range(6)
         ),
         record("O", "elsewhere", episode_id="s2", position=1),

@@ -112,7 +112,9 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "content", [b"this is not a database at all", b"SQLite format 3\x00" + b"\xff" * 200]
 )
-def test_a_file_that_is_not_a_memory_file_is_one_clear_error(tmp_path: Path, content: bytes) -> None:
+def test_a_file_that_is_not_a_memory_file_is_one_clear_error(
+    tmp_path: Path, content: bytes
+) -> None:
     path = tmp_path / "notes.db"
     path.write_bytes(content)
     with pytest.raises(InvalidInput, match="not a cairn memory file"):

@@ -74,6 +74,7 @@ def remember(
     body = read_text_argument(text)
     response = app.apply(
         c.RememberRequest,
+        c.WriteResponse,
         app.key("remember", body, kind, scope, found.id if found else None, paths, operations),
         body=body,
         kind=kind,
@@ -167,6 +168,7 @@ def ingest(app: App, file: str, batch_size: int) -> None:
         try:
             response = app.apply(
                 c.IngestRequest,
+                c.IngestResponse,
                 app.key("ingest-file", *keys),
                 items=items,
                 item_keys=keys,
@@ -224,6 +226,7 @@ def list_(
             data.update(scope="global")
     response = app.query(
         c.ListQuery,
+        c.RecordsResponse,
         scope=scope,
         kinds=list(kinds),
         states=list(states),
@@ -246,15 +249,20 @@ def list_(
 def show(app: App, record_id: str, as_of: str | None, history: bool) -> None:
     """Show one memory, with its selectors (--history: every version)."""
     if history:
-        versions = [r.model_dump() for r in app.query(c.HistoryQuery, record_id=record_id).records]
+        versions = [
+            r.model_dump()
+            for r in app.query(c.HistoryQuery, c.RecordsResponse, record_id=record_id).records
+        ]
         emit(app, versions, lambda: "\n\n".join(record_detail(r) for r in versions))
         return
-    record = app.query(c.ShowQuery, record_id=record_id, as_of=as_of).record.model_dump()
+    record = app.query(
+        c.ShowQuery, c.RecordResponse, record_id=record_id, as_of=as_of
+    ).record.model_dump()
     emit(app, record, lambda: record_detail(record))
 
 
 def _current(app: App, record_id: str) -> c.RecordModel:
-    return app.query(c.ShowQuery, record_id=record_id).record
+    return app.query(c.ShowQuery, c.RecordResponse, record_id=record_id).record
 
 
 @click.command()
@@ -268,6 +276,7 @@ def correct(app: App, record_id: str, text: str) -> None:
     current = _current(app, record_id)
     response = app.apply(
         c.CorrectRequest,
+        c.WriteResponse,
         app.key("correct", current.id, current.version, body),
         record_id=current.id,
         text=body,
@@ -282,7 +291,7 @@ def correct(app: App, record_id: str, text: str) -> None:
 
 
 def _stone(app: App, record_id: str) -> tuple[str, str | None]:
-    stones = app.query(c.TombstonesQuery).tombstones
+    stones = app.query(c.TombstonesQuery, c.TombstonesResponse).tombstones
     found = next((t for t in stones if t.record_id == record_id), None)
     return (found.removed_at, found.restored_at) if found else ("", None)
 
@@ -296,6 +305,7 @@ def forget(app: App, record_id: str, permanent: bool) -> None:
     current = _current(app, record_id)
     response = app.apply(
         c.ForgetRequest,
+        c.ForgetResponse,
         app.key("forget", current.id, current.version, permanent, *_stone(app, current.id)),
         record_id=current.id,
         permanent=permanent,
@@ -313,7 +323,10 @@ def restore(app: App, record_id: str) -> None:
 
     wanted = record_id_of(record_id)
     response = app.apply(
-        c.RestoreRequest, app.key("restore", wanted, *_stone(app, wanted)), record_id=wanted
+        c.RestoreRequest,
+        c.WriteResponse,
+        app.key("restore", wanted, *_stone(app, wanted)),
+        record_id=wanted,
     )
     emit(app, response.model_dump(), f"restored {response.record.id}")
 
@@ -323,12 +336,12 @@ def restore(app: App, record_id: str) -> None:
 @pass_app
 def export(app: App, file: str | None) -> None:
     """Export all memories, history and tombstones as JSONL (standard output by default)."""
-    lines = app.query(c.ExportQuery).lines
+    lines = app.query(c.ExportQuery, c.ExportResponse).lines
     if file in (None, "-"):
         for line in lines:
             click.echo(line)
         return
-    target = Path(file)  # type: ignore[arg-type]
+    target = Path(file)
     if not target.name:
         raise InvalidInput("export needs a file name")
     partial = target.with_name(target.name + ".partial")
@@ -355,6 +368,7 @@ def import_(app: App, file: str) -> None:
         raise InvalidInput(f"{file}: not valid UTF-8 text") from None
     response = app.apply(
         c.ImportRequest,
+        c.ImportResponse,
         app.key("import", hashlib.sha256(raw).hexdigest()),
         lines=lines,
         source=file,
@@ -380,7 +394,7 @@ def rebuild(app: App, from_markdown: bool) -> None:
         count = MarkdownProjection.for_memory(app.home, mem).restore_records(mem)
         emit(app, {"restored": count}, f"restored {count} memories from Markdown")
         return
-    response = app.apply(c.RebuildRequest, app.key("rebuild", os_urandom_hex()))
+    response = app.apply(c.RebuildRequest, c.RebuildResponse, app.key("rebuild", os_urandom_hex()))
     emit(app, response.model_dump(), f"replayed {response.replayed} events")
 
 
@@ -451,7 +465,7 @@ def sync(app: App) -> None:
 @pass_app
 def journal(app: App, after_seq: int, limit: int | None) -> None:
     """The journal of this tenant and agent, oldest first."""
-    events = app.query(c.JournalQuery, after_seq=after_seq, limit=limit).events
+    events = app.query(c.JournalQuery, c.JournalResponse, after_seq=after_seq, limit=limit).events
     data = [e.model_dump() for e in events]
 
     def text() -> str:
@@ -478,6 +492,7 @@ def status(app: App) -> None:
 
     def text() -> str:
         counts = response.counts
+        here = f"project {project.name} ({project.id})" if project else "no git repository"
         lines = [
             f"cairn {response.version} · {response.provider} · {response.backend}",
             f"  store        {response.location}",
@@ -488,7 +503,7 @@ def status(app: App) -> None:
             f" versions, {counts.get('tombstones', 0)} forgotten",
             f"  journal      {counts.get('events', 0)} events,"
             f" {counts.get('applications', 0)} applications",
-            f"  here         {f'project {project.name} ({project.id})' if project else 'no git repository'}",
+            f"  here         {here}",
         ]
         lines += [f"  warning      {one_line(w, 100)}" for w in response.warnings]
         return "\n".join(lines)

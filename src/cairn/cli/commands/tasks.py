@@ -42,6 +42,7 @@ def recall(
     found = resolve_project(app, project)
     response = app.query(
         c.RecallQuery,
+        c.RecallResponse,
         query=query,
         max_results=limit,
         max_chars=max_chars,
@@ -105,6 +106,7 @@ def context(
     found = resolve_project(app, project)
     response = app.query(
         c.TaskQuery,
+        c.TaskResponse,
         task=task,
         project_id=found.id if found else None,
         paths=list(relative_paths(found, paths)),
@@ -129,15 +131,14 @@ def expand(app: App, record_id: str, task: str | None) -> None:
     """The full body, sources and verification of one item (recorded as an application)."""
     from cairn.cli.render import record_detail
 
-    response = app.query(c.ExpandQuery, record_id=record_id, task=task)
+    response = app.query(c.ExpandQuery, c.ExpandResponse, record_id=record_id, task=task)
     data = response.model_dump(exclude={"contract", "view"})
     record = response.record.model_dump()
     text = "\n".join(
         [
             record_detail(record),
             f"  application    {response.application_id}",
-            "  verification   "
-            + ", ".join(f"{k}={v}" for k, v in response.verification.items()),
+            "  verification   " + ", ".join(f"{k}={v}" for k, v in response.verification.items()),
         ]
     )
     emit(app, data, text)
@@ -152,6 +153,7 @@ def feedback(app: App, application_id: str, outcome: str) -> None:
     changes nothing, a different one replaces it."""
     response = app.apply(
         c.FeedbackRequest,
+        c.FeedbackResponse,
         app.key("feedback", application_id.strip().upper(), outcome),
         application_id=application_id,
         outcome=outcome,
@@ -178,6 +180,7 @@ def signal(app: App, text: str, project: str | None) -> None:
     found = resolve_project(app, project)
     response = app.apply(
         c.SignalRequest,
+        c.SignalResponse,
         app.key("signal", statement, found.id if found else None),
         text=statement,
         project_id=found.id if found else None,
@@ -226,11 +229,10 @@ def signal(app: App, text: str, project: str | None) -> None:
 @pass_app
 def explain(app: App) -> None:
     """Hit rate and outcome value of applied memories."""
-    data = app.query(c.ExplainQuery).model_dump(exclude={"contract", "view"})
+    data = app.query(c.ExplainQuery, c.ExplainResponse).model_dump(exclude={"contract", "view"})
     rate = "n/a" if data["hit_rate"] is None else f"{data['hit_rate']:.2f}"
     lines = [
-        f"applications {data['applications']}, with outcome {data['with_outcome']},"
-        f" hit rate {rate}"
+        f"applications {data['applications']}, with outcome {data['with_outcome']}, hit rate {rate}"
     ]
     for record_id, row in data["records"].items():
         value = "n/a" if row["value"] is None else f"{row['value']:+.2f}"

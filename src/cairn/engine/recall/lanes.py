@@ -102,7 +102,8 @@ class Lanes:
             self.searched_terms = chosen
             return self.index.keyword(self.where, chosen, self.rag.laneCandidates)
 
-        hits = self._guarded("keyword", search, []) if terms else []
+        empty: list[LaneHit] = []
+        hits = self._guarded("keyword", search, empty) if terms else empty
         self.rankings.append(ranking("keyword", self.rag.weights.fts, hits))
 
     def vector(self, text: str) -> None:
@@ -113,13 +114,14 @@ class Lanes:
                 self.query_vector = self.clock.run("embed", lambda: self.embedder.embed([text])[0])
                 return self.index.vector(self.where, self.query_vector, self.rag.laneCandidates)
 
-            hits = self._guarded("vector", search, [])
+            hits = self._guarded("vector", search, hits)
         self.rankings.append(ranking("vector", self.rag.weights.vector, hits))
 
     def entity(self, seeds: Sequence[int]) -> None:
         def search() -> list[LaneHit]:
             return self.index.entity(self.where, seeds, self.rag.entity.perEntityCap)
 
-        neighbours = self._guarded("entity", search, [])
+        empty: list[LaneHit] = []
+        neighbours = self._guarded("entity", search, empty)
         if "entity" not in self.failures:
             self.rankings.append(entity_ranking(self.rag.weights.entity, seeds, neighbours))

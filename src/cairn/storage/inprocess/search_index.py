@@ -5,7 +5,7 @@ projection moved: its namespace, scope, liveness, vector, analysed terms, entity
 place in its episode. This index keeps them in numpy structures per tenant and agent —
 BM25 postings (:mod:`cairn.storage.keyword_index`), float32 vector blocks
 (:mod:`cairn.storage.vector_index`) with an optional HNSW graph per large partition
-(:mod:`cairn.storage.ann_index`), episode places (:mod:`cairn.storage.places`) and entity
+(:mod:`cairn.storage.ann_graph`), episode places (:mod:`cairn.storage.places`) and entity
 postings — and catches up before every lane, so a process sees every other process's
 writes at its next search. A new feed generation (a rebuilt projection) reloads everything.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cairn.storage.ann_index import DEFAULT_ANN_THRESHOLD, AnnIndexes
+from cairn.storage.ann_graph import DEFAULT_ANN_THRESHOLD, AnnIndexes
 from cairn.storage.inprocess.entities import EntityPostings
 from cairn.storage.keyword_index import KeywordIndex
 from cairn.storage.places import RowPlaces

@@ -84,7 +84,7 @@ class MemorySearchIndex:
                         EpisodePlace(
                             b.episodes[i],
                             b.positions[i],
-                            b.occurred[i][:10] if b.occurred[i] else None,
+                            (b.occurred[i] or "")[:10] or None,
                         ),
                     )
             self._position = head
