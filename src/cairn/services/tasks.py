@@ -13,10 +13,10 @@ from cairn.engine.director import PRERANK_LIMIT, DirectedItem, DirectorCandidate
 from cairn.engine.selectors import Selector, TaskConditions, match_selector, normalize_path
 from cairn.engine.signals import classify_statement
 from cairn.errors import InvalidInput, NotFound
+from cairn.identifiers import record_id_of
 from cairn.ids import new_ulid
 from cairn.model import NEGATIVE_OUTCOMES, OUTCOMES, Application, Record
 from cairn.services.journal import Journal, Namespace
-from cairn.services.reads import record_id_of
 from cairn.services.recall import Recall
 from cairn.storage.ports import RecordStore, RuleQuery
 from cairn.timeutil import to_iso
