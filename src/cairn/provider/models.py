@@ -98,6 +98,8 @@ class ApplicationModel(Model):
     outcome: str | None = None
     outcome_at: str | None = None
     session_id: str | None = None
+    outcome_source: str | None = None
+    outcome_session: str | None = None
 
 
 class EventModel(Model):

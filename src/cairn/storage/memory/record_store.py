@@ -8,7 +8,7 @@ of the state and swaps it in on success, so a failure anywhere leaves nothing be
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -17,6 +17,8 @@ import numpy as np
 
 from cairn.errors import InvalidInput, StorageError
 from cairn.model import Application, Event, Record, Tombstone
+from cairn.storage.memory import learning
+from cairn.storage.memory.redact import redact as _redact
 from cairn.storage.ports import (
     OWNED_KINDS,
     ChangeBatch,
@@ -27,11 +29,12 @@ from cairn.storage.ports import (
     RecordQuery,
     RuleQuery,
     StoreStats,
+    SweepQuery,
+    TrajectoryQuery,
 )
 from cairn.storage.terms import analyse_record, entity_blob
 
 RankHint = Callable[[Record], float]
-_REDACTED_KEYS = ("body", "title", "tags", "source", "external_ref", "text", "statement")
 _Key = tuple[str, str, str]
 
 
@@ -63,6 +66,7 @@ class _State:
     change_seq: int = 0
     generation: int = 0
     embedder: str | None = None
+    counters: dict[tuple[str, str, str], float] = field(default_factory=dict)
 
     def copy(self) -> _State:
         return _State(
@@ -75,20 +79,8 @@ class _State:
             self.change_seq,
             self.generation,
             self.embedder,
+            dict(self.counters),
         )
-
-
-def _redact(data: Any, marker: str) -> Any:
-    if isinstance(data, dict):
-        return {
-            k: (marker if isinstance(v, str) else type(v)())
-            if k in _REDACTED_KEYS and v not in (None, "", [], {})
-            else _redact(v, marker)
-            for k, v in data.items()
-        }
-    if isinstance(data, list):
-        return [_redact(v, marker) for v in data]
-    return data
 
 
 class MemoryTransaction:
@@ -193,13 +185,38 @@ class MemoryTransaction:
         return self._s.applications.get((tenant, agent, application_id))
 
     def set_outcome(
-        self, tenant: str, agent: str, application_id: str, outcome: str, at: str
+        self,
+        tenant: str,
+        agent: str,
+        application_id: str,
+        outcome: str,
+        at: str,
+        *,
+        source: str | None = None,
+        session: str | None = None,
     ) -> None:
         key = (tenant, agent, application_id)
         if key in self._s.applications:
             self._s.applications[key] = replace(
-                self._s.applications[key], outcome=outcome, outcome_at=at
+                self._s.applications[key],
+                outcome=outcome,
+                outcome_at=at,
+                outcome_source=source,
+                outcome_session=session,
             )
+
+    def applications_of(self, tenant: str, agent: str, record_id: str) -> list[Application]:
+        found = [
+            a
+            for k, a in self._s.applications.items()
+            if k[:2] == (tenant, agent) and a.record_id == record_id
+        ]
+        return sorted(found, key=lambda a: (a.created_at, a.application_id))
+
+    def add_counters(self, tenant: str, agent: str, counters: Mapping[str, float]) -> None:
+        for name, value in counters.items():
+            key = (tenant, agent, name)
+            self._s.counters[key] = self._s.counters.get(key, 0.0) + float(value)
 
     def set_entity_keys(self, links: Sequence[tuple[int, tuple[str, ...]]]) -> None:
         for row, keys in links:
@@ -358,6 +375,21 @@ class MemoryRecordStore:
     def known_events(self, tenant: str, agent: str, event_ids: Sequence[str]) -> set[str]:
         wanted = set(event_ids)
         return {k[2] for k in self._state.event_keys if k[:2] == (tenant, agent) and k[2] in wanted}
+
+    def recent_events(
+        self, tenant: str, agent: str | None, types: Sequence[str] | None, limit: int
+    ) -> list[Event]:
+        return learning.recent_events(self._state.events, tenant, agent, types, limit)
+
+    def trajectories(self, query: TrajectoryQuery) -> list[Event]:
+        return learning.trajectories(self._state.events, query)
+
+    def sweep_candidates(self, query: SweepQuery) -> list[Record]:
+        live = (r.record for r in self._rows().values() if r.live)
+        return learning.sweep_candidates(live, query)
+
+    def counters(self, tenant: str, agent: str | None) -> dict[str, dict[str, float]]:
+        return learning.counters(self._state.counters, tenant, agent)
 
     def tombstones(self, tenant: str, agent: str) -> list[Tombstone]:
         found = [t for k, t in self._state.tombstones.items() if k[:2] == (tenant, agent)]

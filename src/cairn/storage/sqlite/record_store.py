@@ -38,7 +38,10 @@ from cairn.storage.ports import (
     RecordQuery,
     RuleQuery,
     StoreStats,
+    SweepQuery,
+    TrajectoryQuery,
 )
+from cairn.storage.sqlite import learning
 from cairn.storage.sqlite.migrate import migrate
 from cairn.storage.sqlite.rows import (
     SELECT_APPLICATION,
@@ -284,6 +287,20 @@ class SqliteRecordStore:
             )
             found.update(r[0] for r in rows)
         return found
+
+    def recent_events(
+        self, tenant: str, agent: str | None, types: Sequence[str] | None, limit: int
+    ) -> list[Event]:
+        return learning.recent_events(self._all, tenant, agent, types, limit)
+
+    def trajectories(self, query: TrajectoryQuery) -> list[Event]:
+        return learning.trajectories(self._all, query)
+
+    def sweep_candidates(self, query: SweepQuery) -> list[Record]:
+        return learning.sweep_candidates(self._all, query)
+
+    def counters(self, tenant: str, agent: str | None) -> dict[str, dict[str, float]]:
+        return learning.counters(self._all, tenant, agent)
 
     def tombstones(self, tenant: str, agent: str) -> list[Tombstone]:
         found = self._all(
