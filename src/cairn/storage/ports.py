@@ -314,6 +314,12 @@ class RecordStore(Protocol):
         self, tenant: str, agent: str, *, record_id: str | None = None
     ) -> list[Application]: ...
 
+    def applications_by_id(
+        self, tenant: str, agent: str, application_ids: Sequence[str]
+    ) -> list[Application]:
+        """These applications of the namespace (unknown ids are simply absent)."""
+        ...
+
     def vectors_by_hash(self, tenant: str, agent: str, model: str) -> dict[str, np.ndarray]:
         """Stored vectors of this namespace by text hash (to skip re-embedding on replay)."""
         ...

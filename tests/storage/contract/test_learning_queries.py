@@ -116,6 +116,9 @@ def test_outcome_provenance_and_applications_of_one_memory(pair: Pair) -> None:
         judged = tx.application("t1", "a", "APP1")
         assert judged is not None
         assert (judged.outcome_source, judged.outcome_session) == ("observed", "s9")
+    found = pair.records.applications_by_id("t1", "a", ["APP3", "APP1", "APP4", "NONE"])
+    assert [a.application_id for a in found] == ["APP1", "APP3"]  # APP4 is another tenant's
+    assert found[0].outcome_source == "observed"
 
 
 def test_counters_add_up_per_namespace_and_roll_back(pair: Pair) -> None:

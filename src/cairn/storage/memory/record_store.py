@@ -405,6 +405,13 @@ class MemoryRecordStore:
         ]
         return sorted(found, key=lambda a: (a.created_at, a.application_id))
 
+    def applications_by_id(
+        self, tenant: str, agent: str, application_ids: Sequence[str]
+    ) -> list[Application]:
+        table = self._state.applications
+        found = [table[k] for i in set(application_ids) if (k := (tenant, agent, i)) in table]
+        return sorted(found, key=lambda a: (a.created_at, a.application_id))
+
     def vectors_by_hash(self, tenant: str, agent: str, model: str) -> dict[str, np.ndarray]:
         return {
             r.record.text_hash: np.frombuffer(r.vector, dtype=np.float32).copy()

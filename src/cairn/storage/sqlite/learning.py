@@ -6,9 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cairn.model import Event, Record
+from cairn.model import Application, Event, Record
 from cairn.storage.ports import SweepQuery, TrajectoryQuery
-from cairn.storage.sqlite.rows import SELECT_EVENT, SELECT_RECORD, event_from_row, record_from_row
+from cairn.storage.sqlite.rows import (
+    SELECT_APPLICATION,
+    SELECT_EVENT,
+    SELECT_RECORD,
+    application_from_row,
+    event_from_row,
+    record_from_row,
+)
 
 Rows = Callable[[str, Sequence[Any]], list[Any]]
 
@@ -95,4 +102,20 @@ def counters(rows: Rows, tenant: str, agent: str | None) -> dict[str, dict[str, 
     out: dict[str, dict[str, float]] = {}
     for who, name, value in rows(sql + " ORDER BY agent, name", params):
         out.setdefault(who, {})[name] = float(value)
+    return out
+
+
+def applications_by_id(
+    rows: Rows, tenant: str, agent: str, application_ids: Sequence[str]
+) -> list[Application]:
+    ids = list(dict.fromkeys(application_ids))
+    out: list[Application] = []
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        found = rows(
+            SELECT_APPLICATION + " WHERE tenant = ? AND agent = ?"
+            f" AND application_id IN ({_marks(chunk)}) ORDER BY created_at, application_id",
+            [tenant, agent, *chunk],
+        )
+        out += [application_from_row(r) for r in found]
     return out

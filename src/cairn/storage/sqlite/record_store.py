@@ -320,6 +320,11 @@ class SqliteRecordStore:
         found = self._all(sql + " ORDER BY created_at, application_id", params)
         return [application_from_row(r) for r in found]
 
+    def applications_by_id(
+        self, tenant: str, agent: str, application_ids: Sequence[str]
+    ) -> list[Application]:
+        return learning.applications_by_id(self._all, tenant, agent, application_ids)
+
     def vectors_by_hash(self, tenant: str, agent: str, model: str) -> dict[str, np.ndarray]:
         found = self._all(
             "SELECT r.text_hash, r.title, v.vec FROM vectors v JOIN records r ON r.row = v.row"
