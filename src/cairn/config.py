@@ -147,11 +147,14 @@ class Forget(_Strict):
     highProofFloor: int = Field(5, ge=1)
 
 
+_OWNER_ONLY: dict[str, TrustLevel] = {"user": "system"}
+
+
 class Learning(_Strict):
     enabled: bool = True
     # The operator's sender trust map: senders named here are "explicitly trusted" (when
     # not external). The local user is the one owner by default.
-    senders: dict[str, TrustLevel] = Field(default_factory=lambda: {"user": "system"})
+    senders: dict[str, TrustLevel] = Field(default_factory=lambda: _OWNER_ONLY.copy())
     # Any sender not named above; external keeps unknown senders out of learning.
     defaultSenderTrust: TrustLevel = "external"
     # The sender of an observation that names none.

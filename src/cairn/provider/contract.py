@@ -18,7 +18,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from cairn.provider import learning_contract as lc
 from cairn.provider.models import (
+    CONTRACT_VERSION,
     ApplicationModel,
     EventModel,
     Kind,
@@ -30,8 +32,6 @@ from cairn.provider.models import (
     TombstoneModel,
     Trust,
 )
-
-CONTRACT_VERSION = "cairn.provider.v1"
 
 Outcome = Literal[
     "used-successfully", "ignored", "overridden", "corrected", "contributed-to-failure"
@@ -78,6 +78,7 @@ class RecallQuery(_Query):
     max_results: int | None = Field(None, ge=1, le=1000)
     max_chars: int | None = Field(None, ge=1, le=1_000_000)
     include_trust: list[Trust] | None = None
+    as_of: Short | None = None  # as memory stood then (evicted, superseded included)
 
 
 class TaskQuery(_Query):
@@ -156,7 +157,8 @@ QueryRequest = Annotated[
     | JournalQuery
     | TombstonesQuery
     | ExplainQuery
-    | ExportQuery,
+    | ExportQuery
+    | lc.LearningQuery,
     Field(discriminator="view"),
 ]
 
@@ -278,6 +280,7 @@ QueryResponse = (
     | TombstonesResponse
     | ExplainResponse
     | ExportResponse
+    | lc.LearningQueryResponse
 )
 
 
@@ -379,7 +382,8 @@ ApplyRequest = Annotated[
     | FeedbackRequest
     | SignalRequest
     | ImportRequest
-    | RebuildRequest,
+    | RebuildRequest
+    | lc.LearningApply,
     Field(discriminator="mutation"),
 ]
 
@@ -467,6 +471,7 @@ ApplyResponse = (
     | SignalResponse
     | ImportResponse
     | RebuildResponse
+    | lc.LearningApplyResponse
 )
 
 QUERY: TypeAdapter[Any] = TypeAdapter(QueryRequest)
@@ -483,6 +488,7 @@ def parse_apply(data: Any) -> Any:
 
 
 __all__ = [
+    "CONTRACT_VERSION",
     "ApplicationModel",
     "EventModel",
     "MemoryFields",

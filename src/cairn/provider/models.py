@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from cairn.model import Record
 
+CONTRACT_VERSION = "cairn.provider.v1"
 Trust = Literal["system", "learned", "external"]
 Scope = Literal["global", "project"]
 Kind = Literal["fact", "preference", "policy", "profile", "episode", "skill", "topic"]
