@@ -141,3 +141,19 @@ def test_counters_add_up_per_namespace_and_roll_back(pair: Pair) -> None:
         "b": {"reflect:runs": 1.0},
     }
     assert store.counters("t3", None) == {}
+
+
+def test_a_learned_doc_can_never_be_system(pair: Pair) -> None:
+    import pytest
+
+    from cairn.errors import StorageError
+
+    doc = record("DOC", "a learned doc", origin="reflection", trust="system", kind="skill")
+    with pytest.raises(StorageError, match="refused"):
+        insert(pair.records, doc)
+    assert pair.records.get("t1", "a", "DOC") is None  # nothing written
+    (row,) = insert(pair.records, record("DOC", "a learned doc", origin="reflection"))
+    with pytest.raises(StorageError, match="refused"), pair.records.transaction() as tx:
+        tx.update_record(row, trust="system")
+    assert pair.records.get("t1", "a", "DOC").trust == "learned"  # type: ignore[union-attr]
+    insert(pair.records, record("SYS", "the operator's", origin="system", trust="system"))

@@ -1,8 +1,8 @@
 """The in-memory twin of the record store: the same contract in plain dictionaries.
 
-Small on purpose, for fast unit tests of everything above the port: it passes the same
-contract suite as the SQLite store (tests/storage/contract). A transaction works on a copy
-of the state and swaps it in on success, so a failure anywhere leaves nothing behind.
+Small on purpose, for fast unit tests above the port; it passes the SQLite store's contract
+suite (tests/storage/contract). A transaction works on a copy of the state and swaps it in
+on success, so a failure anywhere leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import numpy as np
 from cairn.errors import InvalidInput, StorageError
 from cairn.model import Application, Event, Record, Tombstone
 from cairn.storage.memory import learning
-from cairn.storage.memory.redact import redact as _redact
+from cairn.storage.memory.integrity import check as _check
+from cairn.storage.memory.integrity import redact as _redact
 from cairn.storage.ports import (
     OWNED_KINDS,
     ChangeBatch,
@@ -107,6 +108,7 @@ class MemoryTransaction:
         first = max(self._s.rows, default=0)
         ids = list(range(first + 1, first + 1 + len(rows)))
         for row, new in zip(ids, rows, strict=True):
+            _check(new.record)
             vector = None
             if new.vector is not None:
                 model = new.model or "unknown"
@@ -138,6 +140,7 @@ class MemoryTransaction:
             record = replace(old.record, **changes)
         except TypeError as exc:
             raise StorageError(f"not a record column: {exc}") from None
+        _check(record)
         self._s.rows[row] = replace(old, record=record, seq=self._seq, rank_hint=self._hint(record))
 
     def _rows_of(self, tenant: str, agent: str, record_id: str) -> list[tuple[int, Record]]:
@@ -363,14 +366,9 @@ class MemoryRecordStore:
         yield from found[:limit] if limit is not None else found
 
     def event(self, tenant: str, agent: str, event_id: str) -> Event | None:
-        return next(
-            (
-                e
-                for e in self._state.events
-                if (e.tenant, e.agent, e.event_id) == (tenant, agent, event_id)
-            ),
-            None,
-        )
+        wanted = (tenant, agent, event_id)
+        found = (e for e in self._state.events if (e.tenant, e.agent, e.event_id) == wanted)
+        return next(found, None)
 
     def known_events(self, tenant: str, agent: str, event_ids: Sequence[str]) -> set[str]:
         wanted = set(event_ids)

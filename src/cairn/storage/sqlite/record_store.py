@@ -123,6 +123,10 @@ class SqliteRecordStore:
                 ).fetchone()[0]
                 yield SqliteTransaction(self._conn, int(seq), self._rank, self._note_model)
                 self._conn.execute("COMMIT")
+            except sqlite3.IntegrityError as exc:  # a CHECK: e.g. a learned doc as system
+                self._conn.execute("ROLLBACK")
+                self._model = None
+                raise StorageError(f"the store refused the change: {exc}") from None
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 self._model = None  # the meta row may have been rolled back with the rest
