@@ -277,7 +277,8 @@ def _supersede(doc: Record, c: Candidate) -> Delta:
 
 def match(topic: Topic, docs: Iterable[Record], threshold: float) -> Record | None:
     """The doc a topic belongs to: the one learned from the same named topic, else the
-    one whose words it shares most (at least ``threshold``), oldest first on a tie."""
+    one whose words it shares most (at least ``threshold``), oldest first on a tie. Two
+    topics named differently are two docs, however alike their words."""
     same = [d for d in docs if d.kind == topic.kind and d.project_id == topic.project_id]
     same.sort(key=lambda d: d.id)
     for doc in same:
@@ -285,6 +286,9 @@ def match(topic: Topic, docs: Iterable[Record], threshold: float) -> Record | No
             return doc
     best, best_score = None, 0.0
     for doc in same:
+        named = "~" not in str(reflection_of(doc).get("topic") or "~")
+        if topic.named is not None and named:
+            continue
         score = jaccard(topic.anchor, frozenset(reflection_of(doc).get("terms") or ()))
         if score >= threshold and score > best_score:
             best, best_score = doc, score
