@@ -30,8 +30,11 @@ from cairn.model import Record
 
 FEATURES = ("review", "distill", "ask")
 NOTICE_FILE = "llm-notice"
-# An extracted statement is the user's when this share of its content words is theirs.
-MIN_SUPPORT = 0.8
+# An extracted statement is the user's when this share of its content words is theirs
+# (a model says "the user", and rephrases a little; it may not bring in what they did
+# not say).
+MIN_SUPPORT = 0.6
+_FRAME_WORDS = frozenset(("user", "user'", "their"))
 _KINDS = ("fact", "profile", "policy", "preference")
 
 
@@ -150,7 +153,7 @@ class LlmFeatures:
             if not isinstance(item, dict) or not isinstance(item.get("text"), str):
                 continue
             text = " ".join(item["text"].split())[:1000]
-            words = signature(text)
+            words = signature(text) - _FRAME_WORDS
             if not words or len(words & said) / len(words) < MIN_SUPPORT:
                 continue  # not the user's own words: never stored as theirs
             kind = item.get("kind") if item.get("kind") in _KINDS else "fact"
