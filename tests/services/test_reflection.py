@@ -219,31 +219,7 @@ def test_near_duplicate_docs_are_consolidated(tmp_path: Path, clock) -> None:
 
 def _journal(path: Path, clock) -> None:  # type: ignore[no-untyped-def]
     with open_mem(path, clock) as mem:
-        for key in ("n1", "n2"):
-            succeed(
-                mem,
-                key,
-                "The user writes commit messages in English",
-                kind="profile",
-                topic="commit language",
-            )
-        mem.reflect()
-        for key in ("g1", "g2"):
-            succeed(
-                mem,
-                key,
-                "The user writes commit messages in German",
-                kind="profile",
-                topic="commit language",
-            )
-        for key in ("d1", "d2"):
-            succeed(
-                mem,
-                key,
-                "Deploy with make ship after make smoke",
-                tools=["make", "bash"],
-                session_id=f"x{key}",
-            )
+        _journal_into(mem, reflect_last=False)
         for key in ("t1", "t2"):
             succeed(mem, key, "Answer in short bullet points without preamble")
 
@@ -281,3 +257,63 @@ def test_a_crashed_run_reruns_to_the_same_docs_byte_for_byte(
         assert len(rerun.deltas) == 2  # the one applied before the crash is not redone
     assert _all_versions(crashed, clock) == _all_versions(clean, clock)
     assert len(_all_versions(clean, clock)) == 4
+
+
+def test_a_rebuild_replays_learning_to_the_same_state(tmp_path: Path, clock) -> None:
+    learning = {"reflect": {"promoteAtProofCount": 1, "demoteAtFailures": 1}}
+    with open_mem(tmp_path / "m.db", clock, learning) as mem:
+        _journal_into(mem)
+        (doc,) = [d for d in docs(mem) if d.kind == "skill"]
+        for i, success in enumerate((True, False, False, False)):
+            apps = delivered(mem, "ship it")
+            if doc.id in apps:
+                mem.observe(
+                    success,
+                    applications=[apps[doc.id]],
+                    deterministic=True,
+                    session_id=f"r{i}",
+                    event_id=f"reuse{i}",
+                )
+        mem.reflect()
+        mem.sweep()
+
+        def state() -> list[dict]:  # type: ignore[type-arg]
+            everything = mem.list(include_forgotten=True)
+            return [v.to_dict() for r in everything for v in mem.history(r.id)] + [
+                t.to_dict() for t in mem.tombstones()
+            ]
+
+        before = state()
+        assert any(r["state"] in ("active", "stale", "archived") for r in before)
+        mem.rebuild()
+        assert state() == before
+
+
+def _journal_into(mem, *, reflect_last: bool = True) -> None:  # type: ignore[no-untyped-def]
+    for key in ("n1", "n2"):
+        succeed(
+            mem,
+            key,
+            "The user writes commit messages in English",
+            kind="profile",
+            topic="commit language",
+        )
+    mem.reflect()
+    for key in ("g1", "g2"):
+        succeed(
+            mem,
+            key,
+            "The user writes commit messages in German",
+            kind="profile",
+            topic="commit language",
+        )
+    for key in ("d1", "d2"):
+        succeed(
+            mem,
+            key,
+            "Deploy with make ship after make smoke",
+            tools=["make", "bash"],
+            session_id=f"x{key}",
+        )
+    if reflect_last:
+        mem.reflect()

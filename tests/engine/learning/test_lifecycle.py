@@ -46,3 +46,11 @@ def test_only_live_docs_move() -> None:
     assert transition(rule, RULES) is None
     gone = doc("D", "x", proof_count=9, evicted_at="2026-07-01")
     assert transition(gone, RULES) is None
+
+
+def test_pinned_and_well_proven_docs_are_never_demoted() -> None:
+    rules = LifecycleRules(promote_at=3, demote_at=2, protect_at=5)
+    attacked = _marked(doc("D", "x", state="active", proof_count=5, failure_count=9), 5, 0)
+    assert transition(attacked, rules) is None
+    assert transition(replace(attacked, proof_count=4), rules) is not None
+    assert transition(replace(attacked, proof_count=4, pinned=True), rules) is None

@@ -5,7 +5,9 @@ A doc starts ``candidate``; attributed successful reuse lifts ``proof_count``, a
 step: at least ``demote_at`` corroborated failures since its last change of state, and
 more failures than successes since then (active → stale → archived). A stale doc that
 succeeds again as often as a candidate needs to is active again. Each change records the
-counts it was made at (its *mark*), so the next one counts only what came after.
+counts it was made at (its *mark*), so the next one counts only what came after. What the
+sweep exempts — pinned, or at least ``protect_at`` proofs — is never demoted either: a
+poisoner who induces failures cannot retire it by the lifecycle instead.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from cairn.model import Record
 class LifecycleRules:
     promote_at: int
     demote_at: int
+    protect_at: int | None = None  # the sweep's high-proof floor
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +75,10 @@ def transition(record: Record, rules: LifecycleRules) -> Transition | None:
     proofs, failures = mark(record)
     gained = record.proof_count - proofs
     failed = record.failure_count - failures
-    sustained = failed >= rules.demote_at and failed > gained
+    protected = record.pinned or (
+        rules.protect_at is not None and record.proof_count >= rules.protect_at
+    )
+    sustained = failed >= rules.demote_at and failed > gained and not protected
     state = record.state
     to: tuple[str, str] | None = None
     if state == "candidate" and record.proof_count >= rules.promote_at:
