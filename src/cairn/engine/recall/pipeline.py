@@ -22,6 +22,15 @@ from cairn.engine.recall.episodes import propagate
 from cairn.engine.recall.formatting import Fence, format_line, format_preamble
 from cairn.engine.recall.fusion import Fused, LaneRanking, rrf, score_fusion
 from cairn.engine.recall.query import formulate, prune_common_terms
+from cairn.engine.recall.relevance import (
+    Relevance,
+    coverage,
+    evidence,
+    memory_terms,
+    model_reads,
+    relevances,
+    term_weights,
+)
 from cairn.engine.recall.rerank import Reranker, rerank_order
 from cairn.engine.recall.scoring import ScoreBreakdown, rank_key, score
 from cairn.engine.recall.selection import budget, dedup, filter_min_score, filter_trust
@@ -50,6 +59,7 @@ class Candidate:
     ranks: dict[str, int]
     fused: float
     breakdown: ScoreBreakdown
+    relevance: Relevance  # absolute, comparable across queries: what minScore is a floor on
     line: str = ""  # the formatted preamble line; set for delivered memories
 
     @property
@@ -66,6 +76,15 @@ class RecallResult:
     trace: tuple[dict[str, Any], ...]
     timings_ms: dict[str, float] = field(default_factory=dict)
     rerank: str | None = None  # None when off; "applied", "timeout", "error: ..."
+
+
+def _relevance(
+    signals: dict[int, Relevance], fused: list[Fused], breakdowns: list[ScoreBreakdown]
+) -> list[Relevance]:
+    # A candidate inherits relevance by ranking close to the query's best evidence.
+    own = [signals[f.row] for f in fused]
+    scores = relevances([r.evidence for r in own], [b.final for b in breakdowns])
+    return [replace(r, score=s) for r, s in zip(own, scores, strict=True)]
 
 
 def _lane(name: str, weight: float, hits: list[LaneHit]) -> LaneRanking:
@@ -156,19 +175,26 @@ class MemoryRecall:
                 "rerank", lambda: self._rerank(request.query, fused, records, rag)
             )
 
+        signals = timed(
+            "relevance",
+            lambda: self._evidence(request.query, query.terms, qvec, fused, records, where),
+        )
         fence = Fence.new()
         pool_size = rag.rerank.maxCandidates if rerank_status == "applied" else 0
 
         def score_all() -> list[Candidate]:
+            breakdowns = [score(f.score, records[f.row], rag.boosts, now) for f in fused]
+            relevance = _relevance(signals, fused, breakdowns)
             scored = [
                 Candidate(
                     row=f.row,
                     record=records[f.row],
                     ranks=f.ranks,
                     fused=f.score,
-                    breakdown=score(f.score, records[f.row], rag.boosts, now),
+                    breakdown=b,
+                    relevance=r,
                 )
-                for f in fused
+                for f, b, r in zip(fused, breakdowns, relevance, strict=True)
             ]
 
             def key(c: Candidate) -> tuple[float, int]:
@@ -185,13 +211,14 @@ class MemoryRecall:
                 "ranks": c.ranks,
                 "fused": c.fused,
                 "factors": c.breakdown.as_dict(),
+                "relevance": c.relevance.as_dict(),
                 "fate": "delivered",
             }
             for c in candidates
         }
         allowed = request.include_trust or rag.includeTrustLevels
         kept, dropped_trust = filter_trust(candidates, lambda c: c.record.trust, allowed)
-        kept, dropped_min = filter_min_score(kept, lambda c: c.score, rag.minScore)
+        kept, dropped_min = filter_min_score(kept, lambda c: c.relevance.score, rag.minScore)
         kept, dropped_dup = dedup(kept, lambda c: c.record.body, lambda c: c.record.recorded_at)
         ranked = list(kept)
         lines: dict[int, str] = {}
@@ -289,6 +316,31 @@ class MemoryRecall:
             )
             for row in order
         ]
+
+    def _evidence(
+        self,
+        text: str,
+        terms: tuple[str, ...],
+        qvec: np.ndarray | None,
+        fused: list[Fused],
+        records: dict[int, Record],
+        where: LaneFilter,
+    ) -> dict[int, Relevance]:
+        """Each candidate's own evidence of relevance (relevance.py): the raw cosine,
+        when the model reads both texts, and the share of the query's term weight."""
+        rows = [f.row for f in fused]
+        read = model_reads(text)
+        cosines = self._store.vector_scores(qvec, rows) if read and qvec is not None else {}
+        total, counts = self._store.keyword_document_counts(where, terms) if terms else (0, {})
+        weights = term_weights(terms, counts, total)
+        out: dict[int, Relevance] = {}
+        for row in rows:
+            record = records[row]
+            cosine = cosines.get(row) if model_reads(record.body) else None
+            covered = coverage(weights, memory_terms((record.title, record.body, *record.tags)))
+            own = evidence(cosine, covered, read)
+            out[row] = Relevance(own, own, cosine, covered)
+        return out
 
     @staticmethod
     def _pool(request: RecallRequest, rag: Rag) -> int:
