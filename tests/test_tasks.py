@@ -59,3 +59,19 @@ def test_signals_remember_rules_and_return_one_off_constraints(mem: Memory) -> N
     once = mem.signal("Just this once, skip the lint step.")
     assert once["kind"] == "one-off" and "record" not in once
     assert [r.id for r in mem.list()] == [rule["record"].id]  # the one-off is never stored
+
+
+def test_context_calls_an_item_relevant_to_the_task_only_above_the_floor(mem: Memory) -> None:
+    pnpm = mem.remember("Use pnpm, never npm, to install packages in web-dashboard.", kind="policy")
+    mem.remember("Deploy to production only Tuesday to Thursday.", kind="policy")
+    relevant = "relevant to the task text"
+
+    unrelated = mem.context("write a poem about cats")
+    items = (*unrelated.resident, *unrelated.manifest)
+    assert len(items) == 2  # both policies still apply by selector
+    assert all(relevant not in i.why_applied for i in items)
+
+    related = mem.context("install the packages for web-dashboard")
+    why = {i.record.id: i.why_applied for i in (*related.resident, *related.manifest)}
+    assert relevant in why[pnpm.id]
+    assert all(relevant not in w for rid, w in why.items() if rid != pnpm.id)

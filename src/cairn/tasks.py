@@ -185,11 +185,10 @@ class TaskMemory:
         )
         request = RecallRequest(query=task, tenant=ten, agent=ag, project_id=project_id)
         for hit in self._recall.recall(request, rag, now).ranked:
-            # In a small store the vector lane ranks everything; only a shared word or a
-            # top vector rank counts as "relevant to the task text".
-            if "keyword" in hit.ranks or hit.ranks.get("vector", 99) <= 3:
-                relevance[(hit.record.id, hit.record.version)] = hit.score
-                recalled.append(hit.record)
+            # Recall keeps only what clears the absolute relevance floor (rag.minScore), so
+            # "relevant to the task text" means the same in every store and for every task.
+            relevance[(hit.record.id, hit.record.version)] = hit.relevance.score
+            recalled.append(hit.record)
         candidates: dict[str, DirectorCandidate] = {}
         pool = (
             self._store.selector_candidates(

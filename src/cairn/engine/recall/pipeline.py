@@ -23,6 +23,7 @@ from cairn.engine.recall.formatting import Fence, format_line, format_preamble
 from cairn.engine.recall.fusion import Fused, LaneRanking, rrf, score_fusion
 from cairn.engine.recall.query import formulate, prune_common_terms
 from cairn.engine.recall.relevance import (
+    CALIBRATIONS,
     Relevance,
     coverage,
     evidence,
@@ -326,11 +327,14 @@ class MemoryRecall:
         records: dict[int, Record],
         where: LaneFilter,
     ) -> dict[int, Relevance]:
-        """Each candidate's own evidence of relevance (relevance.py): the raw cosine,
-        when the model reads both texts, and the share of the query's term weight."""
+        """Each candidate's own evidence of relevance (relevance.py): the raw cosine, when
+        it is the calibrated model's and it reads both texts, and the share of the query's
+        term weight."""
         rows = [f.row for f in fused]
         read = model_reads(text)
-        cosines = self._store.vector_scores(qvec, rows) if read and qvec is not None else {}
+        calibrated = self._embedder.model_id == CALIBRATIONS.embedder
+        use = read and calibrated and qvec is not None
+        cosines = self._store.vector_scores(qvec, rows) if use and qvec is not None else {}
         total, counts = self._store.keyword_document_counts(where, terms) if terms else (0, {})
         weights = term_weights(terms, counts, total)
         out: dict[int, Relevance] = {}

@@ -26,11 +26,14 @@ word with the question but sits next to the turn that does ranks close to it (ep
 context) and stays; the unrelated tail of a query does not. When nothing is evident
 (every evidence below the floor), nothing inherits anything, so the query abstains.
 
-Relevance only filters; it never reorders the ranking. The logistic is fitted for the
-default embedder (all-MiniLM-L6-v2), an English model: its cosine between texts it cannot
-read (Chinese, emoji, other scripts) is high whatever they say, so it counts only when the
+Relevance only filters; it never reorders the ranking.
+
+The logistic is fitted for the default embedder (all-MiniLM-L6-v2); another embedder's
+cosines have another scale, so with any other (the hashing embedder of tests, say) cosine
+is not used at all. MiniLM is an English model: its cosine between texts it cannot read
+(Chinese, emoji, other scripts) is high whatever they say, so it counts only when the
 model reads both texts. Without it, coverage alone is the evidence, on the scale of the
-query's script: Chinese is indexed as overlapping bigrams, half of which cross a word
+query's script: Chinese is indexed as overlapping bigrams, many of which cross a word
 boundary and match nothing, so a Chinese query's coverage runs lower than an English
 one's and has a fit of its own. A memory with neither a usable cosine nor a shared term
 has no evidence at all (0), not a base rate.
@@ -42,6 +45,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from cairn.adapters.embedding import MODEL_ID
 from cairn.storage.keyword_index import term_key
 from cairn.text import index_terms
 
@@ -57,6 +61,7 @@ class Calibration:
 
 @dataclass(frozen=True, slots=True)
 class Calibrations:
+    embedder: str  # the model id whose cosines with_vectors was fitted on
     with_vectors: Calibration  # the model reads query and memory: cosine and coverage
     keyword_only: Calibration  # a query the model reads, no usable cosine
     unread_query: Calibration  # a query the model does not read (Chinese, emoji...)
@@ -68,6 +73,7 @@ class Calibrations:
 # negative queries abstain. At the floor: cosine alone >= 0.37 (no shared term), or
 # coverage alone >= 0.10 (>= 0.05 for a query the model does not read).
 CALIBRATIONS = Calibrations(
+    embedder=MODEL_ID,
     with_vectors=Calibration(intercept=-5.598, cosine=9.217, coverage=5.243),
     keyword_only=Calibration(intercept=-2.752, cosine=0.0, coverage=5.404),
     unread_query=Calibration(intercept=-3.279, cosine=0.0, coverage=22.244),
