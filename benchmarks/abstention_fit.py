@@ -207,13 +207,15 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float) -> np.n
 def fit(
     train: Sequence[Asked], start: Calibrations, floor: float, goal: float, max_loss: float
 ) -> tuple[Calibrations, dict[str, Any]]:
-    """Maximum likelihood for each calibration (three rounds, since a negative's hardest
-    candidate depends on the fit), then one shift of all three intercepts, i.e. one prior
-    odds of relevance: the most lenient shift with which ``goal`` of the coding negatives
-    abstain at ``floor`` while LoCoMo recall_any@10 falls by at most ``max_loss``."""
+    """Maximum likelihood for each calibration (repeated to a fixed point, since a
+    negative's hardest candidate depends on the fit), then one shift of all three
+    intercepts, i.e. one prior odds of relevance: the most lenient shift with which
+    ``goal`` of the coding negatives abstain at ``floor`` while LoCoMo recall_any@10 falls
+    by at most ``max_loss``."""
     cals = {name: getattr(start, name) for name in KINDS}
     sizes: dict[str, dict[str, int]] = {}
-    for _ in range(3):
+    for _ in range(50):  # to a fixed point: the hardest candidates stop changing
+        before = dict(cals)
         for name, (_, with_cosine) in KINDS.items():
             x, y, w, sizes[name] = _pairs(train, name, cals[name])
             if len(set(y.tolist())) < 2:
@@ -221,17 +223,23 @@ def fit(
             # A small group (the unread queries) gets a firmer ridge against separation.
             b = fit_logistic(x, y, w, l2=1e-3 if len(y) > 100 else 1e-2)
             cals[name] = Calibration(
-                intercept=float(b[0]),
-                coverage=float(b[1]),
-                cosine=float(b[2]) if with_cosine else 0.0,
+                intercept=round(float(b[0]), 3),
+                coverage=round(float(b[1]), 3),
+                cosine=round(float(b[2]), 3) if with_cosine else 0.0,
             )
-    mle = Calibrations(**cals)
+        if cals == before:
+            break
+    mle = Calibrations(embedder=start.embedder, **cals)
     coding = [x for x in train if x.store == "coding"]
     chat = [x for x in train if x.store != "coding"]
     base = summarise(chat).get("recall_any10_off") if chat else None
     for shift in np.arange(4.0, -8.0, -0.05):
         shifted = Calibrations(
-            **{n: replace(c, intercept=c.intercept + float(shift)) for n, c in cals.items()}
+            embedder=start.embedder,
+            **{
+                n: replace(c, intercept=round(c.intercept + float(shift), 3))
+                for n, c in cals.items()
+            },
         )
         abstain = simulate(coding, shifted, floor)["abstain_on"] or 0.0
         recall = simulate(chat, shifted, floor).get("recall_any10_on") if chat else None

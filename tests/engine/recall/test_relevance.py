@@ -40,13 +40,13 @@ def test_words_of_one_stem_are_one_term() -> None:
 
 def test_coverage_is_the_share_of_query_weight_the_memory_holds() -> None:
     weights = term_weights(("install", "dependencies", "france"), {"install": 1}, 50)
-    terms = memory_terms(["Always use pnpm to install dependencies"])
+    terms = memory_terms("Always use pnpm to install dependencies")
     share = coverage(weights, terms)
     wanted = (weights[term_key("install")] + weights[term_key("dependencies")]) / sum(
         weights.values()
     )
     assert 0 < share < 1 and math.isclose(share, wanted)
-    assert coverage(weights, memory_terms(["Deploy on Tuesdays"])) == 0.0
+    assert coverage(weights, memory_terms("Deploy on Tuesdays")) == 0.0
     assert coverage({}, terms) == 0.0  # a query of no terms ("?!.,;:") covers nothing
     # Stems match as in the keyword lane: "installing" finds "install".
     stemmed = term_weights(("installing",), {}, 50)

@@ -341,7 +341,7 @@ class MemoryRecall:
         for row in rows:
             record = records[row]
             cosine = cosines.get(row) if model_reads(record.body) else None
-            covered = coverage(weights, memory_terms((record.title, record.body, *record.tags)))
+            covered = coverage(weights, memory_terms(record.title, record.body, *record.tags))
             own = evidence(cosine, covered, read)
             out[row] = Relevance(own, own, cosine, covered)
         return out

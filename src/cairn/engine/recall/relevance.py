@@ -42,8 +42,10 @@ has no evidence at all (0), not a base rate.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from cairn.adapters.embedding import MODEL_ID
 from cairn.storage.keyword_index import term_key
@@ -97,12 +99,17 @@ class Relevance:
         }
 
 
+_LETTER = re.compile(r"[^\W\d_]")
+_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")  # Basic Latin to Latin Extended-B
+
+
 def model_reads(text: str) -> bool:
     """Whether the default (English) embedder reads this text: most of its letters are
     Latin. Digits, punctuation and emoji are not letters; a text of none reads as no."""
-    letters = [c for c in text if c.isalpha()]
-    latin = sum(1 for c in letters if ord(c) < 0x250)  # Basic Latin to Latin Extended-B
-    return latin > 0 and 2 * latin >= len(letters)
+    if text.isascii():
+        return _LATIN.search(text) is not None
+    latin = len(_LATIN.findall(text))
+    return latin > 0 and 2 * latin >= len(_LETTER.findall(text))
 
 
 def term_weights(
@@ -119,9 +126,24 @@ def term_weights(
     return weights
 
 
-def memory_terms(texts: Iterable[str | None]) -> frozenset[int]:
-    """The index keys of a memory's indexed text, as the keyword lane sees them."""
-    return frozenset(term_key(t) for text in texts if text for t in index_terms(text))
+def memory_terms(*texts: str | None) -> frozenset[int]:
+    """The index keys of a memory's indexed text (title, body, tags), as the keyword lane
+    sees them. Short texts are memoised (recall asks again for the same memories, and
+    tokenising them was most of this stage's time); long ones are not kept."""
+    if sum(len(t) for t in texts if t) <= MEMOISED_CHARS:
+        return _memoised_terms(texts)
+    return _terms(texts)
+
+
+MEMOISED_CHARS = 2000  # 8192 memoised texts hold at most ~16 M characters
+
+
+def _terms(texts: tuple[str | None, ...]) -> frozenset[int]:
+    words = {t for text in texts if text for t in index_terms(text)}
+    return frozenset(map(term_key, words))
+
+
+_memoised_terms = lru_cache(maxsize=8192)(_terms)
 
 
 def coverage(weights: Mapping[int, float], terms: frozenset[int]) -> float:
