@@ -391,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print_table(results)
 
     fitted: dict[str, Any] = {}
-    floor = Rag().minScore
+    floor = Rag.model_validate({}).minScore
     cals = CALIBRATIONS
     if args.fit:
         train = [x for x in asked if x.half == FIT]
@@ -447,7 +447,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 {"query": n.query, "key": key, "turn": turn} for n, key, turn in covered
             ],
             "config": {
-                "floor": Rag().minScore,
+                "floor": Rag.model_validate({}).minScore,
                 "quick": args.quick,
                 "conversations": len(conversations),
                 "embedder": MODEL_ID,
