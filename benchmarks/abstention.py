@@ -54,7 +54,7 @@ from cairn import Memory, MemoryInput, RecallResult, __version__
 from cairn.adapters.embedding import MODEL_ID, MiniLmOnnxEmbedder
 from cairn.config import Rag
 from cairn.engine.recall.relevance import CALIBRATIONS
-from cairn.storage.keyword_index import term_key
+from cairn.storage.terms import term_key
 from cairn.text import index_terms
 
 sys.path.insert(0, str(Path(__file__).parent))

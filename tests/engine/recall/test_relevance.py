@@ -20,7 +20,7 @@ from cairn.engine.recall.relevance import (
     relevances,
     term_weights,
 )
-from cairn.storage.keyword_index import term_key
+from cairn.storage.terms import term_key
 from conftest import FrozenClock
 
 FLOOR = 0.1  # the default rag.minScore

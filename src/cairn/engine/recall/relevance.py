@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from cairn.adapters.embedding import MODEL_ID
-from cairn.storage.keyword_index import term_key
+from cairn.storage.terms import term_key
 from cairn.text import index_terms
 
 
