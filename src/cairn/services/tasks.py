@@ -10,7 +10,7 @@ from typing import Any
 
 from cairn.config import Config
 from cairn.engine.director import PRERANK_LIMIT, DirectedItem, DirectorCandidate, direct
-from cairn.engine.selector_words import read_selector
+from cairn.engine.selector_words import mentioned_actions
 from cairn.engine.selectors import Selector, TaskConditions, match_selector, normalize_path
 from cairn.engine.signals import classify_statement
 from cairn.errors import InvalidInput, NotFound
@@ -130,16 +130,16 @@ class Tasks:
         for name, budget in (("profile budget", profile_budget), ("task budget", task_budget)):
             if isinstance(budget, bool) or not 0 <= budget <= 1_000_000:
                 raise InvalidInput(f"{name} must be between 0 and 1,000,000 characters")
-        words = read_selector(task)  # what the task's own words name, when not stated
+        operations, phases, task_types = mentioned_actions(task)  # named by the task's words
         conditions = TaskConditions(
             project_id=project_id,
             paths=tuple(normalize_path(check_text("path", p, 4096)) for p in paths),
             operation=_word("operation", operation),
             phase=_word("phase", phase),
             task_type=_word("task type", task_type),
-            mentioned_operations=words.operations,
-            mentioned_phases=words.phases,
-            mentioned_task_types=words.task_types,
+            mentioned_operations=operations,
+            mentioned_phases=phases,
+            mentioned_task_types=task_types,
         )
         constraints = tuple(
             Constraint(c.statement, c.cue, c.confidence)
