@@ -19,6 +19,7 @@ from cairn.engine.entities import extract_entity_keys
 from cairn.engine.recall.pipeline import MemoryRecall
 from cairn.engine.recall.rerank import Reranker
 from cairn.errors import InvalidInput
+from cairn.identifiers import check_name
 from cairn.provider.local import LocalProvider, Ports, Services
 from cairn.services.journal import Journal, Namespace
 from cairn.services.purges import Purges
@@ -36,23 +37,6 @@ from cairn.storage.sqlite.record_store import SqliteRecordStore
 from cairn.timeutil import utc_now
 
 log = logging.getLogger(__name__)
-_NAME_LIMIT = 200
-
-
-def check_name(what: str, value: object) -> str:
-    """A tenant or agent name: printable, bounded, and safe as a folder name part."""
-    if (
-        not isinstance(value, str)
-        or not value
-        or len(value) > _NAME_LIMIT
-        or not value.isprintable()
-        or value != value.strip()
-        or any(ch in value for ch in "/\\\x00")
-        or value in (".", "..")
-    ):
-        shown = value[:60] if isinstance(value, str) else type(value).__name__
-        raise InvalidInput(f"invalid {what} name {shown!r}")
-    return value
 
 
 def resolve(config: Config | Mapping[str, Any] | str | Path | None) -> Config:

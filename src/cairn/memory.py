@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, TypeVar
-
-from pydantic import ValidationError
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Config
@@ -23,11 +20,10 @@ from cairn.engine.recall.pipeline import RecallResult
 from cairn.engine.recall.rerank import Reranker
 from cairn.errors import InvalidInput
 from cairn.ids import new_ulid
-from cairn.model import Application, Event, MemoryInput, Record, Tombstone
+from cairn.model import Event, MemoryInput, Record, Tombstone
 from cairn.provider import Provider, expect
 from cairn.provider import contract as c
 from cairn.provider.convert import (
-    invalid,
     memory_fields,
     to_application,
     to_event,
@@ -35,71 +31,18 @@ from cairn.provider.convert import (
     to_record,
     to_tombstone,
 )
+from cairn.results import (
+    DeliveredItem,
+    Expanded,
+    TaskContext,
+    build_request,
+    delivered,
+    input_fields,
+)
 from cairn.timeutil import utc_now
 
 Progress = Callable[[int, int], None]
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class DeliveredItem:
-    record_id: str
-    version: int
-    title: str
-    summary: str
-    body: str | None
-    kind: str
-    trust: str
-    delivery: str
-    why_applied: tuple[str, ...]
-    application_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class TaskContext:
-    task: str
-    resident: tuple[DeliveredItem, ...]
-    manifest: tuple[DeliveredItem, ...]
-    constraints: tuple[str, ...]
-    applications: tuple[Application, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Expanded:
-    record: Record
-    application_id: str
-    sources: dict[str, Any]
-    verification: dict[str, Any]
-
-
-def _build(model: type[Any], **data: Any) -> Any:
-    try:
-        return model(**data)
-    except ValidationError as exc:
-        raise invalid(exc) from None
-
-
-def _input(body: str, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
-    try:
-        item = MemoryInput(body=body, kind=kind, **fields)
-    except TypeError as exc:
-        raise InvalidInput(f"unknown field: {exc}") from None
-    return memory_fields(item)
-
-
-def _delivered(item: c.DeliveredModel) -> DeliveredItem:
-    return DeliveredItem(
-        item.id,
-        item.version,
-        item.title,
-        item.summary,
-        item.body,
-        item.kind,
-        item.trust,
-        item.delivery,
-        tuple(item.why_applied),
-        item.application_id,
-    )
 
 
 class Memory:
@@ -178,10 +121,10 @@ class Memory:
         self.close()
 
     def _query(self, model: type[Any], answer: type[T], **data: Any) -> T:
-        return expect(self._provider.query(_build(model, **data)), answer)
+        return expect(self._provider.query(build_request(model, **data)), answer)
 
     def _apply(self, model: type[Any], answer: type[T], event_id: str | None, **data: Any) -> T:
-        request = _build(model, idempotency_key=event_id or new_ulid(), **data)
+        request = build_request(model, idempotency_key=event_id or new_ulid(), **data)
         return expect(self._provider.apply(request), answer)
 
     # -- writes --------------------------------------------------------------------------
@@ -199,7 +142,7 @@ class Memory:
         """Store something the agent learned (authority ``inferred``, state ``trial``).
 
         ``fields``: any of :class:`cairn.MemoryInput`'s optional fields."""
-        item = _input(body, kind, fields)
+        item = input_fields(body, kind, fields)
         response = self._apply(
             c.StoreRequest, c.WriteResponse, event_id, agent=agent, origin=origin, **item
         )
@@ -216,7 +159,7 @@ class Memory:
     ) -> Record:
         """Store what the user said explicitly: authority ``explicit``, state ``proven``.
         Repeating a live memory of the same scope returns that memory."""
-        item = _input(body, kind, fields)
+        item = input_fields(body, kind, fields)
         response = self._apply(c.RememberRequest, c.WriteResponse, event_id, agent=agent, **item)
         return to_record(response.record)
 
@@ -452,8 +395,8 @@ class Memory:
         )
         return TaskContext(
             task=response.task,
-            resident=tuple(_delivered(i) for i in response.resident),
-            manifest=tuple(_delivered(i) for i in response.manifest),
+            resident=tuple(delivered(i) for i in response.resident),
+            manifest=tuple(delivered(i) for i in response.manifest),
             constraints=tuple(x.text for x in response.constraints),
             applications=tuple(to_application(a) for a in response.applications),
         )

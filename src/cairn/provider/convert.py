@@ -6,6 +6,7 @@ valid, and a large ingest or export should not pay for validating them again.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
@@ -29,14 +30,31 @@ from cairn.provider.contract import (
 from cairn.services.tasks import DeliveredItem
 
 _LIST_FIELDS = ("tags", "path_patterns", "operations", "phases", "task_types", "evidence")
+_RECORD_FIELDS = tuple(f.name for f in fields(Record))
+_FIELDS_SET = frozenset(_RECORD_FIELDS)
 
 
 def record_model(record: Record) -> RecordModel:
-    return RecordModel.model_construct(**record.to_dict())
+    """The contract's model of a record from the store (valid already: not checked again,
+    which a response of hundreds of records would otherwise pay for)."""
+    data = {name: getattr(record, name) for name in _RECORD_FIELDS}
+    for name in _LIST_FIELDS:
+        data[name] = list(data[name])
+    model = RecordModel.__new__(RecordModel)
+    object.__setattr__(model, "__dict__", data)
+    object.__setattr__(model, "__pydantic_fields_set__", set(_FIELDS_SET))
+    object.__setattr__(model, "__pydantic_extra__", None)
+    object.__setattr__(model, "__pydantic_private__", {"_record": record})
+    return model
 
 
 def to_record(model: RecordModel | dict[str, Any]) -> Record:
-    data = dict(model.model_dump() if isinstance(model, RecordModel) else model)
+    if isinstance(model, RecordModel):
+        if model._record is not None:
+            return model._record
+        data = {name: getattr(model, name) for name in _RECORD_FIELDS}
+    else:
+        data = dict(model)
     for name in _LIST_FIELDS:
         data[name] = tuple(data.get(name) or ())
     return Record(**data)
@@ -122,10 +140,15 @@ def _listed(value: Any, name: str) -> Any:
     return list(value) if isinstance(value, list | tuple) else value
 
 
-def recalled(c: Candidate) -> RecalledModel:
+def recalled(c: Candidate, models: dict[int, RecordModel] | None = None) -> RecalledModel:
+    model = models.get(c.row) if models is not None else None
+    if model is None:
+        model = record_model(c.record)
+        if models is not None:
+            models[c.row] = model
     return RecalledModel.model_construct(
         row=c.row,
-        record=record_model(c.record),
+        record=model,
         score=c.score,
         fused=c.fused,
         ranks=dict(c.ranks),
@@ -141,11 +164,12 @@ def recalled(c: Candidate) -> RecalledModel:
 
 
 def recall_response(result: RecallResult) -> RecallResponse:
+    models: dict[int, RecordModel] = {}  # a delivered memory is also among the ranked
     return RecallResponse.model_construct(
         query=result.query,
         preamble=result.preamble,
-        memories=[recalled(c) for c in result.memories],
-        ranked=[recalled(c) for c in result.ranked],
+        memories=[recalled(c, models) for c in result.memories],
+        ranked=[recalled(c, models) for c in result.ranked],
         trace=list(result.trace),
         timings_ms=dict(result.timings_ms),
         rerank=result.rerank,

@@ -8,6 +8,7 @@ from typing import Any
 
 from cairn.engine.recall.formatting import ContextEntry, Fence, format_context
 from cairn.errors import InvalidInput
+from cairn.identifiers import check_name
 from cairn.provider.contract import (
     ApplyRequest,
     ApplyResponse,
@@ -139,8 +140,6 @@ class LocalProvider:
 
     def bound(self, *, tenant: str | None = None, agent: str | None = None) -> LocalProvider:
         """This engine bound to another tenant or default agent (the same services)."""
-        from cairn.compose import check_name
-
         return LocalProvider(
             self._s,
             tenant=check_name("tenant", tenant or self.tenant),

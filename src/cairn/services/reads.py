@@ -5,20 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 
-from cairn.errors import InvalidInput, NotFound
+from cairn.errors import NotFound
+from cairn.identifiers import record_id_of
 from cairn.model import Event, Record, Tombstone
 from cairn.services.journal import Namespace
 from cairn.storage.ports import RecordQuery, RecordStore, StoreStats
 from cairn.timeutil import parse_time, to_iso
-
-
-def record_id_of(text: object) -> str:
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidInput("a memory id is needed")
-    cleaned = text.strip().upper()
-    if len(cleaned) > 64 or not cleaned.isprintable():
-        raise InvalidInput(f"not a memory id: {text[:64]!r}")
-    return cleaned
 
 
 def time_of(value: str | datetime | None) -> str | None:

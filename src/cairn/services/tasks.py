@@ -10,13 +10,14 @@ from typing import Any
 
 from cairn.config import Config
 from cairn.engine.director import PRERANK_LIMIT, DirectedItem, DirectorCandidate, direct
+from cairn.engine.selector_words import mentioned_actions
 from cairn.engine.selectors import Selector, TaskConditions, match_selector, normalize_path
 from cairn.engine.signals import classify_statement
 from cairn.errors import InvalidInput, NotFound
+from cairn.identifiers import record_id_of
 from cairn.ids import new_ulid
 from cairn.model import NEGATIVE_OUTCOMES, OUTCOMES, Application, Record
 from cairn.services.journal import Journal, Namespace
-from cairn.services.reads import record_id_of
 from cairn.services.recall import Recall
 from cairn.storage.ports import RecordStore, RuleQuery
 from cairn.timeutil import to_iso
@@ -129,12 +130,16 @@ class Tasks:
         for name, budget in (("profile budget", profile_budget), ("task budget", task_budget)):
             if isinstance(budget, bool) or not 0 <= budget <= 1_000_000:
                 raise InvalidInput(f"{name} must be between 0 and 1,000,000 characters")
+        operations, phases, task_types = mentioned_actions(task)  # named by the task's words
         conditions = TaskConditions(
             project_id=project_id,
             paths=tuple(normalize_path(check_text("path", p, 4096)) for p in paths),
             operation=_word("operation", operation),
             phase=_word("phase", phase),
             task_type=_word("task type", task_type),
+            mentioned_operations=operations,
+            mentioned_phases=phases,
+            mentioned_task_types=task_types,
         )
         constraints = tuple(
             Constraint(c.statement, c.cue, c.confidence)

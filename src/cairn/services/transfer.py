@@ -16,10 +16,10 @@ from dataclasses import fields
 from typing import Any
 
 from cairn.config import Config
-from cairn.engine.apply import record_from_payload
 from cairn.errors import InvalidInput
 from cairn.model import (
     AUTHORITIES,
+    EXPORT_FORMAT,
     KINDS,
     MEMORY_TYPES,
     ORIGINS,
@@ -30,12 +30,12 @@ from cairn.model import (
     Event,
     Record,
     Tombstone,
+    record_from_dict,
 )
 from cairn.services.journal import Journal, Namespace
 from cairn.storage.ports import RecordQuery, RecordStore
 from cairn.validation import check_text
 
-EXPORT_FORMAT = "cairn.export.v1"
 _ENUMS = {
     "kind": KINDS,
     "memory_type": MEMORY_TYPES,
@@ -118,7 +118,7 @@ class Transfer:
             if name in data and data[name] not in allowed:
                 raise InvalidInput(f"{where}: unknown {name} {str(data[name])[:40]!r}")
         try:
-            record = record_from_payload({**data, "tenant": ns.tenant, "agent": ns.agent})
+            record = record_from_dict({**data, "tenant": ns.tenant, "agent": ns.agent})
             check_text("body", record.body, self._config.memory.store.maxBodyChars)
         except InvalidInput as exc:
             raise InvalidInput(f"{where}: {exc}") from None
@@ -145,8 +145,6 @@ class Transfer:
         """All lines validated first, then written in one transaction; returns how many
         entries were new."""
         events = self.parse(lines, ns, source=source)
-        records = [
-            record_from_payload(e.payload["record"]) for e in events if "record" in e.payload
-        ]
+        records = [record_from_dict(e.payload["record"]) for e in events if "record" in e.payload]
         applied = self._journal.commit(events, self._journal.embed(records))
         return sum(applied)
