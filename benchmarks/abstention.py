@@ -54,8 +54,7 @@ from cairn import Memory, MemoryInput, RecallResult, __version__
 from cairn.adapters.embedding import MODEL_ID, MiniLmOnnxEmbedder
 from cairn.config import Rag
 from cairn.engine.recall.relevance import CALIBRATIONS
-from cairn.storage.terms import term_key
-from cairn.text import index_terms
+from cairn.text import index_terms, normal_term
 
 sys.path.insert(0, str(Path(__file__).parent))
 from abstention_fit import CHECK, FIT, Asked, Seen, fit, from_details, simulate, summarise
@@ -120,8 +119,8 @@ def load_negatives(path: Path) -> list[Negative]:
     ]
 
 
-def _keys(text: str) -> frozenset[int]:
-    return frozenset(term_key(t) for t in index_terms(text))
+def _keys(text: str) -> frozenset[str]:
+    return frozenset(normal_term(t) for t in index_terms(text))
 
 
 def coverage_check(

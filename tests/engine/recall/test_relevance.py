@@ -20,7 +20,7 @@ from cairn.engine.recall.relevance import (
     relevances,
     term_weights,
 )
-from cairn.storage.terms import term_key
+from cairn.text import normal_term
 from conftest import FrozenClock
 
 FLOOR = 0.1  # the default rag.minScore
@@ -28,7 +28,7 @@ FLOOR = 0.1  # the default rag.minScore
 
 def test_a_word_no_memory_contains_weighs_most_and_one_in_every_memory_least() -> None:
     weights = term_weights(("france", "deploy", "the"), {"deploy": 3, "the": 100}, 100)
-    w = {t: weights[term_key(t)] for t in ("france", "deploy", "the")}
+    w = {t: weights[normal_term(t)] for t in ("france", "deploy", "the")}
     assert w["france"] > w["deploy"] > w["the"] > 0
     assert math.isclose(w["france"], math.log(1 + 100.5 / 0.5))
 
@@ -42,7 +42,7 @@ def test_coverage_is_the_share_of_query_weight_the_memory_holds() -> None:
     weights = term_weights(("install", "dependencies", "france"), {"install": 1}, 50)
     terms = memory_terms("Always use pnpm to install dependencies")
     share = coverage(weights, terms)
-    wanted = (weights[term_key("install")] + weights[term_key("dependencies")]) / sum(
+    wanted = (weights[normal_term("install")] + weights[normal_term("dependencies")]) / sum(
         weights.values()
     )
     assert 0 < share < 1 and math.isclose(share, wanted)

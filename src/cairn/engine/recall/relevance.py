@@ -48,8 +48,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from cairn.adapters.embedding import MODEL_ID
-from cairn.storage.terms import term_key
-from cairn.text import index_terms
+from cairn.text import index_terms, normal_term
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,21 +113,22 @@ def model_reads(text: str) -> bool:
 
 def term_weights(
     terms: Sequence[str], document_counts: Mapping[str, int], total: int
-) -> dict[int, float]:
-    """The weight of each distinct query term, keyed by its index key (one per stem)."""
+) -> dict[str, float]:
+    """The weight of each distinct query term, keyed by its normal form (one per stem, as
+    the keyword index keys it)."""
     total = max(total, 0)
-    weights: dict[int, float] = {}
+    weights: dict[str, float] = {}
     for term in terms:
         n = min(max(document_counts.get(term, 0), 0), total)
         weight = math.log(1.0 + (total - n + 0.5) / (n + 0.5))
-        key = term_key(term)
+        key = normal_term(term)
         weights[key] = max(weights.get(key, 0.0), weight)
     return weights
 
 
-def memory_terms(*texts: str | None) -> frozenset[int]:
-    """The index keys of a memory's indexed text (title, body, tags), as the keyword lane
-    sees them. Short texts are memoised (recall asks again for the same memories, and
+def memory_terms(*texts: str | None) -> frozenset[str]:
+    """The normal forms of a memory's indexed terms (title, body, tags), as the keyword
+    lane sees them. Short texts are memoised (recall asks again for the same memories, and
     tokenising them was most of this stage's time); long ones are not kept."""
     if sum(len(t) for t in texts if t) <= MEMOISED_CHARS:
         return _memoised_terms(texts)
@@ -138,15 +138,15 @@ def memory_terms(*texts: str | None) -> frozenset[int]:
 MEMOISED_CHARS = 2000  # 8192 memoised texts hold at most ~16 M characters
 
 
-def _terms(texts: tuple[str | None, ...]) -> frozenset[int]:
+def _terms(texts: tuple[str | None, ...]) -> frozenset[str]:
     words = {t for text in texts if text for t in index_terms(text)}
-    return frozenset(map(term_key, words))
+    return frozenset(map(normal_term, words))
 
 
 _memoised_terms = lru_cache(maxsize=8192)(_terms)
 
 
-def coverage(weights: Mapping[int, float], terms: frozenset[int]) -> float:
+def coverage(weights: Mapping[str, float], terms: frozenset[str]) -> float:
     """Share of the query's term weight found in the memory; 0 for a query with no terms."""
     total = sum(weights.values())
     if total <= 0:
