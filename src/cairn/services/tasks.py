@@ -219,7 +219,7 @@ class Tasks:
     def _relevant(
         self, task: str, ns: Namespace, project_id: str | None
     ) -> dict[str, tuple[Record, float]]:
-        """Memories the task text itself is relevant to, with their recall score."""
+        """Memories the task text itself is relevant to, with their relevance (0-1)."""
         rag = self._config.agent(ns.agent).rag
         # The director needs only the few most relevant hits, not a full recall's pool.
         rag = rag.model_copy(
@@ -228,10 +228,9 @@ class Tasks:
         found: dict[str, tuple[Record, float]] = {}
         result = self._recall.recall(task, ns, project_id=project_id, rag=rag)
         for hit in result.ranked:
-            # In a small store the vector lane ranks everything; only a shared word or a
-            # top vector rank counts as "relevant to the task text".
-            if "keyword" in hit.ranks or hit.ranks.get("vector", 99) <= 3:
-                found[hit.record.id] = (hit.record, hit.score)
+            # Recall keeps only what clears the absolute relevance floor (rag.minScore), so
+            # "relevant to the task text" means the same in every store and for every task.
+            found[hit.record.id] = (hit.record, hit.relevance.score)
         return found
 
     def expand(self, record_id: str, ns: Namespace, *, task: str | None = None) -> Expanded:
