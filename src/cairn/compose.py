@@ -144,8 +144,8 @@ def _open_postgres(
         from cairn.storage.postgres.database import describe_url
     except ImportError as exc:
         raise ConfigError(
-            f"memory.store.url: PostgreSQL needs the postgres extra ({exc.name} is missing):"
-            " pip install 'cairn-memory[postgres]'"
+            "memory.store.url: PostgreSQL needs the postgres extra"
+            f" (pip install 'cairn-memory[postgres]'): {exc}"
         ) from None
     store = config.memory.store
     records = PostgresRecordStore(

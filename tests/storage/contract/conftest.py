@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pg_support import fresh_schema
 
 from cairn.model import Event, Record
 from cairn.storage.inprocess import InProcessSearchIndex
@@ -25,6 +24,7 @@ from cairn.storage.memory.search_index import MemorySearchIndex
 from cairn.storage.ports import NewRow, RecordStore, SearchIndex
 from cairn.storage.sqlite.record_store import SqliteRecordStore
 from cairn.text import text_hash
+from pg_support import fresh_schema
 
 DIM = 8
 

@@ -28,10 +28,9 @@ AFTER_SCRIPT: dict[int, AfterScript] = {}
 
 
 def schema_version(conn: Connection[Any], schema: str) -> int:
-    found = conn.execute(
-        "SELECT to_regclass(format('%%I.schema_version', %s::text)) IS NOT NULL", (schema,)
-    ).fetchone()
-    if not found or not found[0]:
+    # The catalog is read through pg_tables, under this statement's snapshot: a name
+    # lookup (to_regclass) may still answer from before the lock this process waited for.
+    if "schema_version" not in _tables(conn, schema):
         return 0
     version = conn.execute(
         sql.SQL("SELECT max(version) FROM {}.schema_version").format(sql.Identifier(schema))
@@ -134,5 +133,9 @@ def ensure_index(conn: Connection[Any], name: str, ddl: str) -> None:
     """Create an index once, whichever of several processes asks first."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (SETUP_LOCK,))
-        if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone() in (None, (None,)):
+        found = conn.execute(
+            "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
+            (name,),
+        ).fetchone()
+        if found is None:
             conn.execute(ddl.encode("utf-8"))

@@ -78,6 +78,40 @@ def _day(occurred_at: str | None) -> str | None:
         return None
 
 
+def walk_settings(s: Session, limit: int, *, on: bool) -> None:
+    """Settings of an HNSW walk (``on``), or back to the defaults.
+
+    The walk goes on past rows the filters drop until the limit is full, and its candidate
+    list is at least the limit, so it can return that many. No sort: the only plan that
+    yields rows in distance order without one is the walk, whatever the planner's
+    statistics say of the partition (a young table looks empty to it)."""
+    s.conn.execute(
+        "SELECT set_config('hnsw.ef_search', %s, true),"
+        " set_config('hnsw.iterative_scan', %s, true), set_config('enable_sort', %s, true)",
+        (str(min(1000, max(64, 2 * limit))), "relaxed_order", "off") if on else ("40", "off", "on"),
+    )
+
+
+def vector_sql(where: LaneFilter, dim: int, *, graph: bool) -> bytes:
+    """The vector lane's query: through the HNSW index of ``dim``, or exact."""
+    if graph:
+        distance = f"vec::vector({dim}) <=> %(q)s::vector({dim})"
+        sql = (
+            f"SELECT row, {distance} AS d FROM vectors"
+            " WHERE tenant = %(tenant)s AND agent = %(agent)s AND live"
+            f" AND dim = {dim}{_scope(where)} ORDER BY {distance} LIMIT %(limit)s"
+        )
+    else:
+        # Every row of the partition (the expression differs from the HNSW index's, so the
+        # planner reads the partition index and sorts).
+        sql = (
+            "SELECT row, vec <=> %(q)s AS d FROM vectors"
+            " WHERE tenant = %(tenant)s AND agent = %(agent)s AND live"
+            f" AND dim = %(dim)s{_scope(where)} ORDER BY d, row LIMIT %(limit)s"
+        )
+    return sql.encode()
+
+
 class PostgresSearchIndex:
     """``dim``: the embedder's dimension (its HNSW index is made on open when missing);
     ``ann_threshold``: live memories from which a partition is searched through HNSW
@@ -153,6 +187,12 @@ class PostgresSearchIndex:
         ).fetchone()
         return int(found[0]) if found else 0
 
+    def uses_graph(self, where: LaneFilter, dim: int, s: Session) -> bool:
+        """Whether this partition is searched through the HNSW index (else exactly)."""
+        if self._ann_threshold is None or dim != self._dim:
+            return False
+        return self._partition_size(s, where) >= self._ann_threshold
+
     def vector(self, where: LaneFilter, query: np.ndarray, limit: int) -> list[LaneHit]:
         if limit <= 0:
             return []
@@ -160,32 +200,15 @@ class PostgresSearchIndex:
         dim = int(vec.shape[0])
         params = _params(where, q=PgVector(vec), dim=dim, limit=limit)
         with self._db.session(where.tenant) as s:
-            size = self._partition_size(s, where) if self._ann_threshold is not None else 0
-            if self._ann_threshold is not None and size >= self._ann_threshold and dim == self._dim:
-                # The HNSW walk goes on past rows the filters drop until the limit is full;
-                # its candidate list is at least the limit, so it can return that many.
-                s.conn.execute(
-                    "SELECT set_config('hnsw.ef_search', %s, true),"
-                    " set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                    (str(min(1000, max(64, 2 * limit))),),
-                )
-                distance = f"vec::vector({dim}) <=> %(q)s::vector({dim})"
-                sql = (
-                    f"SELECT row, d FROM (SELECT row, {distance} AS d FROM vectors"
-                    " WHERE tenant = %(tenant)s AND agent = %(agent)s AND live"
-                    f" AND dim = {dim}{_scope(where)} ORDER BY {distance} LIMIT %(limit)s) s"
-                    " ORDER BY d, row"
-                )
-            else:
-                # Exact: every row of the partition (the expression differs from the HNSW
-                # index's, so the planner reads the partition index and sorts).
-                sql = (
-                    "SELECT row, vec <=> %(q)s AS d FROM vectors"
-                    " WHERE tenant = %(tenant)s AND agent = %(agent)s AND live"
-                    f" AND dim = %(dim)s{_scope(where)} ORDER BY d, row LIMIT %(limit)s"
-                )
-            found = s.conn.execute(sql.encode(), params).fetchall()
-        return [LaneHit(int(row), 1.0 - float(d)) for row, d in found]
+            graph = self.uses_graph(where, dim, s)
+            if graph:
+                walk_settings(s, limit, on=True)
+            found = s.conn.execute(vector_sql(where, dim, graph=graph), params).fetchall()
+            if graph:
+                walk_settings(s, limit, on=False)
+        # A relaxed walk may yield a few rows out of order: ties and order as the exact lane.
+        hits = sorted(((float(d), int(row)) for row, d in found))
+        return [LaneHit(row, 1.0 - d) for d, row in hits]
 
     def vector_scores(
         self, where: LaneFilter, query: np.ndarray, rows: Sequence[int]
