@@ -53,11 +53,16 @@ WITH part AS (
 )
 SELECT p.row, sum(q.idf * {K1 + 1.0} * p.tf
                   / (p.tf + {K1} * ({1.0 - B} + {B} * p.length / part.avgdl))) AS score
-FROM q JOIN postings p ON p.tenant = %(tenant)s AND p.agent = %(agent)s AND p.term = q.term
-CROSS JOIN part
-WHERE p.live {{where}}
+FROM q CROSS JOIN part CROSS JOIN LATERAL (
+    SELECT p.row, p.tf, p.length FROM postings p
+    WHERE p.tenant = %(tenant)s AND p.agent = %(agent)s AND p.term = q.term AND p.live {{where}}
+    OFFSET 0
+) p
 GROUP BY p.row
 """
+# The lateral subquery reads each query term's postings by the key (tenant, agent, term);
+# OFFSET 0 keeps the planner from flattening it into a join that, on a young table whose
+# statistics say "one row", scanned the whole partition's postings once per term.
 
 
 def _params(where: LaneFilter, **more: Any) -> dict[str, Any]:
