@@ -13,6 +13,7 @@ import pytest
 from cairn.storage.inprocess import InProcessSearchIndex
 from cairn.storage.ports import LaneFilter, RecordStore, SearchIndex
 from cairn.storage.postgres import PostgresRecordStore, PostgresSearchIndex
+from cairn.storage.postgres.fulltext import TsRankSearchIndex
 from cairn.storage.postgres.search_index import vector_sql, walk_settings
 from cairn.storage.postgres.vectors import PgVector
 from cairn.storage.sqlite.record_store import SqliteRecordStore
@@ -195,3 +196,21 @@ def test_large_partitions_walk_the_hnsw_index_and_still_filter_inside_it(
     assert all(r.project_id in (None, "p1") for r in rows.values())
     assert len({h.row for h in walked} & {h.row for h in truth}) >= 8
     assert [h.score for h in walked] == sorted((h.score for h in walked), reverse=True)
+
+
+def test_the_ts_rank_alternative_ranks_live_rows_of_the_namespace(pg: PostgresRecordStore) -> None:
+    rows = insert(
+        pg,
+        record("A", "deploy the release with make"),
+        record("B", "deploy, deployed, deploying: deploy"),
+        record("C", "nothing of the kind"),
+        record("F", "deploy but forgotten", forgotten_at="2026-02-01T00:00:00Z"),
+        record("X", "deploy in another tenant", tenant="t2"),
+    )
+    index = TsRankSearchIndex(pg, dim=DIM)
+    hits = index.keyword(T1, ["deploy", "release"], 10)
+    ids = {row: r.id for row, r in pg.records_by_rows(T1, [h.row for h in hits]).items()}
+    assert [ids[h.row] for h in hits] == ["B", "A"]  # stems match; more occurrences rank first
+    assert hits[0].score > hits[1].score > 0
+    scores = index.keyword_scores(T1, ["deploy", "release"], rows)
+    assert scores == {h.row: pytest.approx(h.score) for h in hits}
