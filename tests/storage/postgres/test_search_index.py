@@ -208,9 +208,10 @@ def test_the_ts_rank_alternative_ranks_live_rows_of_the_namespace(pg: PostgresRe
         record("X", "deploy in another tenant", tenant="t2"),
     )
     index = TsRankSearchIndex(pg, dim=DIM)
-    hits = index.keyword(T1, ["deploy", "release"], 10)
+    hits = index.keyword(T1, ["deploy"], 10)
     ids = {row: r.id for row, r in pg.records_by_rows(T1, [h.row for h in hits]).items()}
     assert [ids[h.row] for h in hits] == ["B", "A"]  # stems match; more occurrences rank first
+    assert ids[index.keyword(T1, ["deploy", "release"], 1)[0].row] == "A"  # both words
     assert hits[0].score > hits[1].score > 0
-    scores = index.keyword_scores(T1, ["deploy", "release"], rows)
+    scores = index.keyword_scores(T1, ["deploy"], rows)
     assert scores == {h.row: pytest.approx(h.score) for h in hits}
