@@ -60,10 +60,10 @@ def _memory(tmp: Path) -> Pair:
 
 def _postgres_pair(follow_feed: bool) -> Callable[[Path], Pair]:
     def make(tmp: Path) -> Pair:
+        cleanup = ExitStack()
+        url, schema = cleanup.enter_context(fresh_schema())  # skips if no server can start
         from cairn.storage.postgres import PostgresRecordStore, PostgresSearchIndex
 
-        cleanup = ExitStack()
-        url, schema = cleanup.enter_context(fresh_schema())
         # Stores close before their schema is dropped (callbacks run last-in, first-out).
         store = PostgresRecordStore(url, schema=schema, rank_hint=_rank, max_connections=2)
         cleanup.callback(store.close)

@@ -97,3 +97,19 @@ def test_without_the_postgres_extra_the_error_says_what_to_install(
     monkeypatch.setitem(sys.modules, "cairn.storage.postgres", None)
     with pytest.raises(ConfigError, match=r"needs the postgres extra \(pip install"):
         Memory.open(config=pg_config(*place), embedder=HashingEmbedder())
+
+
+@pytest.mark.parametrize(
+    ("store", "message"),
+    [
+        ({"url": "mysql://db/x"}, "memory.store.url: .*expected sqlite:///"),
+        ({"url": "sqlite:///"}, "memory.store.url: .*expected sqlite:///"),
+        ({"url": "sqlite:///a.db", "path": "b.db"}, "memory.store: .*two stores"),
+        ({"url": "postgresql://h/d", "postgresSchema": "Bad-Name"}, "memory.store.postgresSchema"),
+    ],
+)
+def test_a_bad_store_setting_is_one_config_error_naming_it(
+    store: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Memory.open(config={"memory": {"store": store}}, embedder=HashingEmbedder())
