@@ -19,13 +19,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from cairn.provider import learning_contract as lc
+from cairn.provider.models import CONTRACT_VERSION as CONTRACT_VERSION
 from cairn.provider.models import (
-    CONTRACT_VERSION,
     ApplicationModel,
     EventModel,
     Kind,
     MemoryFields,
     RecordModel,
+    RelevanceModel,
     Scope,
     Short,
     Text,
@@ -170,6 +171,7 @@ class RecalledModel(_Model):
     fused: float
     ranks: dict[str, int]
     factors: dict[str, float]
+    relevance: RelevanceModel
     line: str = ""
 
 
@@ -488,10 +490,10 @@ def parse_apply(data: Any) -> Any:
 
 
 __all__ = [
-    "CONTRACT_VERSION",
     "ApplicationModel",
     "EventModel",
     "MemoryFields",
     "RecordModel",
+    "RelevanceModel",
     "TombstoneModel",
 ]

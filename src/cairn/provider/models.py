@@ -73,6 +73,13 @@ class RecordModel(Model):
     _record: Record | None = PrivateAttr(default=None)
 
 
+class RelevanceModel(Model):
+    score: float  # absolute, in [0, 1]: what rag.minScore is a floor on
+    evidence: float
+    cosine: float | None
+    coverage: float
+
+
 class TombstoneModel(Model):
     record_id: str
     tenant: str

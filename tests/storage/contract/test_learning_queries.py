@@ -149,11 +149,11 @@ def test_a_learned_doc_can_never_be_system(pair: Pair) -> None:
     from cairn.errors import StorageError
 
     doc = record("DOC", "a learned doc", origin="reflection", trust="system", kind="skill")
-    with pytest.raises(StorageError, match="refused"):
+    with pytest.raises(StorageError):
         insert(pair.records, doc)
     assert pair.records.get("t1", "a", "DOC") is None  # nothing written
     (row,) = insert(pair.records, record("DOC", "a learned doc", origin="reflection"))
-    with pytest.raises(StorageError, match="refused"), pair.records.transaction() as tx:
+    with pytest.raises(StorageError), pair.records.transaction() as tx:
         tx.update_record(row, trust="system")
     assert pair.records.get("t1", "a", "DOC").trust == "learned"  # type: ignore[union-attr]
     insert(pair.records, record("SYS", "the operator's", origin="system", trust="system"))

@@ -15,6 +15,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from cairn.engine.recall.fusion import Fused, LaneRanking, lane_ranks, score_fusion, top_fused
+from cairn.engine.recall.relevance import (
+    Relevance,
+    coverage,
+    evidence,
+    memory_terms,
+    model_reads,
+    term_weights,
+)
 from cairn.model import Record
 from cairn.text import index_terms, normal_term
 
@@ -74,3 +82,25 @@ def fuse_history(
 
 def cosines(query: np.ndarray, vectors: np.ndarray, rows: Sequence[int]) -> dict[int, float]:
     return {row: float(np.dot(query, vec)) for row, vec in zip(rows, vectors, strict=True)}
+
+
+def relevance_at(
+    query: str,
+    terms: Sequence[str],
+    records: Sequence[Record],
+    cosine: dict[int, float],
+    calibrated: bool,
+) -> dict[int, Relevance]:
+    """Each candidate's own evidence of relevance, as the live recall computes it, with
+    the term statistics of what was in force at the time (not of today's index)."""
+    held = [memory_terms(r.title, r.body, *r.tags) for r in records]
+    counts = {t: sum(normal_term(t) in h for h in held) for t in terms}
+    weights = term_weights(terms, counts, len(records)) if terms else {}
+    read = model_reads(query)
+    out: dict[int, Relevance] = {}
+    for row, (record, terms_held) in enumerate(zip(records, held, strict=True)):
+        raw = cosine.get(row) if calibrated and model_reads(record.body) else None
+        covered = coverage(weights, terms_held)
+        own = evidence(raw, covered, read)
+        out[row] = Relevance(own, own, raw, covered)
+    return out
