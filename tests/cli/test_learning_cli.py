@@ -63,3 +63,9 @@ def test_review_ask_and_recall_as_of(tmp_path: Path) -> None:
     assert [m["body"] for m in then["memories"]][:1] == ["The release train leaves on Mondays"]
     now = json.loads(ok(home, "--json", "recall", "when does the release train leave"))
     assert [m["body"] for m in now["memories"]][:1] == ["The release train leaves on Thursdays"]
+
+
+def test_list_outside_a_repository_lists_the_global_memories(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    ok(home, "remember", "Prefer short commit subjects", cwd=tmp_path)
+    assert "Prefer short commit subjects" in ok(home, "list", cwd=tmp_path)
