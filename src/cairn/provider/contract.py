@@ -18,20 +18,21 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from cairn.provider import learning_contract as lc
+from cairn.provider.models import CONTRACT_VERSION as CONTRACT_VERSION
 from cairn.provider.models import (
     ApplicationModel,
     EventModel,
     Kind,
     MemoryFields,
     RecordModel,
+    RelevanceModel,
     Scope,
     Short,
     Text,
     TombstoneModel,
     Trust,
 )
-
-CONTRACT_VERSION = "cairn.provider.v1"
 
 Outcome = Literal[
     "used-successfully", "ignored", "overridden", "corrected", "contributed-to-failure"
@@ -78,6 +79,7 @@ class RecallQuery(_Query):
     max_results: int | None = Field(None, ge=1, le=1000)
     max_chars: int | None = Field(None, ge=1, le=1_000_000)
     include_trust: list[Trust] | None = None
+    as_of: Short | None = None  # as memory stood then (evicted, superseded included)
 
 
 class TaskQuery(_Query):
@@ -156,16 +158,10 @@ QueryRequest = Annotated[
     | JournalQuery
     | TombstonesQuery
     | ExplainQuery
-    | ExportQuery,
+    | ExportQuery
+    | lc.LearningQuery,
     Field(discriminator="view"),
 ]
-
-
-class RelevanceModel(_Model):
-    score: float  # absolute, in [0, 1]: what rag.minScore is a floor on
-    evidence: float
-    cosine: float | None
-    coverage: float
 
 
 class RecalledModel(_Model):
@@ -286,6 +282,7 @@ QueryResponse = (
     | TombstonesResponse
     | ExplainResponse
     | ExportResponse
+    | lc.LearningQueryResponse
 )
 
 
@@ -387,7 +384,8 @@ ApplyRequest = Annotated[
     | FeedbackRequest
     | SignalRequest
     | ImportRequest
-    | RebuildRequest,
+    | RebuildRequest
+    | lc.LearningApply,
     Field(discriminator="mutation"),
 ]
 
@@ -475,6 +473,7 @@ ApplyResponse = (
     | SignalResponse
     | ImportResponse
     | RebuildResponse
+    | lc.LearningApplyResponse
 )
 
 QUERY: TypeAdapter[Any] = TypeAdapter(QueryRequest)
@@ -495,5 +494,6 @@ __all__ = [
     "EventModel",
     "MemoryFields",
     "RecordModel",
+    "RelevanceModel",
     "TombstoneModel",
 ]

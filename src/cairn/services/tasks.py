@@ -10,6 +10,7 @@ from typing import Any
 
 from cairn.config import Config
 from cairn.engine.director import PRERANK_LIMIT, DirectedItem, DirectorCandidate, direct
+from cairn.engine.learning.surface import surface
 from cairn.engine.selector_words import mentioned_actions
 from cairn.engine.selectors import Selector, TaskConditions, match_selector, normalize_path
 from cairn.engine.signals import classify_statement
@@ -172,9 +173,13 @@ class Tasks:
             found = relevance.get(record.id)
             score = found[1] if found is not None and found[0].version == record.version else None
             candidates[record.id] = DirectorCandidate(record, match, score)
-        direction = direct(
-            list(candidates.values()), now, profile_budget=profile_budget, task_budget=task_budget
+        # Archived docs never surface; procedure docs are capped, most proven first.
+        chosen = surface(
+            list(candidates.values()),
+            lambda c: c.record,
+            agent.learning.reflect.maxProcedureDocsSurfaced,
         )
+        direction = direct(chosen, now, profile_budget=profile_budget, task_budget=task_budget)
         stamp = to_iso(now)
         applications = tuple(
             Application(
