@@ -18,7 +18,7 @@ import numpy as np
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Config, default_home, parse_config, resolve_config
-from cairn.engine.apply import REDACTED, apply_events, record_from_payload
+from cairn.engine.apply import REDACTED, apply_events
 from cairn.engine.entities import extract_entity_keys
 from cairn.engine.recall.pipeline import MemoryRecall, RecallRequest, RecallResult
 from cairn.engine.recall.rerank import Reranker
@@ -26,10 +26,7 @@ from cairn.errors import InvalidInput, NotFound
 from cairn.ids import new_ulid
 from cairn.model import (
     DEFAULT_MEMORY_TYPE,
-    KINDS,
-    MEMORY_TYPES,
     ORIGINS,
-    SCOPES,
     TRUST_LEVELS,
     Event,
     Record,
@@ -39,8 +36,26 @@ from cairn.storage.base import Store
 from cairn.storage.sqlite.store import SqliteStore
 from cairn.tasks import TaskMemory
 from cairn.text import text_hash
-from cairn.timeutil import parse_time, to_iso, utc_now
-from cairn.validation import check_choice, check_text
+from cairn.timeutil import to_iso, utc_now
+from cairn.validation import (
+    MAX_KEY_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_TITLE_CHARS,
+    check_bool,
+    check_choice,
+    check_database_path,
+    check_int,
+    check_limit,
+    check_line,
+    check_name,
+    check_text,
+    check_time,
+    check_token,
+    parse_json_line,
+    validate_export_record,
+    validate_export_tombstone,
+    validate_memory_fields,
+)
 
 EXPORT_FORMAT = "cairn.export.v1"
 Progress = Callable[[int, int], None]
@@ -143,9 +158,10 @@ class Memory(TaskMemory):
             cfg = parse_config(dict(config))
         else:
             cfg = resolve_config(home, config)
-        _check_name("tenant", tenant)
-        _check_name("agent", agent)
+        check_name("tenant", tenant)
+        check_name("agent", agent)
         db_path = Path(path or cfg.memory.store.path or home / "memory.db").expanduser()
+        check_database_path(db_path)
         if embedder is None:
             embedder = make_embedder(cfg)
         if reranker is None and any(a.rag.rerank.enabled for a in cfg.agents.values()):
@@ -172,8 +188,8 @@ class Memory(TaskMemory):
 
     def _ns(self, tenant: str | None, agent: str | None) -> tuple[str, str]:
         return (
-            _check_name("tenant", tenant) if tenant else self.tenant,
-            _check_name("agent", agent) if agent else self.agent,
+            check_name("tenant", tenant) if tenant is not None else self.tenant,
+            check_name("agent", agent) if agent is not None else self.agent,
         )
 
     def _event(
@@ -187,6 +203,10 @@ class Memory(TaskMemory):
         session_id: str | None = None,
     ) -> Event:
         now = to_iso(self._clock())
+        if event_id is not None:
+            check_line("event id", event_id, MAX_KEY_CHARS)
+        if session_id is not None:
+            check_token("session id", session_id)
         return Event(
             event_id=event_id or new_ulid(),
             type=type_,
@@ -230,26 +250,16 @@ class Memory(TaskMemory):
         origin: str,
         state: str,
         now: str,
+        where: str = "",
     ) -> Record:
+        if not isinstance(item, MemoryInput):
+            raise InvalidInput(f"{where or 'a memory'} must be a MemoryInput")
+        given = {name: getattr(item, name) for name in MemoryInput.__dataclass_fields__}
         limit = self.config.memory.store.maxBodyChars
-        body = check_text("body", item.body, limit)
-        title = check_text("title", item.title, 1000) if item.title is not None else None
-        kind = check_choice("kind", item.kind, KINDS)
-        memory_type = check_choice(
-            "memory type", item.memory_type or DEFAULT_MEMORY_TYPE[kind], MEMORY_TYPES
-        )
-        trust = check_choice("trust level", item.trust, TRUST_LEVELS)
-        scope = check_choice("scope", item.scope, SCOPES)
-        if scope == "project" and not item.project_id:
-            raise InvalidInput("a project-scoped memory needs a project id")
-        tags = tuple(check_text("tag", t, 200).strip() for t in item.tags)
-        selector = {
-            name: tuple(check_text(name, v, 500).strip() for v in getattr(item, name))
-            for name in ("path_patterns", "operations", "phases", "task_types")
-        }
-        for name in ("operations", "phases", "task_types"):  # compared case-insensitively
-            selector[name] = tuple(v.lower() for v in selector[name])
-        occurred = to_iso(parse_time(item.occurred_at)) if item.occurred_at else None
+        fields = validate_memory_fields(given, where=where, max_body_chars=limit)
+        kind = fields["kind"]
+        memory_type = fields["memory_type"] or DEFAULT_MEMORY_TYPE[kind]
+        body = fields["body"]
         return Record(
             id=new_ulid(),
             version=1,
@@ -258,22 +268,25 @@ class Memory(TaskMemory):
             body=body,
             kind=kind,
             memory_type=memory_type,
-            title=title,
-            tags=tags,
+            title=fields["title"],
+            tags=fields["tags"],
             authority=authority,
             origin=origin,
-            trust=trust,
-            scope=scope,
-            project_id=item.project_id if scope == "project" else None,
-            **selector,
+            trust=fields["trust"],
+            scope=fields["scope"],
+            project_id=fields["project_id"],
+            path_patterns=fields["path_patterns"],
+            operations=fields["operations"],
+            phases=fields["phases"],
+            task_types=fields["task_types"],
             state=state,
-            pinned=item.pinned,
-            importance=1.0 if item.pinned else 0.5,
-            source=dict(item.source or {}),
-            external_ref=item.external_ref,
-            episode_id=item.episode_id,
-            position=item.position,
-            occurred_at=occurred,
+            pinned=fields["pinned"],
+            importance=1.0 if fields["pinned"] else 0.5,
+            source=fields["source"] or {},
+            external_ref=fields["external_ref"],
+            episode_id=fields["episode_id"],
+            position=fields["position"],
+            occurred_at=fields["occurred_at"],
             recorded_at=now,
             text_hash=text_hash(body),
         )
@@ -412,12 +425,20 @@ class Memory(TaskMemory):
         Nothing is written when any item is invalid.
         """
         ten, ag = self._ns(tenant, agent)
+        batch_size = check_int("batch size", batch_size, 1, 1_000_000)
         now = to_iso(self._clock())
         records = [
             self._new_record(
-                i, ten, ag, authority="inferred", origin="tool", state="trial", now=now
+                item,
+                ten,
+                ag,
+                authority="inferred",
+                origin="tool",
+                state="trial",
+                now=now,
+                where=f"item {number}",
             )
-            for i in items
+            for number, item in enumerate(items, start=1)
         ]
         done = 0
         for start in range(0, len(records), batch_size):
@@ -445,14 +466,16 @@ class Memory(TaskMemory):
     ) -> Record:
         """A new version with the new body; the old version is marked superseded."""
         ten, ag = self._ns(tenant, agent)
+        body = check_text("body", body, self.config.memory.store.maxBodyChars)
+        if title is not None:
+            check_line("title", title, MAX_TITLE_CHARS)
+        check_choice("authority", authority, ("explicit", "inferred"))
         current = self.get(record_id, tenant=ten, agent=ag)
         if current.forgotten_at:
             raise InvalidInput(f"memory {record_id} is forgotten; restore it before correcting")
-        body = check_text("body", body, self.config.memory.store.maxBodyChars)
-        check_choice("authority", authority, ("explicit", "inferred"))
         changes: dict[str, Any] = {"body": body, "text_hash": text_hash(body)}
         if title is not None:
-            changes["title"] = check_text("title", title, 1000)
+            changes["title"] = title
         if authority == "explicit":
             changes.update(authority="explicit", state="proven")
         event = self._event(
@@ -483,8 +506,9 @@ class Memory(TaskMemory):
     ) -> Tombstone:
         """Tombstone a memory (reversible with ``restore``), or purge it for good."""
         ten, ag = self._ns(tenant, agent)
-        current = self.get(record_id, tenant=ten, agent=ag)
+        check_bool("permanent", permanent)
         check_choice("reason", reason, ("user-remove", "markdown-delete", "negative-feedback"))
+        current = self.get(record_id, tenant=ten, agent=ag)
         event = self._event(
             "user.signal",
             {"action": "forget", "record_id": current.id, "permanent": permanent, "reason": reason},
@@ -526,10 +550,9 @@ class Memory(TaskMemory):
     ) -> Record:
         """The current version (or the one in force at ``as_of``); NotFound otherwise."""
         ten, ag = self._ns(tenant, agent)
-        if not isinstance(record_id, str) or not record_id.strip():
-            raise InvalidInput("a memory id is needed")
-        when = to_iso(parse_time(as_of)) if as_of is not None else None
-        record = self._store.get(ten, ag, record_id.strip().upper(), as_of=when)
+        wanted = check_token("memory id", record_id).upper()
+        when = check_time("as_of", as_of) if as_of is not None else None
+        record = self._store.get(ten, ag, wanted, as_of=when)
         if record is None or (record.body == "" and record.forgotten_at):
             raise NotFound(f"no memory with id {record_id}")
         return record
@@ -538,7 +561,7 @@ class Memory(TaskMemory):
         self, record_id: str, *, tenant: str | None = None, agent: str | None = None
     ) -> list[Record]:
         ten, ag = self._ns(tenant, agent)
-        versions = self._store.history(ten, ag, record_id.strip().upper())
+        versions = self._store.history(ten, ag, check_token("memory id", record_id).upper())
         if not versions:
             raise NotFound(f"no memory with id {record_id}")
         return versions
@@ -554,7 +577,11 @@ class Memory(TaskMemory):
         agent: str | None = None,
     ) -> list[Record]:
         ten, ag = self._ns(tenant, agent)
-        when = to_iso(parse_time(as_of)) if as_of is not None else None
+        if project_id is not None:
+            check_line("project id", project_id, 500)
+        check_bool("include_forgotten", include_forgotten)
+        when = check_time("as_of", as_of) if as_of is not None else None
+        limit = check_limit("limit", limit)
         return self._store.list_records(
             ten,
             ag,
@@ -583,13 +610,16 @@ class Memory(TaskMemory):
         ten, ag = self._ns(tenant, agent)
         if not isinstance(query, str):
             raise InvalidInput("the query must be text")
-        check_text("query", query if query.strip() else "x", 10_000)
+        check_text("query", query if query.strip() else "x", MAX_QUERY_CHARS)
+        if project_id is not None:
+            check_line("project id", project_id, 500)
         if include_trust is not None:
+            if isinstance(include_trust, str) or not isinstance(include_trust, Sequence):
+                raise InvalidInput("include_trust must be a list of trust levels")
             for level in include_trust:
                 check_choice("trust level", level, TRUST_LEVELS)
-        for name, value in (("max results", max_results), ("max chars", max_chars)):
-            if value is not None and value < 1:
-                raise InvalidInput(f"{name} must be at least 1")
+        check_limit("max results", max_results, 10_000)
+        check_limit("max chars", max_chars, 100_000_000)
         agent_cfg = self.config.agent(ag)
         request = RecallRequest(
             query=query,
@@ -653,59 +683,64 @@ class Memory(TaskMemory):
         return count
 
     def import_(
-        self, lines: Iterable[str], *, tenant: str | None = None, agent: str | None = None
+        self,
+        lines: Iterable[str],
+        *,
+        tenant: str | None = None,
+        agent: str | None = None,
+        name: str | None = None,
     ) -> int:
         """Import an export; all lines are validated first, then written in one transaction.
 
         Each line becomes an idempotent journal event, so importing twice changes nothing.
         Records keep their ids, versions and times; they move to this tenant and agent.
+        ``name`` (a file name) prefixes error messages as ``name:line``.
         """
         ten, ag = self._ns(tenant, agent)
+        if name is not None:
+            check_line("import name", name, 1000)
         events: list[Event] = []
         records: list[Record] = []
         header_seen = False
         limit = self.config.memory.store.maxBodyChars
         for number, line in enumerate(lines, start=1):
+            where = f"{name}:{number}" if name else f"line {number}"
+            if not isinstance(line, str):
+                raise InvalidInput(f"{where}: a line must be text, not {type(line).__name__}")
             if not line.strip():
                 continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError:
-                raise InvalidInput(f"line {number}: not JSON") from None
+            data = parse_json_line(line, where=where)
             if not isinstance(data, dict):
-                raise InvalidInput(f"line {number}: expected an object")
+                raise InvalidInput(f"{where}: expected an object")
             if not header_seen:
                 if data.get("format") != EXPORT_FORMAT:
-                    raise InvalidInput(f"line {number}: not a cairn export ({EXPORT_FORMAT})")
+                    raise InvalidInput(f"{where}: not a cairn export ({EXPORT_FORMAT})")
                 header_seen = True
                 continue
             digest = hashlib.sha256(f"{ten}/{ag}/{line.strip()}".encode()).hexdigest()[:32]
-            try:
-                if data.get("type") == "record":
-                    record = record_from_payload({**data["record"], "tenant": ten, "agent": ag})
-                    check_text("body", record.body, limit)
-                    check_choice("kind", record.kind, KINDS)
-                    check_choice("trust level", record.trust, TRUST_LEVELS)
-                    records.append(record)
-                    payload: dict[str, Any] = {"record": record.to_dict()}
-                    events.append(
-                        self._event("memory.imported", payload, ten, ag, f"import:{digest}")
+            entry_type = data.get("type")
+            if entry_type not in ("record", "tombstone") or set(data) != {"type", entry_type}:
+                raise InvalidInput(
+                    f"{where}: expected {{\"type\": \"record\" or \"tombstone\", and that entry}}"
+                )
+            if entry_type == "record":
+                fields = validate_export_record(data["record"], where=where, max_body_chars=limit)
+                record = Record(**{**fields, "tenant": ten, "agent": ag})
+                records.append(record)
+                payload: dict[str, Any] = {"record": record.to_dict()}
+                events.append(self._event("memory.imported", payload, ten, ag, f"import:{digest}"))
+            else:
+                fields = validate_export_tombstone(data["tombstone"], where=where)
+                stone = Tombstone(**{**fields, "tenant": ten, "agent": ag})
+                events.append(
+                    self._event(
+                        "import.tombstone",
+                        {"tombstone": stone.to_dict()},
+                        ten,
+                        ag,
+                        f"import:{digest}",
                     )
-                elif data.get("type") == "tombstone":
-                    stone = Tombstone(**{**data["tombstone"], "tenant": ten, "agent": ag})
-                    events.append(
-                        self._event(
-                            "import.tombstone",
-                            {"tombstone": stone.to_dict()},
-                            ten,
-                            ag,
-                            f"import:{digest}",
-                        )
-                    )
-                else:
-                    raise InvalidInput(f"line {number}: unknown type {data.get('type')!r}")
-            except (TypeError, KeyError) as exc:
-                raise InvalidInput(f"line {number}: malformed entry ({exc})") from None
+                )
         if not header_seen:
             raise InvalidInput("empty import: no cairn export header")
         vectors = self._vectors_for(records) if records else {}
@@ -736,12 +771,6 @@ class Memory(TaskMemory):
                 progress(start + len(chunk), len(events))
         self._store.compact()
         return len(events)
-
-
-def _check_name(what: str, value: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > 200 or not value.isprintable():
-        raise InvalidInput(f"invalid {what} name {value!r}")
-    return value
 
 
 def make_embedder(config: Config) -> Embedder:
