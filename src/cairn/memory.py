@@ -717,7 +717,6 @@ class Memory(TaskMemory):
                     raise InvalidInput(f"{where}: not a cairn export ({EXPORT_FORMAT})")
                 header_seen = True
                 continue
-            digest = hashlib.sha256(f"{ten}/{ag}/{line.strip()}".encode()).hexdigest()[:32]
             entry_type = data.get("type")
             if entry_type not in ("record", "tombstone") or set(data) != {"type", entry_type}:
                 raise InvalidInput(
@@ -725,12 +724,16 @@ class Memory(TaskMemory):
                 )
             if entry_type == "record":
                 fields = validate_export_record(data["record"], where=where, max_body_chars=limit)
+            else:
+                fields = validate_export_tombstone(data["tombstone"], where=where)
+            # Only now, once every string is known to be valid UTF-8, can the line be hashed.
+            digest = hashlib.sha256(f"{ten}/{ag}/{line.strip()}".encode()).hexdigest()[:32]
+            if entry_type == "record":
                 record = Record(**{**fields, "tenant": ten, "agent": ag})
                 records.append(record)
                 payload: dict[str, Any] = {"record": record.to_dict()}
                 events.append(self._event("memory.imported", payload, ten, ag, f"import:{digest}"))
             else:
-                fields = validate_export_tombstone(data["tombstone"], where=where)
                 stone = Tombstone(**{**fields, "tenant": ten, "agent": ag})
                 events.append(
                     self._event(

@@ -30,7 +30,15 @@ from cairn.ids import new_ulid
 from cairn.model import Event, Record, Tombstone
 from cairn.storage.base import Store
 from cairn.timeutil import to_iso
-from cairn.validation import check_choice, check_text
+from cairn.validation import (
+    MAX_SELECTOR_CHARS,
+    check_choice,
+    check_int,
+    check_line,
+    check_text,
+    check_text_list,
+    check_token,
+)
 
 OUTCOMES = ("used-successfully", "ignored", "overridden", "corrected", "contributed-to-failure")
 NEGATIVE_OUTCOMES = ("overridden", "corrected", "contributed-to-failure")
@@ -161,6 +169,16 @@ class TaskMemory:
         """
         ten, ag = self._ns(tenant, agent)
         task = check_text("task", task, 10_000)
+        if project_id is not None:
+            check_line("project id", project_id, 500)
+        paths = check_text_list("paths", paths, 4096, max_items=10_000, printable=True)
+        for name, value in (("operation", operation), ("phase", phase), ("task type", task_type)):
+            if value is not None:
+                check_line(name, value, MAX_SELECTOR_CHARS)
+        if session_id is not None:
+            check_token("session id", session_id)
+        check_int("profile budget", profile_budget, 0, 10_000_000)
+        check_int("task budget", task_budget, 0, 10_000_000)
         conditions = TaskConditions(
             project_id=project_id,
             paths=tuple(normalize_path(p) for p in paths),
@@ -261,6 +279,8 @@ class TaskMemory:
     ) -> dict[str, Any]:
         """The full body, sources and verification of one item, recorded as an application."""
         ten, ag = self._ns(tenant, agent)
+        if task is not None:
+            check_text("task", task, 10_000)
         record = self.get(record_id, tenant=ten, agent=ag)
         if not record.is_live:
             raise InvalidInput(f"memory {record.id} is not active (forgotten or evicted)")
@@ -311,7 +331,7 @@ class TaskMemory:
         """Report how an applied memory did; it updates counters, ranking and lifecycle."""
         ten, ag = self._ns(tenant, agent)
         check_choice("outcome", outcome, OUTCOMES)
-        app_id = application_id.strip().upper()
+        app_id = check_token("application id", application_id).upper()
         known = {a.application_id: a for a in self._store.applications(ten, ag)}
         if app_id not in known:
             raise NotFound(f"no application with id {application_id}")
@@ -367,6 +387,8 @@ class TaskMemory:
         """
         ten, ag = self._ns(tenant, agent)
         text = check_text("statement", text, self.config.memory.store.maxBodyChars)
+        if project_id is not None:
+            check_line("project id", project_id, 500)
         found = classify_statement(text)
         result: dict[str, Any] = {
             "kind": found.kind,

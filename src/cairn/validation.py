@@ -299,10 +299,20 @@ def _json_value(name: str, value: Any, depth: int, budget: list[int], where: str
     return [_json_value(f"{name}[{i}]", v, depth + 1, budget, where) for i, v in enumerate(value)]
 
 
-def check_file_argument(name: str, value: Any) -> str:
+def check_path_text(name: str, value: Any) -> str:
+    """A path the user typed, before it reaches the file system: text, not empty, no NUL."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{name} is empty: give a path")
+    if "\x00" in value:
+        raise InvalidInput(f"{name} contains a NUL byte")
+    return value
+
+
+def check_file_argument(name: str, value: Any, *, dash_ok: bool = True) -> str:
     """A file path the user typed: not empty, no NUL, a name that is not a folder."""
     if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"{name} is empty: give a file path (or - for standard input)")
+        dash = " (or - for standard input)" if dash_ok else ""
+        raise InvalidInput(f"{name} is empty: give a file path{dash}")
     if "\x00" in value:
         raise InvalidInput(f"{name} contains a NUL byte")
     if value != "-" and Path(value).name in ("", ".", ".."):
@@ -321,6 +331,10 @@ def check_database_path(path: Path) -> Path:
         raise InvalidInput(f"{path} is a folder, not a cairn database")
     if path.parent.exists() and not path.parent.is_dir():
         raise InvalidInput(f"{path.parent} is a file, not a folder for the database")
+    if path.is_symlink() and not path.exists():
+        raise InvalidInput(f"{path} is a symbolic link to nothing (or to itself)")
+    if path.exists() and not path.is_file():  # a device, a FIFO, a socket
+        raise InvalidInput(f"{path} is not a regular file, so not a cairn database")
     if path.is_file():
         try:
             with path.open("rb") as handle:
@@ -550,14 +564,15 @@ def validate_export_record(
     out["evidence"] = check_text_list(
         "evidence", get("evidence", ()), MAX_KEY_CHARS, where=where, max_items=MAX_EVIDENCE_ITEMS
     )
-    out["source"] = check_source(get("source", {}), where=where) or {}
+    source = check_source(get("source", {}), where=where)
+    if source is None:
+        raise _say(where, "source must be an object, not null")
+    out["source"] = source
     out["external_ref"] = _optional(
         check_line, "external_ref", get("external_ref"), MAX_REF_CHARS, where=where
     )
     out["episode_id"] = _optional(check_token, "episode_id", get("episode_id"), where=where)
-    out["position"] = _optional(
-        check_int, "position", get("position"), 0, MAX_INT32, where=where
-    )
+    out["position"] = _optional(check_int, "position", get("position"), 0, MAX_INT32, where=where)
     out["recorded_at"] = check_stored_time("recorded_at", data["recorded_at"], where=where)
     for name in _RECORD_TIMES:
         out[name] = _optional(check_stored_time, name, get(name), where=where)

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import click
 
 from cairn.adapters.repository import RepositoryIdentity, relative_path, repository_identity
-from cairn.config import default_home, load_config, resolve_config
+from cairn.config import Config, default_home, load_config, resolve_config
 from cairn.errors import CairnError, InvalidInput
 from cairn.ids import new_ulid
 from cairn.memory import Memory, MemoryInput
@@ -26,6 +26,13 @@ from cairn.model import KINDS, TRUST_LEVELS, Record
 from cairn.projection import MarkdownProjection
 from cairn.provider import ApplyRequest, LocalProvider, QueryRequest
 from cairn.tasks import OUTCOMES
+from cairn.validation import (
+    check_file_argument,
+    check_path_text,
+    parse_json_line,
+    split_lines,
+    validate_memory_fields,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 RECORD_KEYS = (
@@ -46,6 +53,7 @@ class Context:
         self.agent = agent
         self.config_path = config
         self._memory: Memory | None = None
+        self._config: Config | None = None
         self.project_names: dict[str, str] = {}
 
     def provider(self) -> LocalProvider:
@@ -61,9 +69,17 @@ class Context:
         if self._memory is not None:
             self.projection().write_all(self._memory)
 
+    def config(self) -> Config:
+        if self._config is None:
+            check_path_text("--home", str(self.home))
+            if self.config_path is not None:
+                check_file_argument("--config", self.config_path, dash_ok=False)
+            self._config = resolve_config(self.home, self.config_path)
+        return self._config
+
     def memory(self) -> Memory:
         if self._memory is None:
-            config = resolve_config(self.home, self.config_path)
+            config = self.config()
             path = Path(config.memory.store.path or self.home / "memory.db")
             self._memory = Memory.open(path, config, tenant=self.tenant, agent=self.agent)
         return self._memory
@@ -151,6 +167,8 @@ def record_detail(record: Record | dict[str, Any]) -> str:
 
 def project_of(path: str | None) -> RepositoryIdentity:
     """The repository identity of a folder (the current one by default)."""
+    if path is not None:
+        check_path_text("--project", path)
     try:
         identity = repository_identity(Path(path or "."))
     except ValueError as exc:
@@ -159,6 +177,12 @@ def project_of(path: str | None) -> RepositoryIdentity:
     if current is not None and isinstance(current.obj, Context):
         current.obj.project_names[identity.project_id] = identity.name
     return identity
+
+
+def read_lines(file: str) -> list[str]:
+    """A JSONL file (``-``: standard input) as lines: strict UTF-8, split on LF only."""
+    data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+    return split_lines(data, name=file)
 
 
 def read_text_argument(text: str) -> str:
@@ -175,10 +199,19 @@ def read_text_argument(text: str) -> str:
 pass_ctx = click.make_pass_decorator(Context)
 
 
+class PathArgument(click.Path):
+    """click.Path, but a NUL byte is a usage error rather than a ValueError from os.stat."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and "\x00" in value:
+            self.fail("the path contains a NUL byte", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--home",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=PathArgument(file_okay=False, path_type=Path),
     envvar="CAIRN_HOME",
     default=None,
     help="Folder holding memory.db and config.yaml (env CAIRN_HOME; default ~/.cairn).",
@@ -273,7 +306,7 @@ def remember(
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=PathArgument(dir_okay=False, allow_dash=True))
 @pass_ctx
 @handles_errors
 @mutates
@@ -283,28 +316,21 @@ def ingest(ctx: Context, file: str) -> None:
     Optional keys: kind, title, tags, trust, occurred_at, source, external_ref, pinned.
     Everything is validated before anything is written.
     """
-    stream = sys.stdin if file == "-" else open(file, encoding="utf-8")  # noqa: SIM115
+    check_file_argument("FILE", file)
     allowed = set(MemoryInput.__dataclass_fields__) - {"scope", "project_id", "memory_type"}
+    limit = ctx.config().memory.store.maxBodyChars
     items: list[MemoryInput] = []
-    with stream:
-        try:
-            for number, line in enumerate(stream, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    data = json.loads(line)
-                except json.JSONDecodeError:
-                    raise InvalidInput(f"{file}:{number}: not JSON") from None
-                if not isinstance(data, dict) or "body" not in data:
-                    raise InvalidInput(f"{file}:{number}: expected an object with a body")
-                unknown = set(data) - allowed
-                if unknown:
-                    raise InvalidInput(f"{file}:{number}: unknown key {sorted(unknown)[0]!r}")
-                if "tags" in data:
-                    data["tags"] = tuple(data["tags"])
-                items.append(MemoryInput(**data))
-        except UnicodeDecodeError:
-            raise InvalidInput(f"{file}: not valid UTF-8 text") from None
+    for number, line in enumerate(read_lines(file), start=1):
+        if not line.strip():
+            continue
+        where = f"{file}:{number}"
+        data = parse_json_line(line, where=where)
+        if not isinstance(data, dict) or "body" not in data:
+            raise InvalidInput(f"{where}: expected an object with a body")
+        unknown = set(data) - allowed
+        if unknown:
+            raise InvalidInput(f"{where}: unknown key {sorted(unknown)[0]!r}")
+        items.append(MemoryInput(**validate_memory_fields(data, where=where, max_body_chars=limit)))
     memory = ctx.memory()
     with click.progressbar(
         length=len(items),
@@ -387,6 +413,8 @@ def list_(
     limit: int | None,
 ) -> None:
     """List current memories; PROJECT '.' (or a folder) lists that repository's memory."""
+    if project is not None:
+        check_path_text("PROJECT", project)
     if project is not None and (project in (".", "..") or Path(project).exists()):
         project = project_of(project).project_id
     records = ctx.memory().list(
@@ -465,11 +493,13 @@ def restore(ctx: Context, record_id: str) -> None:
 
 
 @cli.command()
-@click.argument("file", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", required=False, type=PathArgument(dir_okay=False, allow_dash=True))
 @pass_ctx
 @handles_errors
 def export(ctx: Context, file: str | None) -> None:
     """Export all memories, history and tombstones as JSONL (standard output by default)."""
+    if file is not None:
+        check_file_argument("FILE", file)
     memory = ctx.memory()
     if file in (None, "-"):
         memory.export(sys.stdout)
@@ -486,20 +516,14 @@ def export(ctx: Context, file: str | None) -> None:
 
 
 @cli.command(name="import")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=PathArgument(dir_okay=False, allow_dash=True))
 @pass_ctx
 @handles_errors
 @mutates
 def import_(ctx: Context, file: str) -> None:
     """Import a cairn export (JSONL). Importing the same file twice changes nothing."""
-    try:
-        if file == "-":
-            lines = sys.stdin.buffer.read().decode("utf-8").splitlines()
-        else:
-            lines = Path(file).read_bytes().decode("utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise InvalidInput(f"{file}: not valid UTF-8 text") from None
-    count = ctx.memory().import_(lines)
+    check_file_argument("FILE", file)
+    count = ctx.memory().import_(read_lines(file), name=file)
     emit(ctx, {"imported": count}, f"imported {count} entries")
 
 
@@ -586,6 +610,7 @@ def context(
     identity = project_of(project_path)
     relative = []
     for p in paths:
+        check_path_text("--path", p)
         target = Path(p) if Path(p).is_absolute() else Path.cwd() / p
         try:
             relative.append(relative_path(identity, target))
@@ -735,16 +760,17 @@ def config_show(ctx: Context) -> None:
     """Print the effective configuration (defaults filled in)."""
     import yaml
 
-    data = resolve_config(ctx.home, ctx.config_path).to_dict()
+    data = ctx.config().to_dict()
     emit(ctx, data, yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip())
 
 
 @config.command(name="check")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=PathArgument(dir_okay=False))
 @pass_ctx
 @handles_errors
 def config_check(ctx: Context, file: str) -> None:
     """Validate a config FILE; exit 2 with the bad key's dotted path if it is wrong."""
+    check_file_argument("FILE", file, dash_ok=False)
     load_config(file)
     emit(ctx, {"file": file, "valid": True}, f"{file}: valid")
 

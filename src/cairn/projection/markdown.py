@@ -407,6 +407,8 @@ def _load_json(line: str, prefix: str, source: str, number: int) -> dict[str, An
         data = json.loads(raw[len(prefix) : -len(_COMMENT_END)])
     except json.JSONDecodeError as exc:
         _fail(source, number, f"malformed cairn metadata ({exc.msg}, column {exc.colno})")
+    except (RecursionError, ValueError):  # nesting deeper than Python's stack, huge integers
+        _fail(source, number, "malformed cairn metadata (nested too deeply or too large a number)")
     if not isinstance(data, dict):
         _fail(source, number, "cairn metadata must be a JSON object")
     return data
