@@ -41,6 +41,7 @@ from cairn.validation import (
     MAX_KEY_CHARS,
     MAX_QUERY_CHARS,
     MAX_TITLE_CHARS,
+    check_body,
     check_bool,
     check_choice,
     check_database_path,
@@ -48,6 +49,7 @@ from cairn.validation import (
     check_limit,
     check_line,
     check_name,
+    check_path_or_none,
     check_text,
     check_time,
     check_token,
@@ -151,6 +153,11 @@ class Memory(TaskMemory):
         ``$CAIRN_HOME/memory.db`` (``~/.cairn/memory.db``). ``config`` is a Config, a
         mapping, or a YAML file; by default ``<home>/config.yaml`` when it exists.
         """
+        check_name("tenant", tenant)
+        check_name("agent", agent)
+        check_path_or_none("path", path)
+        if not isinstance(config, Config | Mapping):
+            check_path_or_none("config", config)
         home = default_home()
         if isinstance(config, Config):
             cfg = config
@@ -158,8 +165,6 @@ class Memory(TaskMemory):
             cfg = parse_config(dict(config))
         else:
             cfg = resolve_config(home, config)
-        check_name("tenant", tenant)
-        check_name("agent", agent)
         db_path = Path(path or cfg.memory.store.path or home / "memory.db").expanduser()
         check_database_path(db_path)
         if embedder is None:
@@ -466,7 +471,7 @@ class Memory(TaskMemory):
     ) -> Record:
         """A new version with the new body; the old version is marked superseded."""
         ten, ag = self._ns(tenant, agent)
-        body = check_text("body", body, self.config.memory.store.maxBodyChars)
+        body = check_body(body, self.config.memory.store.maxBodyChars)
         if title is not None:
             check_line("title", title, MAX_TITLE_CHARS)
         check_choice("authority", authority, ("explicit", "inferred"))
@@ -699,6 +704,8 @@ class Memory(TaskMemory):
         ten, ag = self._ns(tenant, agent)
         if name is not None:
             check_line("import name", name, 1000)
+        if isinstance(lines, str | bytes) or not isinstance(lines, Iterable):
+            raise InvalidInput("lines must be an iterable of text lines, not one string")
         events: list[Event] = []
         records: list[Record] = []
         header_seen = False

@@ -16,9 +16,11 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from numbers import Integral, Real
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from cairn.engine.apply import REDACTED
 from cairn.errors import InvalidInput
 from cairn.model import (
     AUTHORITIES,
@@ -115,6 +117,15 @@ def check_text(name: str, value: Any, limit: int, *, where: str = "") -> str:
     if not value.strip():
         raise _say(where, f"{name} is empty")
     return value
+
+
+def check_body(value: Any, limit: int, *, where: str = "") -> str:
+    """A memory's body: free text, and not the marker that stands for a purged body (a
+    body equal to it would be purged as soon as it is applied, or at the next rebuild)."""
+    body = check_text("body", value, limit, where=where)
+    if body == REDACTED:
+        raise _say(where, f"body cannot be {REDACTED!r}: cairn marks purged memories with it")
+    return body
 
 
 def check_line(
@@ -308,6 +319,17 @@ def check_path_text(name: str, value: Any) -> str:
     return value
 
 
+def check_path_or_none(name: str, value: Any) -> None:
+    """A path the API is given (str or os.PathLike), or None."""
+    if value is None:
+        return
+    if isinstance(value, PathLike):
+        value = str(value)
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a path (str or os.PathLike), not {kind_of(value)}")
+    check_path_text(name, value)
+
+
 def check_file_argument(name: str, value: Any, *, dash_ok: bool = True) -> str:
     """A file path the user typed: not empty, no NUL, a name that is not a folder."""
     if not isinstance(value, str) or not value.strip():
@@ -442,7 +464,7 @@ def validate_memory_fields(
     if scope == "global" and project_id is not None:
         raise _say(where, "project_id is given but scope is 'global'")
     out: dict[str, Any] = {
-        "body": check_text("body", data["body"], max_body_chars, where=where),
+        "body": check_body(data["body"], max_body_chars, where=where),
         "kind": kind,
         "title": _optional(check_line, "title", get("title"), MAX_TITLE_CHARS, where=where),
         "tags": check_text_list("tags", get("tags", ()), MAX_TAG_CHARS, where=where),
@@ -542,7 +564,7 @@ def validate_export_record(
     out = _check_identity(data, "id", where)
     version = check_int("version", data["version"], 1, MAX_INT32, where=where)
     out["version"] = version
-    out["body"] = check_text("body", data["body"], max_body_chars, where=where)
+    out["body"] = check_body(data["body"], max_body_chars, where=where)
     for name, allowed, default in _RECORD_CHOICES:
         out[name] = check_choice(name, get(name, default), allowed, where=where)
     if out["trust"] == "system" and out["origin"] in ("reflection", "review"):

@@ -451,8 +451,8 @@ def test_import_lines_through_the_api(
 
 
 def _sample() -> list[Any]:
-    chosen = [c for c in CASES if c.family == "cli"][::25]
-    chosen += [c for c in CASES if c.family == "ingest-file"][::8]
+    chosen = [c for c in CASES if c.family == "cli"][::40]
+    chosen += [c for c in CASES if c.family == "ingest-file"][::12]
     chosen += [c for c in CASES if c.id.endswith(("reject.jsonl:5", "accept.jsonl:3"))][:4]
     return [param(c) for c in chosen]
 
