@@ -20,6 +20,7 @@ demo: $(BIN)/cairn
 test: $(BIN)/cairn
 	$(BIN)/python -m pytest -q
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
 
 bench: $(BIN)/cairn
 	$(BIN)/python benchmarks/recall_latency.py

@@ -8,10 +8,10 @@ Why a second script beside ``recall_latency.py``: that one answers "how fast is 
 10k-100k"; this one adds what only shows at a million memories -- the approximate (HNSW)
 vector index, its persisted file and its build time, its recall against exact search, and
 peak memory with everything loaded. It imports the data generator, the synthetic vectors
-and the ingest/recall workers of ``recall_latency.py`` (so both measure the same memories
-the same way) and adds its own workers.
+and the ingest/recall workers of ``latency/`` (shared with ``recall_latency.py``, so both
+measure the same memories the same way) and adds its own workers.
 
-Data (see ``recall_latency.py`` for the generator)
+Data (see ``latency/corpus.py`` for the generator)
     Synthetic memories of 5-120 words over a mixed vocabulary (names, code identifiers,
     tools, dates, ...), 4 tenants of uneven size (40/30/20/10 %), 5 projects each, 60 %
     project-scoped. STORED VECTORS ARE SYNTHETIC at every size, 1M included: the
@@ -25,7 +25,7 @@ Steps per size, each in a fresh subprocess (so sizes never share a heap)
                generated memories and vectors, reported apart).
     index      a fresh process opens the file and runs one recall: the vector index is
                loaded from the table and, where a tenant is at or above the ANN threshold
-               (``SqliteStore(ann_threshold=...)``, default 50k), the HNSW index is built
+               (``memory.store.annThreshold``, default 50k), the HNSW index is built
                and written next to the database. Reports that first-recall time, the
                ANN files' size and peak RSS.
     recall     a fresh process: ``Memory.open`` (the ANN is loaded from its file), one
@@ -63,11 +63,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import recall_latency as rl
+import latency as rl
 from cairn import Memory
 from cairn.adapters.embedding import MiniLmOnnxEmbedder
-from cairn.storage.base import LaneFilter
-from cairn.storage.sqlite.store import SqliteStore
+from cairn.provider.local import LocalProvider
+from cairn.storage.inprocess import InProcessSearchIndex
+from cairn.storage.ports import LaneFilter
+from cairn.storage.sqlite.record_store import SqliteRecordStore
 
 TARGETS = {
     "wall_p95_ms": {100_000: 40.0, 1_000_000: 150.0},
@@ -109,12 +111,12 @@ def worker_index(args: argparse.Namespace, ds: rl.Dataset, out: dict[str, Any]) 
     mem = Memory.open(db, config={}, embedder=embedder, tenant=ds.tenants[0])
     out["open_ms"] = (time.perf_counter() - start) * 1000
     start = time.perf_counter()
-    result = mem.recall(query.text, tenant=query.tenant, project_id=query.project)
+    result = mem.for_tenant(query.tenant).recall(query.text, project_id=query.project)
     out["first_recall_ms"] = (time.perf_counter() - start) * 1000
     out["first_recall_timings_ms"] = dict(result.timings_ms)
-    store = mem.store_backend
-    ann = store._ann if isinstance(store, SqliteStore) else None
-    out["partitions"] = ann.describe() if ann is not None else []
+    provider = mem.provider
+    index = provider.ports.index if isinstance(provider, LocalProvider) else None
+    out["partitions"] = index.describe() if isinstance(index, InProcessSearchIndex) else []
     mem.close()
     out["ann_files_bytes"] = _dir_bytes(ann_dir)
     out["ann_files"] = sorted(p.name for p in ann_dir.iterdir()) if ann_dir.exists() else []
@@ -135,10 +137,11 @@ def worker_ann(args: argparse.Namespace, ds: rl.Dataset, out: dict[str, Any]) ->
     out["threshold"] = threshold
     out["forced"] = forced
     start = time.perf_counter()
-    store = SqliteStore(db, dim=rl.DIM, ann_threshold=threshold)
-    store.vector_search(LaneFilter(tenant=ds.tenants[0], agent="default"), vectors[0], 1)
+    records = SqliteRecordStore(db)
+    store = InProcessSearchIndex(records, dim=rl.DIM, graphs_beside=db, ann_threshold=threshold)
+    store.vector(LaneFilter(tenant=ds.tenants[0], agent="default"), vectors[0], 1)
     out["load_ms"] = (time.perf_counter() - start) * 1000
-    exact_index = store._index
+    exact_index = store._vectors
     r10: list[float] = []
     r100: list[float] = []
     ann_ms: list[float] = []
@@ -146,7 +149,7 @@ def worker_ann(args: argparse.Namespace, ds: rl.Dataset, out: dict[str, Any]) ->
     for q, vec in zip(queries, vectors, strict=True):
         where = LaneFilter(tenant=q.tenant, agent="default", project_id=q.project)
         t0 = time.perf_counter()
-        ann = store.vector_search(where, vec, LANE_LIMIT)
+        ann = store.vector(where, vec, LANE_LIMIT)
         t1 = time.perf_counter()
         exact = exact_index.search(vec, q.tenant, "default", q.project, LANE_LIMIT)
         t2 = time.perf_counter()
@@ -162,8 +165,9 @@ def worker_ann(args: argparse.Namespace, ds: rl.Dataset, out: dict[str, Any]) ->
     out["queries"] = len(queries)
     out["ann_lane_ms"] = rl.summary(ann_ms)
     out["exact_lane_ms"] = rl.summary(exact_ms)
-    out["partitions"] = store._ann.describe() if store._ann is not None else []
+    out["partitions"] = store.describe()
     store.close()
+    records.close()
     out["peak_rss_mb"] = rl.peak_rss_mb()
 
 

@@ -1,4 +1,9 @@
-"""Running the real `cairn` command in tests."""
+"""Running the real `cairn` command in tests.
+
+Most tests choose the model-free hashing embedder through the home's config file, so a
+subprocess starts in a fraction of a second; tests of the default path pass ``real=True``
+(marked slow) and run the real model.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,28 @@ from collections.abc import Callable
 from pathlib import Path
 
 Runner = Callable[..., subprocess.CompletedProcess[str]]
+TEST_CONFIG = "memory:\n  embeddings:\n    provider: hashing\n"
+
+
+def use_test_embedder(home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "config.yaml"
+    if not config.exists():
+        config.write_text(TEST_CONFIG, encoding="utf-8")
 
 
 def run_cairn(
-    home: Path, *args: str, stdin: bytes | None = None, cwd: Path | None = None
+    home: Path,
+    *args: str,
+    stdin: bytes | None = None,
+    cwd: Path | None = None,
+    real: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """Run the real `cairn` command in a subprocess with its own home folder."""
+    if not real:
+        use_test_embedder(home)
     env = {**os.environ, "CAIRN_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("CAIRN_CONFIG", None)
     proc = subprocess.run(
         [sys.executable, "-m", "cairn.cli.main", *args],
         input=stdin, capture_output=True, env=env, timeout=300, check=False, cwd=cwd,
@@ -24,4 +44,3 @@ def run_cairn(
         proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
         proc.stderr.decode("utf-8", "replace"),
     )
-

@@ -56,6 +56,7 @@ def test_public_api_is_pinned() -> None:
         cairn.__all__
     )
     assert set(cairn.__all__) == {
+        "Application",
         "CairnError",
         "Candidate",
         "Config",

@@ -1,4 +1,4 @@
-"""The Python API's personal memory for tasks (cairn/tasks.py), called directly."""
+"""The Python API's personal memory for tasks: context, expand, feedback, signals."""
 
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ def test_context_delivers_with_application_records_and_feedback_teaches(mem: Mem
     ctx = mem.context(
         "fix the users endpoint and push", project_id="shop", paths=["src/api/users.py"]
     )
-    delivered = {i.record.id: i for i in (*ctx.resident, *ctx.manifest)}
+    delivered = {i.record_id: i for i in (*ctx.resident, *ctx.manifest)}
     assert rule.id in delivered  # its project and path selectors match the task
-    assert all(i.record.project_id != "blog" for i in delivered.values())
-    assert delivered[rule.id].why_applied  # every delivery says why
+    assert "path src/api/users.py matches src/api/**" in delivered[rule.id].why_applied
+    assert len(delivered) == 2  # the blog's project rule never reaches the shop
     assert len(ctx.applications) == len(delivered)
 
     app_id = delivered[rule.id].application_id
@@ -42,11 +42,44 @@ def test_context_delivers_with_application_records_and_feedback_teaches(mem: Mem
         mem.feedback(app_id, "loved-it")
 
 
+def test_one_outcome_per_application_counters_follow_the_current_outcome(mem: Memory) -> None:
+    fact = mem.store("The staging deploy is make deploy-staging")
+    app = mem.expand(fact.id, task="deploy").application_id
+    for _ in range(3):  # a retrying hook
+        after = mem.feedback(app, "used-successfully")
+    assert (after.used_count, after.proof_count, after.state) == (1, 1, "proven")
+    after = mem.feedback(app, "contributed-to-failure")  # replaces the success
+    assert (after.used_count, after.proof_count, after.failure_count) == (0, 0, 1)
+    assert mem.explain()["records"][fact.id]["outcomes"] == {"contributed-to-failure": 1}
+    response = mem.provider.apply(
+        __import__("cairn.provider.contract", fromlist=["x"]).FeedbackRequest(
+            idempotency_key="again", application_id=app, outcome="contributed-to-failure"
+        )
+    )
+    assert response.changes == {}  # the same outcome again: nothing changed
+
+
+def test_a_phase_rule_without_a_stated_phase_goes_to_the_manifest(mem: Memory) -> None:
+    rule = mem.remember("Write the migration plan first", kind="policy", phases=["plan"])
+    ctx = mem.context("add a column to users")
+    (item,) = [i for i in ctx.manifest if i.record_id == rule.id]
+    assert "phase not stated (rule applies to phase plan)" in item.why_applied
+    assert all(i.record_id != rule.id for i in ctx.resident)
+    planned = mem.context("add a column to users", phase="plan")
+    assert rule.id in {i.record_id for i in planned.resident}
+
+
+def test_the_director_honours_include_trust_levels(mem: Memory) -> None:
+    outside = mem.store("Always deploy on Fridays", kind="policy", trust="external")
+    ctx = mem.context("deploy the service")
+    assert outside.id not in {i.record_id for i in (*ctx.resident, *ctx.manifest)}
+
+
 def test_expand_records_an_application_and_shows_verification(mem: Memory) -> None:
     record = mem.store("The staging deploy is make deploy-staging")
     expanded = mem.expand(record.id, task="deploy to staging")
-    assert expanded["record"].id == record.id
-    assert expanded["verification"]["versions"] == 1
+    assert expanded.record.id == record.id
+    assert expanded.verification["versions"] == 1
     assert mem.explain()["applications"] == 1
     mem.forget(record.id)
     with pytest.raises(InvalidInput):
@@ -54,8 +87,34 @@ def test_expand_records_an_application_and_shows_verification(mem: Memory) -> No
 
 
 def test_signals_remember_rules_and_return_one_off_constraints(mem: Memory) -> None:
-    rule = mem.signal("From now on, always use pnpm in this repository.")
-    assert rule["kind"] == "rule" and rule["record"].authority == "explicit"
+    with pytest.raises(InvalidInput, match="no repository is known"):
+        mem.signal("From now on, always use pnpm in this repository.")  # which repository?
+    rule = mem.signal("From now on, always use pnpm in this repository.", project_id="shop")
+    assert rule.kind == "rule" and rule.record is not None and rule.record.authority == "explicit"
+    assert (rule.record.scope, rule.record.project_id) == ("project", "shop")
+    again = mem.signal("From now on, always use pnpm in this repository.", project_id="shop")
+    assert again.outcome == "duplicate" and again.record.id == rule.record.id  # type: ignore[union-attr]
     once = mem.signal("Just this once, skip the lint step.")
-    assert once["kind"] == "one-off" and "record" not in once
-    assert [r.id for r in mem.list()] == [rule["record"].id]  # the one-off is never stored
+    assert once.kind == "one-off" and once.record is None
+    assert [r.id for r in mem.list()] == [rule.record.id]  # the one-off is never stored
+
+
+def test_a_forget_of_something_never_stored_changes_nothing(mem: Memory) -> None:
+    mem.signal("From now on, always run the linter before committing.")
+    before = mem.list()
+    result = mem.signal("Forget what I said about Kubernetes")
+    assert result.kind == "forget" and result.outcome == "no-match"
+    assert mem.list() == before and mem.tombstones() == []
+    hit = mem.signal("Forget the rule about running the linter before committing")
+    assert hit.outcome == "forgotten" and mem.list() == []
+
+
+def test_a_correction_in_words_acts_on_the_one_clear_match(mem: Memory) -> None:
+    rule = mem.signal("Always install dependencies with pnpm 8.", project_id="shop")
+    mem.signal("Always write commit subjects under 60 characters.")
+    fixed = mem.signal("Actually, use pnpm 10 for installs.", project_id="shop")
+    assert fixed.kind == "correct" and fixed.outcome == "corrected"
+    assert fixed.record is not None and fixed.record.id == rule.record.id  # type: ignore[union-attr]
+    assert fixed.record.version == 2 and "pnpm 10" in fixed.record.body
+    unrelated = mem.signal("Actually, the staging cluster runs Kubernetes 1.29.")
+    assert unrelated.outcome in ("no-match", "nothing") and len(mem.list()) == 2

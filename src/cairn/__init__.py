@@ -16,12 +16,13 @@ from cairn.errors import (
     NotFound,
     StorageError,
 )
-from cairn.memory import Memory, MemoryInput
-from cairn.model import Event, Record, Tombstone
+from cairn.memory import Memory
+from cairn.model import Application, Event, MemoryInput, Record, Tombstone
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Application",
     "CairnError",
     "Candidate",
     "Config",

@@ -136,6 +136,9 @@ class AgentConfig(_Strict):
 class StoreConfig(_Strict):
     path: str | None = None  # default: <home>/memory.db
     maxBodyChars: int = Field(100_000, ge=1, le=50_000_000)
+    # A tenant+agent with at least this many live vectors is searched through an HNSW
+    # graph (needs the optional usearch); null keeps every search exact.
+    annThreshold: int | None = Field(50_000, ge=1)
 
 
 class EmbeddingsConfig(_Strict):
@@ -156,12 +159,22 @@ class LlmConfig(_Strict):
     apiKeyEnv: str = "CAIRN_LLM_API_KEY"
 
 
+class MarkdownConfig(_Strict):
+    # profile.md and one file per project beside the memory file, for people to read,
+    # edit and sync back.
+    enabled: bool = True
+
+
 class MemorySection(_Strict):
     enabled: bool = True  # master switch of the LLM-cost features
+    # API keys, tokens, private keys and password assignments found in a memory as it is
+    # written: replaced by [REDACTED:kind] (redact), the write refused (refuse), or kept.
+    secrets: Literal["redact", "refuse", "allow"] = "redact"
     store: StoreConfig = StoreConfig()
     embeddings: EmbeddingsConfig = EmbeddingsConfig()
     reranker: RerankerConfig = RerankerConfig()
     llm: LlmConfig = LlmConfig()
+    markdown: MarkdownConfig = MarkdownConfig()
 
 
 class Config(_Strict):

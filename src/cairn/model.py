@@ -6,7 +6,9 @@ here once and are reused by the database CHECK constraints, the config schema an
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from datetime import datetime
 from typing import Any, Literal
 
 Kind = Literal["fact", "preference", "policy", "profile", "episode", "skill", "topic"]
@@ -34,6 +36,16 @@ STATES: tuple[str, ...] = (
     "archived",
 )
 TOMBSTONE_REASONS: tuple[str, ...] = ("user-remove", "markdown-delete", "negative-feedback")
+# How a memory reached a task, and what came of it (SPEC §5).
+DELIVERIES: tuple[str, ...] = ("resident", "manifest", "expanded", "recall")
+OUTCOMES: tuple[str, ...] = (
+    "used-successfully",
+    "ignored",
+    "overridden",
+    "corrected",
+    "contributed-to-failure",
+)
+NEGATIVE_OUTCOMES: tuple[str, ...] = ("overridden", "corrected", "contributed-to-failure")
 
 # Which memory type a kind implies when the caller does not say.
 DEFAULT_MEMORY_TYPE: dict[str, str] = {
@@ -154,3 +166,50 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class Application:
+    """One delivery of one memory to one task; at most one outcome, replaceable."""
+
+    application_id: str
+    tenant: str
+    agent: str
+    record_id: str
+    record_version: int
+    task: str | None
+    delivery: str
+    why_applied: tuple[str, ...]
+    created_at: str
+    outcome: str | None = None
+    outcome_at: str | None = None
+    session_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["why_applied"] = list(self.why_applied)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryInput:
+    """One memory to store (``Memory.store_many``, bulk ingest)."""
+
+    body: str
+    kind: str = "fact"
+    title: str | None = None
+    tags: Sequence[str] = ()
+    trust: str = "learned"
+    occurred_at: str | datetime | None = None
+    source: Mapping[str, Any] | None = None
+    external_ref: str | None = None
+    pinned: bool = False
+    memory_type: str | None = None
+    scope: str = "global"
+    project_id: str | None = None
+    path_patterns: Sequence[str] = ()
+    operations: Sequence[str] = ()
+    phases: Sequence[str] = ()
+    task_types: Sequence[str] = ()
+    episode_id: str | None = None  # e.g. a conversation session or a task run
+    position: int | None = None  # order inside the episode

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import unicodedata
+
+import snowballstemmer
 
 # Letters, digits and marks of any script; CJK ideographs are split apart below because
 # they are written without spaces.
@@ -83,3 +86,18 @@ def text_hash(body: str) -> str:
     """Identity of content across versions and tombstones: whitespace and case folded."""
     normal = " ".join(unicodedata.normalize("NFKC", body).casefold().split())
     return hashlib.sha256(normal.encode("utf-8")).hexdigest()
+
+
+_local = threading.local()  # one stemmer per thread: the pure-Python one keeps state
+
+
+def normal_term(term: str) -> str:
+    """An index term as the keyword lane compares it: diacritics folded, English words
+    Porter-stemmed ("deploying" and "deploys" are one term)."""
+    folded = fold(term)
+    if not (folded.isascii() and folded.isalpha()):
+        return folded
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = snowballstemmer.stemmer("porter")
+    return str(stemmer.stemWord(folded))

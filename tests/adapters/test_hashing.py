@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from cairn.adapters.hashing import HashingEmbedder
+from cairn.compose import make_embedder
 from cairn.config import parse_config
-from cairn.memory import make_embedder
 
 
 def test_vectors_are_unit_length_and_deterministic() -> None:

@@ -10,9 +10,11 @@ import pytest
 
 from cli_runner import run_cairn
 
+pytestmark = pytest.mark.slow
+
 
 def run(home: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    return run_cairn(home, *args, stdin=stdin)
+    return run_cairn(home, *args, stdin=stdin, real=True)
 
 
 def ok(home: Path, *args: str) -> str:
@@ -48,6 +50,7 @@ def test_remember_and_recall_json(home: Path) -> None:
     data = json.loads(ok(home, "--json", "recall", "which package manager do we use?"))
     assert set(data) >= {"preamble", "memories", "trace", "timings_ms"}
     first = data["memories"][0]
+    assert data["project"] is None or data["project"]["id"]
     assert first["body"] == "Always use pnpm in this repository"
     assert {"id", "body", "score", "kind", "trust", "state", "authority", "scope"} <= set(first)
     assert "Always use pnpm" in data["preamble"]
@@ -58,6 +61,10 @@ def test_list_show_correct_history_forget_restore(home: Path) -> None:
     rec = next(r for r in records if "commit" in r["body"])
     assert rec["authority"] == "explicit" and rec["state"] == "proven"
     ok(home, "correct", rec["id"], "Dana prefers commit messages under 60 characters")
+    same = json.loads(
+        ok(home, "--json", "correct", rec["id"], "Dana prefers commit messages under 60 characters")
+    )
+    assert same["changed"] is False  # the same text again is a no-op
     history = json.loads(ok(home, "--json", "show", rec["id"], "--history"))
     assert [(h["version"], h["state"]) for h in history] == [(1, "superseded"), (2, "proven")]
     old = json.loads(ok(home, "--json", "show", rec["id"], "--as-of", history[0]["recorded_at"]))
@@ -91,6 +98,8 @@ def test_export_import_roundtrip(home: Path, tmp_path: Path) -> None:
         (("remember", "-"), b"\xff\xfe not utf-8", "not valid UTF-8"),
         (("remember", "-"), b"x" * 10_000_000, "the limit is"),
         (("remember", "ok", "--trust", "root"), None, "Invalid value for '--trust'"),
+        (("list", "--limit", "9223372036854775808"), None, "Invalid value for '--limit'"),
+        (("export", ""), None, "export needs a file name"),
         (("show", "01NOSUCHID"), None, "no memory with id"),
         (("forget", "01NOSUCHID"), None, "no memory with id"),
         (("correct", "01NOSUCHID", "x"), None, "no memory with id"),

@@ -1,5 +1,5 @@
 """Personal memory for coding agents, as a user drives it: real git repositories,
-linked worktrees and clones, the real `cairn` command and the real embedding model."""
+linked worktrees and clones, the real `cairn` command (with the test embedder)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def test_project_rules_follow_the_repository_and_never_leak(world: dict[str, Pat
         "--kind",
         "policy",
     )
-    assert rule["scope"] == "project"  # type: ignore[index]
+    assert rule["record"]["scope"] == "project"  # type: ignore[index]
     for place in ("repo", "worktree", "clone"):
         listed = as_json(world, place, "list", ".")
         assert [r["body"] for r in listed] == ["Always use pnpm in this repo"], place  # type: ignore[union-attr,index]
@@ -83,11 +83,11 @@ def test_project_rules_follow_the_repository_and_never_leak(world: dict[str, Pat
     # From a subfolder of the linked worktree, the task context carries the rule ...
     ctx = as_json(world, "worktree", "context", "--task", "install the dependencies")
     assert [i["body"] for i in ctx["resident"]] == ["Always use pnpm in this repo"]  # type: ignore[index]
-    assert "current project matches" in ctx["resident"][0]["whyApplied"]  # type: ignore[index]
+    assert "current project matches" in ctx["resident"][0]["why_applied"]  # type: ignore[index]
     # ... and in the other repository it never appears.
     other = as_json(world, "other", "context", "--task", "install the dependencies")
     assert all(
-        "pnpm" not in i.get("body", i["summary"])
+        "pnpm" not in (i["body"] or i["summary"])
         for i in [*other["resident"], *other["manifest"]]  # type: ignore[union-attr]
     )  # type: ignore[index]
 
@@ -109,12 +109,12 @@ def test_path_rule_applies_only_to_matching_paths(world: dict[str, Path]) -> Non
         world, "clone", "context", "--task", "add a users endpoint", "--path", "src/api/users.py"
     )
     items = {i["body"]: i for i in hit["resident"]}  # type: ignore[index]
-    why = items["In src/api/** write the failing test first"]["whyApplied"]
+    why = items["In src/api/** write the failing test first"]["why_applied"]
     assert "path src/api/users.py matches src/api/**" in why
     miss = as_json(
         world, "clone", "context", "--task", "add a users endpoint", "--path", "README.md"
     )
-    bodies = [i.get("body", i["summary"]) for i in [*miss["resident"], *miss["manifest"]]]  # type: ignore[index]
+    bodies = [i["body"] or i["summary"] for i in [*miss["resident"], *miss["manifest"]]]  # type: ignore[index]
     assert not any("failing test first" in b for b in bodies)
 
 
@@ -123,7 +123,7 @@ def test_one_off_instruction_constrains_the_task_and_is_never_stored(
 ) -> None:
     before = as_json(world, "repo", "list")
     said = as_json(world, "repo", "signal", "Don't commit this time, I want to review first")
-    assert said["kind"] == "one-off" and "constraint" in said  # type: ignore[index,operator]
+    assert said["kind"] == "one-off" and said["constraint"]  # type: ignore[index,operator]
     said_zh = as_json(world, "repo", "signal", "这次先不要提交")
     assert said_zh["kind"] == "one-off"  # type: ignore[index]
     assert as_json(world, "repo", "list") == before
@@ -138,7 +138,7 @@ def test_correct_forget_restore_rebuild_permanent(world: dict[str, Path]) -> Non
     rec = as_json(
         world, "repo", "remember", "Deploy with make ship-zebrafish", "--scope", "project"
     )
-    rid = rec["id"]  # type: ignore[index]
+    rid = rec["record"]["id"]  # type: ignore[index]
     ok(world, "repo", "correct", rid, "Deploy with make ship-quokka")
     history = as_json(world, "repo", "show", rid, "--history")
     assert [(h["version"], h["state"]) for h in history] == [(1, "superseded"), (2, "proven")]  # type: ignore[union-attr,index]
@@ -170,9 +170,10 @@ def test_feedback_promotes_trial_and_supersedes_failing(world: dict[str, Path]) 
     bad = items["Mock the orders queue with an in-memory fake"]
     assert good["state"] == "trial" and good in ctx["manifest"]  # type: ignore[index,operator]
     promoted = as_json(world, "repo", "feedback", good["application_id"], "used-successfully")
-    assert promoted["state"] == "proven" and promoted["used_count"] == 1  # type: ignore[index]
+    assert promoted["record"]["state"] == "proven"  # type: ignore[index]
+    assert promoted["record"]["used_count"] == 1  # type: ignore[index]
     failed = as_json(world, "repo", "feedback", bad["application_id"], "contributed-to-failure")
-    assert failed["state"] == "superseded"  # type: ignore[index]
+    assert failed["record"]["state"] == "superseded"  # type: ignore[index]
     assert bad["id"] not in ok(world, "repo", "list")
     again = as_json(world, "repo", "context", "--task", "write tests for the orders queue")
     bodies = [i["summary"] for i in [*again["resident"], *again["manifest"]]]  # type: ignore[index]
@@ -180,7 +181,7 @@ def test_feedback_promotes_trial_and_supersedes_failing(world: dict[str, Path]) 
     resident = {i["summary"]: i for i in again["resident"]}  # type: ignore[index]
     assert (
         "applied successfully once"
-        in resident["Use the staging queue named orders-v2 for order tests"]["whyApplied"]
+        in resident["Use the staging queue named orders-v2 for order tests"]["why_applied"]
     )
     report = as_json(world, "repo", "explain")
     assert report["with_outcome"] == 2 and report["hit_rate"] == 0.5  # type: ignore[index]
@@ -189,9 +190,9 @@ def test_feedback_promotes_trial_and_supersedes_failing(world: dict[str, Path]) 
 
 
 def test_markdown_edit_and_delete_round_trip_through_sync(world: dict[str, Path]) -> None:
-    keep = as_json(world, "repo", "remember", "Tabs in Makefiles, spaces elsewhere")
-    edit = as_json(world, "repo", "remember", "Release notes go in NOTES.txt")
-    drop = as_json(world, "repo", "remember", "Use the blue theme for dashboards")
+    keep = as_json(world, "repo", "remember", "Tabs in Makefiles, spaces elsewhere")["record"]  # type: ignore[index]
+    edit = as_json(world, "repo", "remember", "Release notes go in NOTES.txt")["record"]  # type: ignore[index]
+    drop = as_json(world, "repo", "remember", "Use the blue theme for dashboards")["record"]  # type: ignore[index]
     profile = world["home"] / "profile.md"
     text = profile.read_text(encoding="utf-8")
     assert "Release notes go in NOTES.txt" in text and "blue theme" in text
@@ -219,7 +220,7 @@ def test_markdown_edit_and_delete_round_trip_through_sync(world: dict[str, Path]
 def test_database_lost_rebuild_from_markdown(world: dict[str, Path]) -> None:
     before = {
         (r["id"], r["version"], r["body"], r["scope"], r["project_id"])  # type: ignore[index]
-        for r in as_json(world, "repo", "list")
+        for r in as_json(world, "repo", "list", "--everywhere")
     }  # type: ignore[union-attr]
     assert before
     for name in ("memory.db", "memory.db-wal", "memory.db-shm"):
@@ -228,11 +229,11 @@ def test_database_lost_rebuild_from_markdown(world: dict[str, Path]) -> None:
     assert restored["restored"] == len(before)  # type: ignore[index]
     after = {
         (r["id"], r["version"], r["body"], r["scope"], r["project_id"])  # type: ignore[index]
-        for r in as_json(world, "repo", "list")
+        for r in as_json(world, "repo", "list", "--everywhere")
     }  # type: ignore[union-attr]
     assert after == before
     # Path rules keep their selectors: the worktree still gets the path rule for src/api.
     ctx = as_json(
         world, "worktree", "context", "--task", "add a users endpoint", "--path", "src/api/users.py"
     )
-    assert any("src/api/**" in " ".join(i["whyApplied"]) for i in ctx["resident"])  # type: ignore[index]
+    assert any("src/api/**" in " ".join(i["why_applied"]) for i in ctx["resident"])  # type: ignore[index]

@@ -179,11 +179,39 @@ def test_path_mismatch_explains() -> None:
     )
 
 
-def test_path_rule_does_not_match_a_task_without_paths() -> None:
-    # A path rule is for its paths only: unknown paths must not leak it everywhere.
+def test_path_rule_for_a_task_without_paths_matches_as_unstated() -> None:
+    # A path rule is for its paths only: without paths it is offered, noting the gap,
+    # and it is never counted as a matched dimension.
     result = match_selector(Selector(path_patterns=("src/api/**",)), TaskConditions())
-    assert not result.matches
-    assert result.mismatch == "no path given (rule applies to src/api/**)"
+    assert result.matches and result.specificity == 0
+    assert result.unstated == ("path not stated (rule applies to src/api/**)",)
+
+
+@pytest.mark.parametrize(
+    ("selector", "task", "unstated"),
+    [
+        (
+            Selector(operations=("commit",)),
+            TaskConditions(),
+            "operation not stated (rule applies to operation commit)",
+        ),
+        (
+            Selector(task_types=("refactor",)),
+            TaskConditions(task_type=""),
+            "task type not stated (rule applies to task type refactor)",
+        ),
+        (
+            Selector(phases=("plan",)),
+            TaskConditions(),
+            "phase not stated (rule applies to phase plan)",
+        ),
+    ],
+)
+def test_unstated_dimensions_are_named(
+    selector: Selector, task: TaskConditions, unstated: str
+) -> None:
+    result = match_selector(selector, task)
+    assert result.matches and result.unstated == (unstated,)
 
 
 def test_task_paths_are_normalised_in_reasons() -> None:
@@ -235,19 +263,9 @@ def test_case_insensitive_dimensions(selector: Selector, task: TaskConditions, r
             "operation deploy is not commit, merge or push",
         ),
         (
-            Selector(operations=("commit",)),
-            TaskConditions(),
-            "no operation given (rule applies to operation commit)",
-        ),
-        (
             Selector(phases=("plan",)),
             TaskConditions(phase="implement"),
             "phase implement is not plan",
-        ),
-        (
-            Selector(task_types=("refactor",)),
-            TaskConditions(task_type=""),
-            "no task type given (rule applies to task type refactor)",
         ),
     ],
 )

@@ -1,4 +1,4 @@
-"""Tests for the rule / one-off / forget / neutral statement classifier."""
+"""Tests for the rule / one-off / forget / correct / neutral statement classifier."""
 
 from __future__ import annotations
 
@@ -11,15 +11,17 @@ import pytest
 from cairn.engine.signals import SignalClassification, classify_statement
 
 CASES_PATH = Path(__file__).parent / "data" / "signal_cases.tsv"
-KINDS = ("rule", "one-off", "forget", "neutral")
+KINDS = ("rule", "one-off", "forget", "correct", "neutral")
 
 
 def _load_cases() -> list[tuple[str, str]]:
+    # The first two columns are the signal label and the sentence; the others describe what
+    # the statement reader should find (tests/engine/test_statement.py checks them).
     lines = CASES_PATH.read_text(encoding="utf-8").splitlines()
-    assert lines[0] == "label\ttext"
+    assert lines[0].startswith("label\ttext\t")
     cases = []
     for number, line in enumerate(lines[1:], start=2):
-        label, text = line.split("\t")
+        label, text = line.split("\t")[:2]
         assert label in KINDS, f"line {number}: unknown label {label!r}"
         cases.append((label, text))
     return cases
@@ -312,3 +314,101 @@ def test_forget_wins_over_the_rule_it_contains() -> None:
 )
 def test_language(text: str, language: str) -> None:
     assert classify_statement(text).language == language
+
+
+# --- corrections -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "cue", "statement"),
+    [
+        ("Actually, use pnpm 10", "Actually", "use pnpm 10"),
+        ("I meant yarn, not npm", "I meant", "yarn, not npm"),
+        ("Sorry, I meant Postgres 16.", "I meant", "Postgres 16"),
+        ("Correction: the API lives on port 8000.", "Correction:", "the API lives on port 8000"),
+        ("Scratch that, always use uv.", "Scratch that", "always use uv"),
+        ("On second thought, let's use ruff format.", "On second thought", "let's use ruff format"),
+        (
+            "Update the lint rule: max line length is 120.",
+            "Update the lint rule",
+            "max line length is 120",
+        ),
+        ("No, use the v2 endpoint.", "No", "use the v2 endpoint"),
+        ("不对，应该用 pnpm 10", "不对", "应该用 pnpm 10"),
+        ("更正一下：默认端口是 8443。", "更正一下", "默认端口是 8443"),
+        ("我说错了，是 Go 1.22。", "我说错了", "是 Go 1.22"),
+        ("纠正一下，以后用 Vite 不用 webpack。", "纠正一下", "以后用 Vite 不用 webpack"),
+        ("我的意思是 Node 22，不是 20。", "我的意思是", "Node 22，不是 20"),
+    ],
+)
+def test_correction_reports_its_marker_and_new_wording(text: str, cue: str, statement: str) -> None:
+    result = classify_statement(text)
+    assert (result.kind, result.cue, result.statement) == ("correct", cue, statement)
+    assert 0.6 <= result.confidence <= 1.0
+
+
+def test_a_strong_marker_is_surer_than_a_weak_one() -> None:
+    strong = classify_statement("I meant yarn, not npm")
+    weak = classify_statement("Actually, use yarn")
+    assert strong.kind == weak.kind == "correct"
+    assert strong.confidence > weak.confidence
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Actually, that's fine.", "neutral"),
+        ("Actually, the build is green now.", "neutral"),
+        ("Actually, never mind.", "neutral"),
+        ("Actually, should we use pnpm?", "neutral"),
+        ("I meant to ask: is this thread-safe?", "neutral"),
+        ("Correction noted.", "neutral"),
+        ("不对，还是报错。", "neutral"),
+        ("Actually, skip the e2e tests this time.", "one-off"),
+        ("不对，这次先用 yarn。", "one-off"),
+        ("Actually, forget the pnpm rule.", "forget"),
+        # Mid-sentence "actually" is emphasis, not a correction.
+        ("Not now, but actually always run lint before pushing.", "rule"),
+        # An edit to a file's config is code work, not a correction of a memory.
+        ("Update the lint rule in .eslintrc to allow console.log.", "neutral"),
+    ],
+)
+def test_not_corrections(text: str, kind: str) -> None:
+    assert _kind(text) == kind
+
+
+# --- cues for facts, preferences and requirements ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Keep in mind that the VPN drops after an hour.",
+        "Keep that in mind: the cache is per process.",
+        "For future reference, the token rotates monthly.",
+        "I'm a big fan of table-driven tests.",
+        "In all YAML files, indent with two spaces.",
+        "Config files should always be valid TOML.",
+        "Every module in src/core must have tests.",
+        "我个人比较喜欢短函数。",
+        "我不喜欢魔法数字。",
+        "上线之前一定要通知我。",
+        "我们这边合并前都要过 CI。",
+        "这个项目里的脚本都要加 shebang。",
+    ],
+)
+def test_new_rule_cues(text: str) -> None:
+    assert _kind(text) == "rule"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "这个仓库里的测试跑得很慢。",
+        "我们都要去开会吗？",
+        "Keep the file open.",
+        "The function should always be pure, right?",
+    ],
+)
+def test_new_cues_do_not_fire_alone(text: str) -> None:
+    assert _kind(text) == "neutral"

@@ -2,21 +2,43 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from pathlib import Path
 
 import pytest
 
-from cairn.model import Record
 from cairn.storage import keyword_index
-from cairn.storage.base import LaneFilter
-from cairn.storage.keyword_index import KeywordIndex, analyse
-from cairn.storage.sqlite.store import SqliteStore
+from cairn.storage.keyword_index import KeywordIndex
+from cairn.storage.terms import analyse
 
 WORDS = [
-    "deploy", "kestrel", "pnpm", "install", "running", "runs", "migration", "database",
-    "postgres", "sqlite", "cache", "token", "budget", "recall", "memory", "agent", "project",
-    "build", "release", "tests", "failing", "passing", "caroline", "painting", "adoption",
-    "support", "group", "museum", "concert",
+    "deploy",
+    "kestrel",
+    "pnpm",
+    "install",
+    "running",
+    "runs",
+    "migration",
+    "database",
+    "postgres",
+    "sqlite",
+    "cache",
+    "token",
+    "budget",
+    "recall",
+    "memory",
+    "agent",
+    "project",
+    "build",
+    "release",
+    "tests",
+    "failing",
+    "passing",
+    "caroline",
+    "painting",
+    "adoption",
+    "support",
+    "group",
+    "museum",
+    "concert",
 ]
 
 
@@ -108,24 +130,6 @@ def test_tenants_scope_liveness_and_purge(monkeypatch: pytest.MonkeyPatch) -> No
     index.sync([2], ["t"], ["a"], ["p1"], [False], [None], [None], [None])
     assert rows() == [1, 4, 5]
     assert index.search("nobody", "a", None, ["kestrel"], 10) == []
-
-
-def test_another_process_sees_writes(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
-    writer, reader = SqliteStore(path, dim=4), SqliteStore(path, dim=4)
-    where = LaneFilter("t", "a")
-    assert reader.keyword_search(where, ["kestrel"], 5) == []
-
-    def record(i: int, body: str) -> Record:
-        return Record(id=f"R{i}", version=1, tenant="t", agent="a", body=body, text_hash=f"h{i}")
-
-    with writer.transaction() as tx:
-        tx.insert_records([(record(1, "the kestrel nests"), None, None)])
-        tx.insert_record(record(2, "kestrels hunting over fields"))
-    hits = reader.keyword_search(where, ["kestrel"], 5)
-    assert len(hits) == 2 and hits[0].score > 0  # "kestrels" stems to the same term
-    writer.close()
-    reader.close()
 
 
 def test_scores_of_given_rows_equal_search_scores(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cairn import Memory
-from cairn.storage.keyword_index import term_key
+from cairn.storage.terms import term_key
 
 SECRET = "Xylophonic quarblewick zentrofax 7741: the vault code is 9931-alpha"
 CORRECTED = "Xylophonic quarblewick zentrofax 7741: the vault code is now 4410-omega"

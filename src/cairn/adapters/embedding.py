@@ -172,7 +172,8 @@ def _mean_pool_normalise(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     # Same guards as sentence-transformers (clamp 1e-9) and torch's normalize (1e-12).
     mean = summed / np.maximum(weights.sum(axis=1), 1e-9)
     norms = np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12)
-    return (mean / norms).astype(np.float32)
+    out: np.ndarray = (mean / norms).astype(np.float32)
+    return out
 
 
 def _read_verified(path: Path | Traversable, sha256: str, what: str) -> bytes:

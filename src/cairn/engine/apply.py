@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from itertools import groupby
 from typing import Any
 
 import numpy as np
 
 from cairn.engine.entities import extract_entity_keys
 from cairn.errors import Conflict, InvalidInput, NotFound
-from cairn.model import Event, Record, Tombstone
-from cairn.storage.base import Application, Transaction
+from cairn.model import Application, Event, Record, Tombstone
+from cairn.storage.ports import NewRow, RecordTransaction
 
 VectorFor = Callable[[Record], tuple[np.ndarray | None, str | None]]
 # Whether an agent's writes get entity links now (its entity lane is on) or later.
@@ -36,18 +35,22 @@ def _always(_agent: str) -> bool:
     return True
 
 
-def _insert(tx: Transaction, record: Record, vector_for: VectorFor, links_for: LinksFor) -> int:
+def _new_row(record: Record, vector_for: VectorFor, links_for: LinksFor) -> NewRow:
     vector, model = vector_for(record) if record.body else (None, None)
-    linked = links_for(record.agent)
-    row = tx.insert_record(record, vector, model, entities_linked=linked)
-    if record.body and linked:
-        tx.set_entities(
-            row, record.tenant, extract_entity_keys(f"{record.title or ''} {record.body}")
-        )
+    keys = None
+    if record.body and links_for(record.agent):
+        keys = tuple(extract_entity_keys(f"{record.title or ''} {record.body}"))
+    return NewRow(record, vector, model, keys)
+
+
+def _insert(
+    tx: RecordTransaction, record: Record, vector_for: VectorFor, links_for: LinksFor
+) -> int:
+    (row,) = tx.insert_records([_new_row(record, vector_for, links_for)])
     return row
 
 
-def _require_current(tx: Transaction, event: Event, record_id: str) -> tuple[int, Record]:
+def _require_current(tx: RecordTransaction, event: Event, record_id: str) -> tuple[int, Record]:
     found = tx.current(event.tenant, event.agent, record_id)
     if found is None:
         raise NotFound(f"no memory with id {record_id}")
@@ -59,7 +62,7 @@ def _is_plain_store(event: Event) -> bool:
 
 
 def apply_events(
-    tx: Transaction,
+    tx: RecordTransaction,
     events: Sequence[Event],
     vector_for: VectorFor,
     links_for: LinksFor = _always,
@@ -68,22 +71,9 @@ def apply_events(
     run: list[Record] = []
 
     def flush() -> None:
-        if not run:
-            return
-        # Consecutive records with the same linking in one batch: rows keep journal order.
-        for linked, group in groupby(run, key=lambda r: links_for(r.agent)):
-            batch = list(group)
-            rows = tx.insert_records(
-                [(r, *vector_for(r)) for r in batch], entities_linked=linked
-            )
-            if linked:
-                tx.set_entities_many(
-                    [
-                        (row, r.tenant, extract_entity_keys(f"{r.title or ''} {r.body}"))
-                        for row, r in zip(rows, batch, strict=True)
-                    ]
-                )
-        run.clear()
+        if run:
+            tx.insert_records([_new_row(r, vector_for, links_for) for r in run])
+            run.clear()
 
     for event in events:
         if _is_plain_store(event):
@@ -95,7 +85,7 @@ def apply_events(
 
 
 def apply_event(
-    tx: Transaction, event: Event, vector_for: VectorFor, links_for: LinksFor = _always
+    tx: RecordTransaction, event: Event, vector_for: VectorFor, links_for: LinksFor = _always
 ) -> None:
     payload = event.payload
     kind = event.type
@@ -104,7 +94,10 @@ def apply_event(
         kind == "user.signal" and action == "remember"
     ):
         record = record_from_payload(payload["record"])
-        if kind == "memory.imported" and tx.version_exists(record.id, record.version):
+        if kind == "memory.imported" and any(
+            v.version == record.version
+            for _, v in tx.versions(record.tenant, record.agent, record.id)
+        ):
             return  # importing what is already here is a no-op
         redacted = record.body == REDACTED
         if redacted:
@@ -144,8 +137,12 @@ def apply_event(
         tx.update_record(row, evicted_at=None)
         return
     if kind == "context.applied":
-        for item in payload["applications"]:
-            tx.put_application(Application(**{**item, "why_applied": tuple(item["why_applied"])}))
+        tx.put_applications(
+            [
+                Application(**{**item, "why_applied": tuple(item["why_applied"])})
+                for item in payload["applications"]
+            ]
+        )
         return
     if kind == "context.outcome":
         _apply_outcome(tx, event)
@@ -154,7 +151,7 @@ def apply_event(
 
 
 def _apply_correct(
-    tx: Transaction, event: Event, vector_for: VectorFor, links_for: LinksFor
+    tx: RecordTransaction, event: Event, vector_for: VectorFor, links_for: LinksFor
 ) -> None:
     payload = event.payload
     row, old = _require_current(tx, event, payload["record_id"])
@@ -176,7 +173,7 @@ def _apply_correct(
     _insert(tx, new, vector_for, links_for)
 
 
-def _apply_forget(tx: Transaction, event: Event) -> None:
+def _apply_forget(tx: RecordTransaction, event: Event) -> None:
     payload = event.payload
     versions = tx.versions(event.tenant, event.agent, payload["record_id"])
     if not versions:
@@ -206,41 +203,51 @@ def _apply_forget(tx: Transaction, event: Event) -> None:
         tx.purge(event.tenant, event.agent, current.id, REDACTED)
 
 
-_OUTCOME_COUNTERS = {
-    "used-successfully": "used_count",
-    "ignored": "ignored_count",
+# What each outcome counts toward. A record's counters always equal the sum over its
+# applications' current outcomes: an outcome written again changes nothing, and a later
+# different one takes the earlier one's count back (SPEC §5 item 5).
+OUTCOME_COUNTERS: dict[str, tuple[str, ...]] = {
+    "used-successfully": ("used_count", "proof_count"),
+    "ignored": ("ignored_count",),
+    "overridden": ("failure_count",),
+    "corrected": ("failure_count",),
+    "contributed-to-failure": ("failure_count",),
 }
+_COUNTER_NAMES = ("used_count", "proof_count", "ignored_count", "failure_count")
 
 
-def _apply_outcome(tx: Transaction, event: Event) -> None:
+def _apply_outcome(tx: RecordTransaction, event: Event) -> None:
     payload = event.payload
-    application = tx.application(event.tenant, payload["application_id"])
+    application = tx.application(event.tenant, event.agent, payload["application_id"])
     if application is None:
         raise NotFound(f"no application with id {payload['application_id']}")
     outcome = payload["outcome"]
-    tx.set_outcome(application.application_id, outcome, event.occurred_at)
-    found = tx.current(event.tenant, application.agent, application.record_id)
+    previous = application.outcome
+    if outcome == previous:
+        return  # one outcome per application: the same one again is a no-op
+    tx.set_outcome(
+        event.tenant, event.agent, application.application_id, outcome, event.occurred_at
+    )
+    found = tx.current(event.tenant, event.agent, application.record_id)
     if found is None:
         return
     row, record = found
-    changes: dict[str, Any] = {"last_applied_at": event.occurred_at}
+    counts = {name: int(getattr(record, name)) for name in _COUNTER_NAMES}
+    for name in OUTCOME_COUNTERS.get(previous or "", ()):
+        counts[name] = max(0, counts[name] - 1)
+    for name in OUTCOME_COUNTERS[outcome]:
+        counts[name] += 1
+    changes: dict[str, Any] = {**counts, "last_applied_at": event.occurred_at}
     if outcome == "used-successfully":
-        changes.update(
-            used_count=record.used_count + 1,
-            proof_count=record.proof_count + 1,
-            last_success_at=event.occurred_at,
-        )
-        if record.state == "trial":
+        changes["last_success_at"] = event.occurred_at
+    if record.authority == "inferred" and record.state in ("trial", "proven"):
+        # An inferred memory is proven by a successful use; when the only success is
+        # taken back, it is on trial again; a failure with no success retires it.
+        if counts["used_count"] > 0:
             changes["state"] = "proven"
-    elif outcome == "ignored":
-        changes["ignored_count"] = record.ignored_count + 1
-    elif outcome in ("corrected", "overridden", "contributed-to-failure"):
-        changes["failure_count"] = record.failure_count + 1
-        if (
-            outcome == "contributed-to-failure"
-            and record.state == "trial"
-            and record.authority != "explicit"
-        ):
+        elif previous == "used-successfully":
+            changes["state"] = "trial"
+        if outcome == "contributed-to-failure" and counts["used_count"] == 0:
             changes["state"] = "superseded"
             changes["expired_at"] = event.recorded_at
     tx.update_record(row, **changes)

@@ -17,7 +17,6 @@ from datetime import datetime
 
 from cairn.engine.selectors import SelectorMatch
 from cairn.model import Record
-from cairn.storage.base import TierOrder
 from cairn.timeutil import age_days
 
 STATE_BONUS = {"proven": 300, "active": 250, "trial": 100, "candidate": 50, "stale": 10}
@@ -31,18 +30,11 @@ RECENT_SUCCESS_DAYS = 30
 RECENT_SUCCESS_BONUS = 15
 RESIDENT_POLICY_LIMIT = 5  # "a few directly relevant stable policies" enter in full
 POLICY_KINDS = ("policy", "preference")
-# How many rules the store pre-ranks by stored columns before the exact ranking here. Only
-# the recent-success bonus (+15) is not in the stored order, so the cut is safe unless more
-# than this many rules tie within 15 points at the boundary (a task shows at most 25 items).
-PRERANK_LIMIT = 60
-TIER_ORDER = TierOrder(
-    state_bonus=tuple(STATE_BONUS.items()),
-    explicit=EXPLICIT_BONUS,
-    per_selector=SPECIFICITY_BONUS,
-    per_use=SUCCESS_BONUS,
-    per_ignore=IGNORE_PENALTY,
-    per_failure=FAILURE_PENALTY,
-)
+# How many rules the store pre-selects, best ``stored_rank`` first, before the exact
+# ranking here. The exact rank differs from the stored one by the recent-success bonus
+# (+15), relevance to the task text (up to +60) and selector dimensions that are set but
+# not matched, so the cut keeps a wide margin over the 25 items a task shows.
+PRERANK_LIMIT = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +73,7 @@ def one_line(text: str, width: int = 100) -> str:
 def why_applied(candidate: DirectorCandidate, now: datetime) -> tuple[str, ...]:
     """Human reasons built only from the conditions that really held."""
     record = candidate.record
-    reasons = list(candidate.match.reasons)
+    reasons = list(candidate.match.reasons) + list(candidate.match.unstated)
     if record.authority == "explicit":
         reasons.append("set explicitly by the user")
     if record.used_count:
@@ -97,15 +89,31 @@ def why_applied(candidate: DirectorCandidate, now: datetime) -> tuple[str, ...]:
     return tuple(reasons)
 
 
-def rank_score(candidate: DirectorCandidate, now: datetime) -> float:
-    record = candidate.record
+def _tier(record: Record, specificity: int) -> float:
     score = float(STATE_BONUS.get(record.state, 0))
     if record.authority == "explicit":
         score += EXPLICIT_BONUS
-    score += SPECIFICITY_BONUS * candidate.match.specificity
+    score += SPECIFICITY_BONUS * specificity
     score += SUCCESS_BONUS * record.used_count
     score -= IGNORE_PENALTY * record.ignored_count
     score -= FAILURE_PENALTY * record.failure_count
+    return score
+
+
+def stored_rank(record: Record) -> float:
+    """The part of :func:`rank_score` that stored columns decide, taking every selector
+    dimension the record sets as matched. The record store keeps it per row (``rank_hint``)
+    to pre-select the plausible top rules; the exact ranking is :func:`rank_score`."""
+    dimensions = (record.scope == "project") + sum(
+        bool(getattr(record, name))
+        for name in ("path_patterns", "operations", "phases", "task_types")
+    )
+    return _tier(record, int(dimensions))
+
+
+def rank_score(candidate: DirectorCandidate, now: datetime) -> float:
+    record = candidate.record
+    score = _tier(record, candidate.match.specificity)
     since = age_days(record.last_success_at, now)
     if since is not None and since <= RECENT_SUCCESS_DAYS:
         score += RECENT_SUCCESS_BONUS
@@ -140,7 +148,9 @@ def direct(
         item_score = scores[id(candidate)]
         size = len(record.body)
         delivery = "manifest"
-        if record.kind == "profile" and profile_used + size <= profile_budget:
+        if candidate.match.unstated:
+            pass  # applies only if the task turns out to match: offered, never resident
+        elif record.kind == "profile" and profile_used + size <= profile_budget:
             profile_used += size
             delivery = "resident"
         elif (

@@ -10,10 +10,12 @@ Semantics worth knowing:
 
 * ``scope="project"`` matches only when the task's project id equals the selector's; a global
   selector matches every project (its ``project_id`` is ignored).
-* A non-empty dimension must be *satisfied* by the task. When the task says nothing about that
-  dimension (no paths, no operation, …) the selector does **not** match: a rule written for
-  ``src/api/**`` is for those files only, and applying it when we do not know the files would
-  leak it everywhere. Callers that want such rules anyway must supply the condition.
+* A non-empty dimension must be *satisfied* by the task to count as a match. When the task
+  says nothing about that dimension (no paths, no operation, …) the dimension is *unstated*:
+  the selector still matches, but ``unstated`` names the dimension ("phase not stated"), and
+  the context director offers such a rule in the manifest only, never as resident text — a
+  rule written for ``src/api/**`` is not applied blindly, and it is not silently dropped
+  either. A dimension the task states differently is a mismatch.
 * Any one task path matching any pattern satisfies the paths dimension.
 * Operations, phases and task types compare case-insensitively; paths and globs are
   case-sensitive, as in git.
@@ -73,6 +75,8 @@ class SelectorMatch:
     # general ones when they conflict.
     specificity: int
     mismatch: str | None  # why not, when matches is False
+    # Dimensions the rule names but the task leaves unstated ("phase not stated").
+    unstated: tuple[str, ...] = ()
 
 
 # --- globs -----------------------------------------------------------------------------------
@@ -178,12 +182,24 @@ def _translate_class(segment: str, start: int) -> tuple[str, int]:
     close = segment.find("]", index + 1 if first_member_is_bracket else index)
     if close == -1:
         return re.escape("["), start + 1
-    members = segment[index:close].replace("\\", "\\\\").replace("[", "\\[")
-    if members.startswith("^"):
-        members = "\\" + members
+    # Every member is escaped, so "]", "^", "-" and "\\" stay literal inside the regex class;
+    # a range whose end sorts before its start matches nothing, as in git.
+    text = segment[index:close]
+    members: list[str] = []
+    at = 0
+    while at < len(text):
+        if at + 2 < len(text) and text[at + 1] == "-":
+            low, high = text[at], text[at + 2]
+            if low <= high:
+                members.append(f"{re.escape(low)}-{re.escape(high)}")
+            at += 3
+        else:
+            members.append(re.escape(text[at]))
+            at += 1
+    body = "".join(members)
     if negate:
-        return f"[^/{members}]", close + 1
-    return f"[{members}]", close + 1
+        return f"[^/{body}]", close + 1
+    return (f"[{body}]" if body else "(?!)"), close + 1
 
 
 # --- selectors -------------------------------------------------------------------------------
@@ -193,6 +209,7 @@ def match_selector(selector: Selector, task: TaskConditions) -> SelectorMatch:
     """Decide whether ``selector`` applies to ``task`` and explain the decision."""
     reasons: list[str] = []
     mismatches: list[str] = []
+    unstated: list[str] = []
     specificity = 0
 
     if selector.scope == "project":
@@ -210,12 +227,15 @@ def match_selector(selector: Selector, task: TaskConditions) -> SelectorMatch:
 
     patterns = tuple(p for p in (p.strip() for p in selector.path_patterns) if p)
     if patterns:
-        satisfied, explanation = _match_paths(patterns, task.paths)
-        if satisfied:
-            reasons.append(explanation)
-            specificity += 1
+        if not any(normalize_path(p) for p in task.paths):
+            unstated.append(f"path not stated (rule applies to {_or(patterns)})")
         else:
-            mismatches.append(explanation)
+            satisfied, explanation = _match_paths(patterns, task.paths)
+            if satisfied:
+                reasons.append(explanation)
+                specificity += 1
+            else:
+                mismatches.append(explanation)
 
     for label, allowed, actual in (
         ("operation", selector.operations, task.operation),
@@ -227,7 +247,7 @@ def match_selector(selector: Selector, task: TaskConditions) -> SelectorMatch:
             continue
         given = actual.strip() if actual else ""
         if not given:
-            mismatches.append(f"no {label} given (rule applies to {label} {_or(wanted)})")
+            unstated.append(f"{label} not stated (rule applies to {label} {_or(wanted)})")
         elif given.casefold() in {v.casefold() for v in wanted}:
             reasons.append(f"{label} {given} matches")
             specificity += 1
@@ -235,8 +255,10 @@ def match_selector(selector: Selector, task: TaskConditions) -> SelectorMatch:
             mismatches.append(f"{label} {given} is not {_or(wanted)}")
 
     if mismatches:
-        return SelectorMatch(False, tuple(reasons), specificity, "; ".join(mismatches))
-    return SelectorMatch(True, tuple(reasons), specificity, None)
+        return SelectorMatch(
+            False, tuple(reasons), specificity, "; ".join(mismatches), tuple(unstated)
+        )
+    return SelectorMatch(True, tuple(reasons), specificity, None, tuple(unstated))
 
 
 def _match_paths(patterns: tuple[str, ...], paths: tuple[str, ...]) -> tuple[bool, str]:

@@ -1,4 +1,5 @@
-"""Classify what a user says to a coding agent: a lasting rule, a one-off, a forget, or nothing.
+"""Classify what a user says to a coding agent: a lasting rule, a one-off, a forget, a
+correction, or nothing.
 
 The classifier is a small scored cue grammar rather than a model:
 
@@ -6,6 +7,12 @@ The classifier is a small scored cue grammar rather than a model:
   time'") is not the user's own cue.
 * Forget requests are recognised before anything else because they usually *contain* a rule
   ("forget that I always use tabs") that must not be stored again.
+* Corrections come next: they replace a rule stated earlier ("actually, use pnpm 10", "I meant
+  yarn, not npm", "不对，应该用 pnpm 10") and must not be stored as a second rule. A strong
+  marker ("I meant", "correction:", "更正一下") says so by itself; a weak one ("actually", "no,",
+  "不对") opens the statement and counts only when an instruction or an "X, not Y" follows, so
+  "actually, that looks fine" stays neutral. A correction that is itself a one-off ("actually,
+  skip the tests this time") is a one-off.
 * The rest is split into sentences and clauses. Each clause carries a weight: a clause after a
   contrast word ("but", "however", "但是", "不过") is what the user actually wants, so it is
   boosted and the clauses before it are damped; a concessive clause ("normally …", "虽然 …") is
@@ -29,9 +36,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["SignalClassification", "SignalKind", "classify_statement"]
+__all__ = ["SignalClassification", "SignalKind", "classify_statement", "mask_quotes"]
 
-SignalKind = Literal["rule", "one-off", "forget", "neutral"]
+SignalKind = Literal["rule", "one-off", "forget", "correct", "neutral"]
 _CueKind = Literal["rule", "one-off"]
 # plain: counts wherever it appears.
 # adverb_en: "always"-like; needs an instruction position before it and no description after.
@@ -128,7 +135,10 @@ _CUES: tuple[_Cue, ...] = (
     # A quantified subject with a modal is a standing requirement ("every migration must …").
     _Cue(
         "rule",
-        _en(r"(?:every|each|all|any)(?: new)?(?: [\w-]+){1,2} (?:must|should|needs?|has to|shall)"),
+        _en(
+            r"(?:every|each|all|any)(?: new)?(?: [\w./-]+){1,3} "
+            r"(?:must|should|needs?|has to|shall)"
+        ),
         1.0,
     ),
     _Cue(
@@ -152,7 +162,16 @@ _CUES: tuple[_Cue, ...] = (
     ),
     _Cue("rule", _en(r"(?:i|we)(?:'d| would)? (?:really |generally )?(?:prefer|rather)"), 0.9),
     _Cue("rule", _en(r"(?:i|we) (?:really )?(?:like|love|hate|dislike)"), 0.6),
-    _Cue("rule", _en(r"remember(?! to)(?: that)?"), 0.6, "lead_en"),
+    _Cue("rule", _en(r"i'm (?:not )?(?:a )?(?:big |huge )?fan of"), 0.6),
+    # "in all Python files", "for every YAML file": a rule over a whole class of files.
+    _Cue("rule", _en(r"(?:in|for|to|across) (?:all|every|any) (?:[\w.*+#-]+ ){0,2}files?"), 0.7),
+    _Cue(
+        "rule",
+        _en(r"remember(?! to)(?: that)?|keep (?:that |this |it )?in mind(?: that)?"),
+        0.6,
+        "lead_en",
+    ),
+    _Cue("rule", _en(r"for (?:future reference|the future)"), 0.9),
     # A standing aversion ("I don't want any TODOs", "we never want to see …").
     _Cue("rule", _en(r"(?:i|we) (?:don't|do not|never) want (?:any|to see)"), 0.9),
     _Cue(
@@ -178,7 +197,10 @@ _CUES: tuple[_Cue, ...] = (
     _Cue("rule", _zh(r"不许|不准|禁止|严禁"), 0.8),
     _Cue(
         "rule",
-        _zh(r"(?:我们?(?:组|团队|这边)?|团队)(?:更|比较|还是|一般)?(?:喜欢|偏好|倾向于?|习惯)"),
+        _zh(
+            r"(?:我们?(?:组|团队|这边|个人)?|团队)(?:更|比较|还是|一般)?(?:喜欢|偏好|倾向于?|习惯)"
+            r"|我们?的(?:偏好|习惯)"
+        ),
         0.9,
     ),
     _Cue("rule", _zh(r"规矩|规定|规范|约定|原则"), 0.8),
@@ -186,6 +208,13 @@ _CUES: tuple[_Cue, ...] = (
     _Cue("rule", _zh(r"记住"), 0.6),
     _Cue("rule", _zh(r"记得"), 0.5),
     _Cue("rule", _zh(r"在这个(?:仓库|项目|代码库|repo|工程)里"), 0.7),
+    _Cue("rule", _zh(r"这个(?:仓库|项目|代码库|repo|工程)里"), 0.5),
+    # "都要" states a requirement for a whole class of things; alone it is too common.
+    _Cue("rule", _zh(r"都(?:要|必须|得)"), 0.4),
+    # "合并前都要 …": a requirement tied to a recurring step.
+    _Cue("rule", _zh(r"(?:前|之前|以前|后|之后|时|的时候)(?:都|一定|必须|务必)(?:要|得|先)?"), 0.8),
+    # A standing dislike, as "I hate …" is in English.
+    _Cue("rule", _zh(r"我(?:个人)?(?:很|真的|最|特别|比较)?(?:讨厌|不喜欢|受不了)"), 0.6),
     # --- one-off instructions --------------------------------------------------------------
     _Cue(
         "one-off",
@@ -230,6 +259,7 @@ _EN_ADVERB_LEADS = _words(
 )
 # Groups whose habits are conventions; they take third-person verbs ("the team always writes").
 _EN_GROUP_SUBJECTS = _words("team everyone everybody")
+_EN_MODALS = _words("should must shall")
 # "ever" needs a negation in front ("don't ever …") or to stand alone ("…, ever.").
 _EN_EVER_LEADS = _words("don't dont not never")
 # The word after "always"/"never" tells a description ("always returns", "never understood",
@@ -368,6 +398,67 @@ _ZH_FORGET_TAIL = re.compile(
 )
 _STATEMENT_EDGE = ' \t,，:：;；.。!！?？"“”「」'
 
+# --- correction grammar ----------------------------------------------------------------------
+
+_CORRECTION_STRONG = re.compile(
+    r"\s*(?:(?:sorry|oops|wait|no|ok(?:ay)?|oh|hmm)\s*[,，!]?\s*)*"
+    r"(?P<cue>i meant(?! to(?![A-Za-z]))|what i meant (?:was|is)|correction\s*[:：—–-]"
+    r"|let me correct (?:myself|that)|to correct (?:myself|what i said)|i misspoke"
+    r"|i (?:was wrong|got (?:that|it) wrong)|scratch that|on second thought"
+    r"|(?:change|update|amend|correct) (?:the|that|my) (?:[\w.-]+ ){0,3}?"
+    r"(?:rule|preference|note|memory))(?![A-Za-z])"
+    r"|\s*(?P<zcue>更正(?:一下)?|纠正(?:一下)?|我?(?:刚才|之前)?说错了|我的意思是|我是说"
+    r"|改一下(?:刚才|之前)?(?:那条|这条|说的)?)",
+    _FLAGS,
+)
+_CORRECTION_WEAK = re.compile(
+    r"\s*(?P<cue>actually(?=[\s,，!])|(?:no|nope|wait|oops)(?=\s*[,，!])"
+    r"|(?:不对|不是的|其实|等等|等一下|哦不)(?:[，,\s]*不对)*)",
+    _FLAGS,
+)
+# "X, not Y" names the replaced value even without an instruction ("it's staging-2, not 1");
+# so do "make it X", "switch to X", "不对，是 X", "应该是 X".
+_REPLACED_VALUE = re.compile(
+    r"[,，]\s*(?:not|不是|而不是)\s*\S|^[\s,，:：]*(?:make (?:it|that)|switch to|go with"
+    r"|stick (?:to|with)|(?:change|set) (?:it|that) to|是|应该|应当|改成|换成)",
+    _FLAGS,
+)
+
+
+def _match_correction(original: str, masked: str) -> tuple[str, str, float] | None:
+    """Return (cue, the corrected statement, confidence) when the user corrects a rule."""
+    found: tuple[int, int, bool] | None = None
+    for start, _ in _clause_spans(masked):
+        # Not bounded by the clause: "Correction:" ends at the colon that splits clauses.
+        strong = _CORRECTION_STRONG.match(masked, start)
+        if strong is not None:
+            group = "cue" if strong.group("cue") else "zcue"
+            found = (strong.start(group), strong.end(group), True)
+            break
+    if found is None:
+        weak = _CORRECTION_WEAK.match(masked)
+        if weak is None:
+            return None
+        found = (weak.start("cue"), weak.end("cue"), False)
+    cue_start, cue_end, strong_marker = found
+    rest = masked[cue_end:]
+    if not rest.strip(_CLAUSE_JUNK) or _is_question(rest) or _CODE_TARGET.search(rest):
+        return None
+    # Offsets are kept so the cue scoring sees the rest of the statement in place.
+    totals, _ = _cue_totals(" " * cue_end + rest)
+    if totals["one-off"] >= _THRESHOLD and totals["one-off"] > totals["rule"]:
+        return None  # "actually, skip it this time": a one-off, decided by the cue grammar
+    instructs = totals["rule"] > 0.0 or _gives_instruction(rest, 0, len(rest))
+    if strong_marker:
+        confidence = 0.85
+    elif instructs or _REPLACED_VALUE.search(rest):
+        confidence = 0.8 if totals["rule"] >= _THRESHOLD else 0.65
+    else:
+        return None
+    statement = original[cue_end:].strip(_STATEMENT_EDGE + "—–-")
+    return original[cue_start:cue_end], statement, confidence
+
+
 # --- language --------------------------------------------------------------------------------
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -385,7 +476,7 @@ _EN_COMMON = _words(
 def classify_statement(text: str) -> SignalClassification:
     """Classify one user statement; see the module docstring for the grammar."""
     stripped = text.strip()
-    masked = _mask_quotes(stripped)
+    masked = mask_quotes(stripped)
     language = _language(masked if masked.strip() else stripped)
     if not stripped:
         return SignalClassification("neutral", 1.0, None, language, "")
@@ -395,14 +486,12 @@ def classify_statement(text: str) -> SignalClassification:
         cue, statement, confidence = forget
         return SignalClassification("forget", confidence, cue, language, statement)
 
-    totals: dict[_CueKind, float] = {"rule": 0.0, "one-off": 0.0}
-    best: dict[_CueKind, _Hit] = {}
-    for hit in _scored_hits(masked):
-        totals[hit.kind] += hit.score
-        current = best.get(hit.kind)
-        if current is None or hit.score > current.score:
-            best[hit.kind] = hit
+    correction = _match_correction(stripped, masked)
+    if correction is not None:
+        cue, statement, confidence = correction
+        return SignalClassification("correct", confidence, cue, language, statement)
 
+    totals, best = _cue_totals(masked)
     top_kind: _CueKind = max(
         totals,
         # Ties go to the kind whose strongest cue comes last: the user's final word stands.
@@ -424,10 +513,22 @@ def classify_statement(text: str) -> SignalClassification:
     )
 
 
+def _cue_totals(masked: str) -> tuple[dict[_CueKind, float], dict[_CueKind, _Hit]]:
+    """Sum the weighted cue evidence per kind and keep each kind's strongest hit."""
+    totals: dict[_CueKind, float] = {"rule": 0.0, "one-off": 0.0}
+    best: dict[_CueKind, _Hit] = {}
+    for hit in _scored_hits(masked):
+        totals[hit.kind] += hit.score
+        current = best.get(hit.kind)
+        if current is None or hit.score > current.score:
+            best[hit.kind] = hit
+    return totals, best
+
+
 # --- quotes ----------------------------------------------------------------------------------
 
 
-def _mask_quotes(text: str) -> str:
+def mask_quotes(text: str) -> str:
     """Blank out quoted spans, keeping offsets so cue positions still index the input."""
     chars = list(text)
     for pattern in _QUOTE_PAIRS:
@@ -617,6 +718,8 @@ def _english_adverb_factor(cue_text: str, before: str, after: str) -> float:
         return 0.3  # "the function always …", "it's always …": a description
     if previous in _EN_GROUP_SUBJECTS:
         return 1.0  # "our team always writes …" is a convention despite the verb's -s
+    if previous in _EN_MODALS:
+        return 1.0  # "should always be …", "must never have …": a requirement
     following = _LATIN_WORD.findall(after)
     if following:
         nxt = following[0].lower()

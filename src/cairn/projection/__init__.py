@@ -1,23 +1,42 @@
-"""Projections of memory for people: the Markdown files a user reads, edits and syncs back."""
+"""Projections of memory for people: the Markdown files a user reads, edits and syncs back.
 
-from cairn.projection.markdown import (
+``markdown_format`` and ``markdown_parse`` are the pure text format, ``markdown_plan`` what
+a sync would do, ``markdown_files`` the files on disk, and ``markdown_sync`` the files of
+one tenant and agent kept in step with its memory.
+"""
+
+from cairn.projection.markdown_format import (
     FORMAT,
-    MarkdownProjection,
+    LEGACY_FORMAT,
+    ProjectedDocument,
     ProjectedEntry,
-    SyncConflict,
-    SyncReport,
-    parse_projection,
+    Selectors,
     render_profile,
     render_project,
+)
+from cairn.projection.markdown_parse import parse_document, parse_projection
+from cairn.projection.markdown_plan import SyncConflict, SyncNote
+from cairn.projection.markdown_sync import (
+    MarkdownProjection,
+    PurgeReport,
+    SyncReport,
+    projection_folder,
 )
 
 __all__ = [
     "FORMAT",
+    "LEGACY_FORMAT",
     "MarkdownProjection",
+    "ProjectedDocument",
     "ProjectedEntry",
+    "PurgeReport",
+    "Selectors",
     "SyncConflict",
+    "SyncNote",
     "SyncReport",
+    "parse_document",
     "parse_projection",
+    "projection_folder",
     "render_profile",
     "render_project",
 ]

@@ -31,17 +31,13 @@ is re-read from ``record_terms`` by the sync.
 
 from __future__ import annotations
 
-import hashlib
 import math
-import threading
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
-import snowballstemmer
 
 from cairn.storage.arrays import capacity_for, grown
-from cairn.text import fold, index_terms
+from cairn.storage.terms import query_keys
 
 K1 = 1.2
 B = 0.75
@@ -50,59 +46,6 @@ _MIN_DELTA = 50_000  # postings a delta may hold before it is merged into the ba
 _DENSE_SLACK = 1 << 20
 _OFFSET_BITS = 32
 _SLOT_MASK = (1 << _OFFSET_BITS) - 1
-
-# -- analysis --------------------------------------------------------------------------
-
-_local = threading.local()  # one stemmer per thread: the pure-Python one keeps state
-_KEYS: dict[str, int] = {}
-_MAX_CACHED = 500_000
-
-
-def _stem(word: str) -> str:
-    stemmer = getattr(_local, "stemmer", None)
-    if stemmer is None:
-        stemmer = _local.stemmer = snowballstemmer.stemmer("porter")
-    return str(stemmer.stemWord(word))
-
-
-def term_key(word: str) -> int:
-    """The index key of one term from :func:`cairn.text.index_terms`: diacritics folded,
-    English words Porter-stemmed, hashed to a signed 64-bit integer."""
-    found = _KEYS.get(word)
-    if found is None:
-        folded = fold(word)
-        term = _stem(folded) if folded.isascii() and folded.isalpha() else folded
-        digest = hashlib.blake2b(term.encode("utf-8"), digest_size=8).digest()
-        found = int.from_bytes(digest, "little", signed=True)
-        if len(_KEYS) >= _MAX_CACHED:
-            _KEYS.clear()  # a bounded cache: vocabularies are far smaller than this
-        _KEYS[word] = found
-    return found
-
-
-def analyse(texts: Iterable[str | None]) -> tuple[int, bytes, bytes]:
-    """Document length in tokens, and the encoded term keys (int64) and counts (uint16)."""
-    terms: Counter[str] = Counter()
-    for text in texts:
-        if text:
-            terms.update(index_terms(text))
-    counts: dict[int, int] = {}
-    for term, n in terms.items():
-        key = term_key(term)  # words with one stem share a key: their counts add up
-        counts[key] = counts.get(key, 0) + n
-    keys = np.fromiter(counts.keys(), dtype="<i8", count=len(counts))
-    tfs = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
-    length = sum(terms.values())
-    return length, keys.tobytes(), np.minimum(tfs, 65535).astype("<u2").tobytes()
-
-
-def query_keys(terms: Sequence[str]) -> dict[int, str]:
-    """Distinct index keys of query terms (from ``index_terms``), first term kept."""
-    out: dict[int, str] = {}
-    for term in terms:
-        out.setdefault(term_key(term), term)
-    return out
-
 
 # -- segments ----------------------------------------------------------------------------
 
@@ -157,8 +100,9 @@ class _Segment:
             (b, starts[group_b] + count_a[group_b] - b.starts[:-1]),
         ):
             width = np.int32 if len(slots) < 2**31 else np.int64
-            dest = np.arange(len(seg), dtype=width)
-            dest += np.repeat(shift.astype(width), np.diff(seg.starts))
+            dest = np.arange(len(seg), dtype=width) + np.repeat(
+                shift.astype(width), np.diff(seg.starts)
+            )
             slots[dest] = seg.slots
             tfs[dest] = seg.tfs
             del dest
@@ -517,6 +461,29 @@ class KeywordIndex:
         keys = np.fromiter(query_keys(terms), dtype=np.int64)
         found = part.scores_for(keys, np.asarray([s for _, s in wanted], dtype=np.int32))
         return {row: float(score) for (row, _), score in zip(wanted, found.tolist(), strict=True)}
+
+    def eligible(
+        self, tenant: str, agent: str, project_id: str | None, rows: Sequence[int], *, live: bool
+    ) -> list[int]:
+        """The rows of this tenant and agent among ``rows``; with ``live``, only live rows
+        in scope (``project_id`` None: any scope; else global rows plus that project's)."""
+        part = self.partition(tenant, agent)
+        if part is None:
+            return []
+        project = None if project_id is None else self._codes.get(project_id, -1)
+        out: list[int] = []
+        for row in rows:
+            packed = self._locate(int(row))
+            if packed < 0 or (packed >> _OFFSET_BITS) != part.id:
+                continue
+            slot = packed & _SLOT_MASK
+            if live:
+                if not part.live[slot]:
+                    continue
+                if project is not None and int(part.project[slot]) not in (0, project):
+                    continue
+            out.append(int(row))
+        return out
 
     def search(
         self, tenant: str, agent: str, project_id: str | None, terms: Sequence[str], limit: int

@@ -16,7 +16,7 @@ from datetime import date
 import numpy as np
 
 from cairn.storage.arrays import capacity_for, grown
-from cairn.storage.base import EpisodePlace
+from cairn.storage.ports import EpisodePlace
 
 _NO_POSITION = np.iinfo(np.int64).min
 _NO_DAY = 0  # day numbers are proleptic ordinals (1 = 0001-01-01); 0 never occurs
@@ -30,6 +30,7 @@ class RowPlaces:
         self._position = np.full(1024, _NO_POSITION, dtype=np.int64)
         self._day = np.zeros(1024, dtype=np.int32)
         self._days: dict[str, int] = {}  # "YYYY-MM-DD" -> ordinal, dates repeat a lot
+        self._members: dict[int, list[int]] = {}  # episode code -> rows ever placed in it
         self._iso_days: dict[int, str] = {}
 
     def _grow(self, top: int) -> None:
@@ -70,6 +71,8 @@ class RowPlaces:
                 if code == 0:
                     code = self._codes[episode] = len(self._names)
                     self._names.append(episode)
+            if code and self._episode[row] != code:
+                self._members.setdefault(code, []).append(row)
             self._episode[row] = code
             self._position[row] = _NO_POSITION if position is None else position
             self._day[row] = self._day_of(when)
@@ -96,6 +99,13 @@ class RowPlaces:
                 iso(day) if day else None,
             )
         return out
+
+    def episode_rows(self, episode_id: str) -> list[int]:
+        """Rows placed in this episode (of any tenant: callers filter by namespace)."""
+        code = self._codes.get(episode_id)
+        if code is None:
+            return []
+        return [r for r in self._members.get(code, ()) if self._episode[r] == code]
 
     def _iso(self, day: int) -> str:
         found = self._iso_days.get(day)

@@ -6,7 +6,7 @@ import pytest
 
 from cairn.engine.recall.episodes import propagate
 from cairn.engine.recall.timeframe import date_prior, query_range
-from cairn.storage.base import EpisodePlace
+from cairn.storage.ports import EpisodePlace
 
 NOW = datetime(2026, 6, 15, tzinfo=UTC)
 

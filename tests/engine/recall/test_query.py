@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from cairn.engine.recall.query import formulate
-from cairn.storage.base import LaneFilter
 
 
 def test_stop_words_dropped_and_terms_lowercase_unique() -> None:
@@ -46,17 +45,3 @@ def test_prune_common_terms_keeps_rare_and_at_least_n() -> None:
         "server",
     )
     assert prune_common_terms(terms, counts, 0, max_share=0.05, keep_at_least=2) == terms
-
-
-def test_store_counts_documents_per_term(mem) -> None:  # type: ignore[no-untyped-def]
-    for i in range(6):
-        mem.store(f"deploy note {i}" + (" kestrel" if i == 0 else ""))
-    store = mem.store_backend
-    where = LaneFilter("default", "default")
-    total, counts = store.keyword_document_counts(where, ["deploy", "kestrel", "absent"])
-    assert (total, counts) == (6, {"deploy": 6, "kestrel": 1, "absent": 0})
-    mem.store("another kestrel")
-    assert store.keyword_document_counts(where, ["kestrel"]) == (7, {"kestrel": 2})
-    # Counts are those of the tenant searched: another tenant's memories never count.
-    other = LaneFilter("acme", "default")
-    assert store.keyword_document_counts(other, ["kestrel"]) == (0, {"kestrel": 0})

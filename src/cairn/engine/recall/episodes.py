@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cairn.storage.base import EpisodePlace
+from cairn.storage.ports import EpisodePlace
 
 
 def propagate(

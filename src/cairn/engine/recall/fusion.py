@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 
@@ -31,16 +31,20 @@ def rrf(lanes: Sequence[LaneRanking], k: int = 60) -> list[Fused]:
     active = [lane for lane in lanes if lane.rows and lane.weight > 0]
     if not active:
         return []
-    total_weight = sum(lane.weight for lane in active)
-    norm = total_weight / (k + 1)
+    total_weight = _added_in_order(lane.weight for lane in active)
     sums: dict[int, float] = {}
     ranks: dict[int, dict[str, int]] = {}
     for lane in active:
         for position, row in enumerate(lane.rows, start=1):
-            sums[row] = sums.get(row, 0.0) + lane.weight / (k + position)
+            # Each term as the weight times a share of rank 1 (exactly 1.0 there), summed in
+            # the order of ``total_weight``: rounding can then never lift a score past 1.
+            share = (k + 1) / (k + position)
+            sums[row] = sums.get(row, 0.0) + lane.weight * share
             ranks.setdefault(row, {})[lane.name] = position
-    order = sorted(sums, key=lambda row: -sums[row])
-    return [Fused(row=row, score=sums[row] / norm, ranks=ranks[row]) for row in order]
+    # Sorted by the score reported, so rows whose scores are equal keep their first appearance.
+    scores = {row: value / total_weight for row, value in sums.items()}
+    order = sorted(scores, key=lambda row: -scores[row])
+    return [Fused(row=row, score=scores[row], ranks=ranks[row]) for row in order]
 
 
 def score_fusion(
@@ -61,7 +65,7 @@ def score_fusion(
     active = [lane for lane in lanes if lane.rows and lane.weight > 0]
     if not active:
         return {}
-    total_weight = sum(lane.weight for lane in active)
+    total_weight = _added_in_order(lane.weight for lane in active)
     rows = list(dict.fromkeys([*(row for lane in active for row in lane.rows), *extra_rows]))
     fused = dict.fromkeys(rows, 0.0)
     for lane in active:
@@ -71,5 +75,45 @@ def score_fusion(
         if scale <= 0:
             continue
         for row in rows:
-            fused[row] += lane.weight * max(scores.get(row, 0.0), 0.0) / scale
+            # Divided before weighting, so a lane's best row counts its weight exactly.
+            fused[row] += lane.weight * (max(scores.get(row, 0.0), 0.0) / scale)
     return {row: value / total_weight for row, value in fused.items()}
+
+
+def _added_in_order(values: Iterable[float]) -> float:
+    """Left to right, as each row's sum is; ``sum()`` compensates rounding from Python 3.12,
+    and a total rounded otherwise than its parts could put a score a hair past 1."""
+    total = 0.0
+    for value in values:
+        total += value
+    return total
+
+
+def lane_ranks(
+    lanes: Sequence[LaneRanking], neighbours: Sequence[int] = ()
+) -> dict[int, dict[str, int]]:
+    """Each row's rank in every lane that returned it (from 1), for the trace."""
+    ranks: dict[int, dict[str, int]] = {}
+    for lane in lanes:
+        for position, row in enumerate(lane.rows, start=1):
+            ranks.setdefault(row, {})[lane.name] = position
+    for position, row in enumerate(neighbours, start=1):
+        ranks.setdefault(row, {})["neighbour"] = position
+    return ranks
+
+
+def top_fused(scores: dict[int, float], ranks: dict[int, dict[str, int]], pool: int) -> list[Fused]:
+    """The ``pool`` best rows, scores divided by the best so the top is 1.
+
+    Sorting is stable, so rows tied on score keep lane order.
+    """
+    if not scores:
+        return []
+    top = max(scores.values())
+    order = sorted(scores, key=lambda row: -scores[row])[:pool]
+    return [
+        Fused(
+            row=row, score=max(scores[row], 0.0) / top if top > 0 else 0.0, ranks=ranks.get(row, {})
+        )
+        for row in order
+    ]

@@ -1,35 +1,29 @@
 """MemoryRecall: composes the stages; it owns no ranking math of its own.
 
-query formulation → lanes → fuse → rerank (opt-in) → score → trust filter → min score →
-dedup → budget → format. Every candidate's fate is kept for the trace.
+query formulation → lanes → fuse (with episode context and the query's time) → rerank
+(opt-in) → score → trust filter → min score → dedup → budget → format. Every candidate's
+fate is kept for the trace; a failing optional lane is named there and recall carries on.
 """
 
 from __future__ import annotations
 
-import logging
-import math
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
-
-import numpy as np
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Rag
 from cairn.engine.recall.episodes import propagate
 from cairn.engine.recall.formatting import Fence, format_line, format_preamble
-from cairn.engine.recall.fusion import Fused, LaneRanking, rrf, score_fusion
-from cairn.engine.recall.query import formulate, prune_common_terms
+from cairn.engine.recall.fusion import Fused, lane_ranks, rrf, score_fusion, top_fused
+from cairn.engine.recall.lanes import Lanes, StageClock
+from cairn.engine.recall.query import formulate
 from cairn.engine.recall.rerank import Reranker, rerank_order
 from cairn.engine.recall.scoring import ScoreBreakdown, rank_key, score
 from cairn.engine.recall.selection import budget, dedup, filter_min_score, filter_trust
 from cairn.engine.recall.timeframe import date_prior, query_range
 from cairn.model import Record
-from cairn.storage.base import EpisodePlace, LaneFilter, LaneHit, Store
-
-log = logging.getLogger(__name__)
+from cairn.storage.ports import EpisodePlace, LaneFilter, RecordStore, SearchIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,134 +60,68 @@ class RecallResult:
     trace: tuple[dict[str, Any], ...]
     timings_ms: dict[str, float] = field(default_factory=dict)
     rerank: str | None = None  # None when off; "applied", "timeout", "error: ..."
+    failures: dict[str, str] = field(default_factory=dict)  # lane -> why it failed
 
 
-def _lane(name: str, weight: float, hits: list[LaneHit]) -> LaneRanking:
-    return LaneRanking(name, weight, tuple(h.row for h in hits), tuple(h.score for h in hits))
+def score_pool(request: RecallRequest, rag: Rag) -> int:
+    """Fused candidates fetched and scored: a caller asking for many results gets more."""
+    return max(rag.scorePool, 2 * (request.max_results or rag.maxResults))
 
 
 class MemoryRecall:
     def __init__(
         self,
-        store: Store,
+        records: RecordStore,
+        index: SearchIndex,
         embedder: Embedder,
         reranker: Reranker | None = None,
     ) -> None:
-        self._store = store
+        self._records = records
+        self._index = index
         self._embedder = embedder
         self._reranker = reranker
 
     def recall(self, request: RecallRequest, rag: Rag, now: datetime) -> RecallResult:
-        timings: dict[str, float] = {}
-        clock = time.perf_counter
-        started = clock()
-
-        def timed(stage: str, fn: Callable[[], Any]) -> Any:
-            start = clock()
-            try:
-                return fn()
-            finally:
-                timings[stage] = (clock() - start) * 1000.0
-
+        clock = StageClock()
         where = LaneFilter(request.tenant, request.agent, request.project_id)
-        query = timed("formulate", lambda: formulate(request.query))
-        limit = rag.laneCandidates
-        searched: list[str] = []  # the terms the keyword lane used, after pruning
-
-        def keyword() -> list[LaneHit]:
-            terms = query.terms
-            pruning = rag.keywordPruning
-            if len(terms) > pruning.keepAtLeast:
-                total, counts = self._store.keyword_document_counts(where, terms)
-                if total >= pruning.minDocuments:
-                    terms = prune_common_terms(
-                        terms,
-                        counts,
-                        total,
-                        max_share=pruning.maxShare,
-                        keep_at_least=pruning.keepAtLeast,
-                    )
-            searched.extend(terms)
-            return self._store.keyword_search(where, terms, limit)
-
-        keyword_hits: list[LaneHit] = timed("lane.keyword", keyword)
-        vector_hits: list[LaneHit] = []
-        qvec: np.ndarray | None = None
-        if rag.weights.vector > 0 and request.query.strip():
-            qvec = timed("embed", lambda: self._embedder.embed([request.query])[0])
-            vector_hits = timed(
-                "lane.vector", lambda: self._store.vector_search(where, qvec, limit)
-            )
-        lanes = [
-            _lane("keyword", rag.weights.fts, keyword_hits),
-            _lane("vector", rag.weights.vector, vector_hits),
-        ]
-
-        def fuse() -> list[Fused]:
-            return self._fuse(lanes, qvec, request, rag, now, where, searched)
-
-        fused: list[Fused] = timed("fuse", fuse)
-        if rag.entityLane and fused:
-            seeds = [f.row for f in fused[: rag.entity.seedCount]]
-            neighbours = timed(
-                "lane.entity",
-                lambda: self._store.entity_neighbours(where, seeds, rag.entity.perEntityCap),
-            )
-            # Lane score tanh(shared·0.5); the seeds themselves rank first in the lane.
-            entity_hits = [LaneHit(s, 1.0) for s in seeds] + [
-                LaneHit(h.row, math.tanh(h.score * 0.5)) for h in neighbours
-            ]
-            entity_hits.sort(key=lambda h: -h.score)
-            lanes.append(_lane("entity", rag.weights.entity, entity_hits))
-            fused = timed("fuse", fuse)
-        fused = fused[: self._pool(request, rag)]
-
-        records = timed("fetch", lambda: self._store.records_by_rows([f.row for f in fused]))
+        query = clock.run("formulate", lambda: formulate(request.query))
+        lanes = Lanes(self._index, self._embedder, where, rag, clock)
+        lanes.keyword(query.terms)
+        lanes.vector(request.query)
+        if rag.entityLane:
+            # Seeded by the plain fusion of the other lanes: context and dates come after.
+            seeds = sorted(raw := score_fusion(lanes.rankings), key=lambda r: -raw[r])
+            if seeds:
+                lanes.entity(seeds[: rag.entity.seedCount])
+        fused = clock.run("fuse", lambda: self._fuse(lanes, request, rag, now))
+        records = clock.run(
+            "fetch", lambda: self._records.records_by_rows(where, [f.row for f in fused])
+        )
         fused = [f for f in fused if f.row in records]
         rerank_status: str | None = None
         if rag.rerank.enabled and self._reranker is not None and fused:
-            fused, rerank_status = timed(
+            fused, rerank_status = clock.run(
                 "rerank", lambda: self._rerank(request.query, fused, records, rag)
             )
-
-        fence = Fence.new()
         pool_size = rag.rerank.maxCandidates if rerank_status == "applied" else 0
+        candidates = clock.run("score", lambda: _scored(fused, records, rag, now, pool_size))
+        return self._select(request, rag, candidates, clock, rerank_status, lanes.failures)
 
-        def score_all() -> list[Candidate]:
-            scored = [
-                Candidate(
-                    row=f.row,
-                    record=records[f.row],
-                    ranks=f.ranks,
-                    fused=f.score,
-                    breakdown=score(f.score, records[f.row], rag.boosts, now),
-                )
-                for f in fused
-            ]
-
-            def key(c: Candidate) -> tuple[float, int]:
-                return rank_key(c.score, c.record.trust)
-
-            # A reranked pool and its tail are ordered apart, pool first.
-            return sorted(scored[:pool_size], key=key) + sorted(scored[pool_size:], key=key)
-
-        candidates = timed("score", score_all)
-        trace: dict[int, dict[str, Any]] = {
-            c.row: {
-                "id": c.record.id,
-                "version": c.record.version,
-                "ranks": c.ranks,
-                "fused": c.fused,
-                "factors": c.breakdown.as_dict(),
-                "fate": "delivered",
-            }
-            for c in candidates
-        }
+    def _select(
+        self,
+        request: RecallRequest,
+        rag: Rag,
+        candidates: list[Candidate],
+        clock: StageClock,
+        rerank_status: str | None,
+        failures: dict[str, str],
+    ) -> RecallResult:
+        trace = {c.row: _trace_entry(c) for c in candidates}
         allowed = request.include_trust or rag.includeTrustLevels
         kept, dropped_trust = filter_trust(candidates, lambda c: c.record.trust, allowed)
         kept, dropped_min = filter_min_score(kept, lambda c: c.score, rag.minScore)
         kept, dropped_dup = dedup(kept, lambda c: c.record.body, lambda c: c.record.recorded_at)
-        ranked = list(kept)
+        fence = Fence.new()
         lines: dict[int, str] = {}
 
         def line_of(c: Candidate) -> str:
@@ -202,10 +130,10 @@ class MemoryRecall:
                 lines[c.row] = format_line(c.record, fence)
             return lines[c.row]
 
-        delivered, dropped_budget = timed(
+        delivered, dropped_budget = clock.run(
             "budget",
             lambda: budget(
-                ranked,
+                kept,
                 lambda c: len(line_of(c)) + 1,
                 request.max_results or rag.maxResults,
                 request.max_chars or rag.maxContextChars,
@@ -214,112 +142,92 @@ class MemoryRecall:
         delivered = [replace(c, line=lines[c.row]) for c in delivered]
         for drop in (*dropped_trust, *dropped_min, *dropped_dup, *dropped_budget):
             trace[drop.item.row]["fate"] = f"dropped: {drop.reason}"  # type: ignore[attr-defined]
-        preamble = timed("format", lambda: format_preamble([c.line for c in delivered]))
-        timings["total"] = (clock() - started) * 1000.0  # wall time of the whole call
+        preamble = clock.run("format", lambda: format_preamble([c.line for c in delivered]))
+        clock.timings["total"] = clock.total()  # wall time of the whole call
         return RecallResult(
             query=request.query,
             preamble=preamble,
             memories=tuple(delivered),
-            ranked=tuple(ranked),
+            ranked=tuple(kept),
             trace=tuple(trace[c.row] for c in candidates),
-            timings_ms=timings,
+            timings_ms=clock.timings,
             rerank=rerank_status,
+            failures=dict(failures),
         )
 
-    def _fuse(
-        self,
-        lanes: list[LaneRanking],
-        qvec: np.ndarray | None,
-        request: RecallRequest,
-        rag: Rag,
-        now: datetime,
-        where: LaneFilter,
-        terms: list[str],
-    ) -> list[Fused]:
+    def _fuse(self, lanes: Lanes, request: RecallRequest, rag: Rag, now: datetime) -> list[Fused]:
+        pool = score_pool(request, rag)
         if rag.fusion.method == "rrf":
-            return rrf(lanes, rag.rrfK)
+            return rrf(lanes.rankings, rag.rrfK)[:pool]
+        where, qvec = lanes.where, lanes.query_vector
         fill: dict[str, dict[int, float]] = {}
-        if qvec is not None and rag.weights.vector > 0:
-            in_vector = {row for lane in lanes if lane.name == "vector" for row in lane.rows}
-            others = [r for lane in lanes for r in lane.rows if r not in in_vector]
-            fill["vector"] = self._store.vector_scores(qvec, others)
-        scores = score_fusion(lanes, fill)
+        if qvec is not None:
+            # A strong keyword hit outside the vector lane's cut still gets its cosine.
+            in_vector = {
+                row for lane in lanes.rankings if lane.name == "vector" for row in lane.rows
+            }
+            others = [r for lane in lanes.rankings for r in lane.rows if r not in in_vector]
+            fill["vector"] = self._index.vector_scores(where, qvec, others)
+        scores = score_fusion(lanes.rankings, fill)
         if not scores:
             return []
         neighbours: list[int] = []
         if rag.episodes.expandTop > 0 and rag.episodes.window > 0:
-            scores, neighbours = self._expand(scores, lanes, fill, qvec, rag, where, terms)
+            scores, neighbours = self._expand(scores, lanes, fill, rag)
         span = query_range(request.query, now)
+        episodes = rag.episodes
+        uses_places = episodes.neighbourWeight > 0 or episodes.episodeWeight > 0
         places: dict[int, EpisodePlace] = {}
-        if rag.episodes.neighbourWeight > 0 or rag.episodes.episodeWeight > 0 or span:
-            places = self._store.episode_positions(list(scores))
-        if places and (rag.episodes.neighbourWeight > 0 or rag.episodes.episodeWeight > 0):
+        if uses_places or span:
+            places = self._index.places(where, list(scores))
+        if places and uses_places:
             scores = propagate(
                 scores,
                 places,
-                neighbour_weight=rag.episodes.neighbourWeight,
-                window=rag.episodes.window,
-                episode_weight=rag.episodes.episodeWeight,
-                episode_top=rag.episodes.episodeTop,
+                neighbour_weight=episodes.neighbourWeight,
+                window=episodes.window,
+                episode_weight=episodes.episodeWeight,
+                episode_top=episodes.episodeTop,
             )
         if span and rag.timeframe.weight > 0:
+            frame = rag.timeframe
             scores = date_prior(
                 scores,
                 places,
                 span,
-                weight=rag.timeframe.weight,
-                after_days=rag.timeframe.afterDays,
-                tau_days=rag.timeframe.tauDays,
+                weight=frame.weight,
+                after_days=frame.afterDays,
+                tau_days=frame.tauDays,
             )
-        top = max(scores.values())
-        ranks: dict[int, dict[str, int]] = {}
-        for lane in lanes:
-            for position, row in enumerate(lane.rows, start=1):
-                ranks.setdefault(row, {})[lane.name] = position
-        for position, row in enumerate(neighbours, start=1):
-            ranks.setdefault(row, {})["neighbour"] = position
-        order = sorted(scores, key=lambda row: -scores[row])  # stable: lane order breaks ties
-        # Only the pool is ever fetched and scored; the rest would be built for nothing.
-        order = order[: self._pool(request, rag)]
-        return [
-            Fused(
-                row=row,
-                score=max(scores[row], 0.0) / top if top > 0 else 0.0,
-                ranks=ranks.get(row, {}),
-            )
-            for row in order
-        ]
-
-    @staticmethod
-    def _pool(request: RecallRequest, rag: Rag) -> int:
-        # A caller asking for many results gets a pool to match.
-        return max(rag.scorePool, 2 * (request.max_results or rag.maxResults))
+        return top_fused(scores, lane_ranks(lanes.rankings, neighbours), pool)
 
     def _expand(
         self,
         scores: dict[int, float],
-        lanes: list[LaneRanking],
+        lanes: Lanes,
         fill: dict[str, dict[int, float]],
-        qvec: np.ndarray | None,
         rag: Rag,
-        where: LaneFilter,
-        terms: list[str],
     ) -> tuple[dict[int, float], list[int]]:
         """Add the episode neighbours of the best hits that no lane returned, scored by
         the lanes' own measures (cosine, BM25) so they compete like any candidate."""
+        where = lanes.where
         best = sorted(scores, key=lambda row: -scores[row])[: rag.episodes.expandTop]
-        places = self._store.episode_positions(best)
-        near = self._store.episode_neighbours(
+        places = self._index.places(where, best)
+        near = self._index.neighbours(
             where, [places[row] for row in best if row in places], rag.episodes.window
         )
         extra = [row for row in near if row not in scores]
         if not extra:
             return scores, []
-        if qvec is not None and rag.weights.vector > 0:
-            fill.setdefault("vector", {}).update(self._store.vector_scores(qvec, extra))
-        if terms:
-            fill.setdefault("keyword", {}).update(self._store.keyword_scores(where, terms, extra))
-        return score_fusion(lanes, fill, extra_rows=extra), extra
+        if lanes.query_vector is not None:
+            fill.setdefault("vector", {}).update(
+                self._index.vector_scores(where, lanes.query_vector, extra)
+            )
+        if lanes.searched_terms:
+            fill.setdefault("keyword", {}).update(
+                self._index.keyword_scores(where, lanes.searched_terms, extra)
+            )
+        return score_fusion(lanes.rankings, fill, extra_rows=extra), extra
 
     def _rerank(
         self, query: str, fused: list[Fused], records: dict[int, Record], rag: Rag
@@ -338,3 +246,38 @@ class MemoryRecall:
             for rank, i in enumerate(order)
         ]
         return reranked + fused[len(pool) :], "applied"
+
+
+def _scored(
+    fused: list[Fused], records: dict[int, Record], rag: Rag, now: datetime, pool_size: int
+) -> list[Candidate]:
+    scored = [
+        Candidate(
+            row=f.row,
+            record=records[f.row],
+            ranks=f.ranks,
+            fused=f.score,
+            breakdown=score(f.score, records[f.row], rag.boosts, now),
+        )
+        for f in fused
+    ]
+
+    def key(c: Candidate) -> tuple[float, int]:
+        return rank_key(c.score, c.record.trust)
+
+    # A reranked pool and its tail are ordered apart, pool first.
+    return sorted(scored[:pool_size], key=key) + sorted(scored[pool_size:], key=key)
+
+
+def _trace_entry(c: Candidate) -> dict[str, Any]:
+    return {
+        "id": c.record.id,
+        "version": c.record.version,
+        "ranks": c.ranks,
+        "fused": c.fused,
+        "factors": c.breakdown.as_dict(),
+        "fate": "delivered",
+    }
+
+
+__all__ = ["Candidate", "MemoryRecall", "RecallRequest", "RecallResult", "score_pool"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import threading
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -16,7 +17,21 @@ class Reranker(Protocol):
         ...
 
 
-_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-rerank")
+def _start(
+    reranker: Reranker, query: str, texts: list[str]
+) -> concurrent.futures.Future[list[float]]:
+    """Run one rerank on a thread of its own: a rerank that overruns its time limit is
+    abandoned there and never holds up the next call (a shared worker would)."""
+    future: concurrent.futures.Future[list[float]] = concurrent.futures.Future()
+
+    def work() -> None:
+        try:
+            future.set_result(reranker.rerank(query, texts))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=work, name="cairn-rerank", daemon=True).start()
+    return future
 
 
 def rerank_order(
@@ -25,7 +40,7 @@ def rerank_order(
     """Indices of ``texts`` best first, or (None, reason) to keep the fused order."""
     if not texts:
         return [], None
-    future = _pool.submit(reranker.rerank, query, list(texts))
+    future = _start(reranker, query, list(texts))
     try:
         scores = future.result(timeout=timeout_ms / 1000.0)
     except concurrent.futures.TimeoutError:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from datetime import date, datetime, timedelta
 
-from cairn.storage.base import EpisodePlace
+from cairn.storage.ports import EpisodePlace
 
 MONTHS = {
     name: number

@@ -1,0 +1,1 @@
+"""The commands of the cairn CLI, one module per group of related commands."""

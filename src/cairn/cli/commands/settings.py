@@ -1,0 +1,39 @@
+"""Configuration: show the effective settings, check a file."""
+
+from __future__ import annotations
+
+import click
+
+from cairn.cli.app import App, emit, pass_app
+
+
+@click.group()
+def config() -> None:
+    """Show or check configuration."""
+
+
+@config.command(name="show")
+@pass_app
+def config_show(app: App) -> None:
+    """Print the effective configuration, every default filled in (agents.default too)."""
+    import yaml
+
+    from cairn.config import AgentConfig
+
+    data = app.config().to_dict()
+    data["agents"].setdefault("default", AgentConfig().model_dump(mode="json"))
+    emit(app, data, lambda: yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip())
+
+
+@config.command(name="check")
+@click.argument("file", type=click.Path(dir_okay=False))
+@pass_app
+def config_check(app: App, file: str) -> None:
+    """Validate a config FILE; exit 2 with the bad key's dotted path if it is wrong."""
+    from cairn.config import load_config
+
+    load_config(file)
+    emit(app, {"file": file, "valid": True}, f"{file}: valid")
+
+
+COMMANDS = (config,)

@@ -1,0 +1,245 @@
+"""Memory for the task at hand: recall, context, expand, feedback, signal, explain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cairn.cli.app import App, emit, pass_app, read_text_argument
+from cairn.cli.project import relative_paths, resolve_project
+from cairn.cli.render import one_line
+from cairn.model import OUTCOMES, TRUST_LEVELS
+from cairn.provider import contract as c
+
+_PROJECT_HELP = "A folder in the repository, or its id (default: the current repository)."
+
+
+@click.command()
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(1, 1000), default=None, help="Max memories.")
+@click.option("--max-chars", type=click.IntRange(1, 1_000_000), default=None, help="Budget.")
+@click.option("--project", default=None, help=_PROJECT_HELP)
+@click.option(
+    "--include-trust",
+    type=click.Choice(TRUST_LEVELS),
+    multiple=True,
+    help="Trust levels admitted (default: the agent's includeTrustLevels).",
+)
+@click.option("--trace", is_flag=True, help="Show every candidate's fate.")
+@pass_app
+def recall(
+    app: App,
+    query: str,
+    limit: int | None,
+    max_chars: int | None,
+    project: str | None,
+    include_trust: tuple[str, ...],
+    trace: bool,
+) -> None:
+    """Recall the memories that apply to QUERY (global ones and the current repository's)
+    and print the preamble."""
+    found = resolve_project(app, project)
+    response = app.query(
+        c.RecallQuery,
+        c.RecallResponse,
+        query=query,
+        max_results=limit,
+        max_chars=max_chars,
+        project_id=found.id if found else None,
+        include_trust=list(include_trust) or None,
+    )
+    data: dict[str, Any] = {
+        "query": response.query,
+        "project": {"id": found.id, "name": found.name} if found else None,
+        "preamble": response.preamble,
+        "memories": [
+            {
+                **m.record.model_dump(),
+                "score": m.score,
+                "ranks": m.ranks,
+                "factors": m.factors,
+            }
+            for m in response.memories
+        ],
+        "timings_ms": response.timings_ms,
+        "failures": response.failures,
+        "trace": response.trace,
+    }
+
+    def text() -> str:
+        out = response.preamble or "(no memory applies)"
+        if trace:
+            rows = [
+                f"  {t['id']} v{t['version']}  fused {t['fused']:.3f}  final "
+                f"{t['factors']['final']:.3f}  ranks {t['ranks']}  {t['fate']}"
+                for t in response.trace
+            ]
+            out += "\n\ntrace:\n" + ("\n".join(rows) or "  (no candidates)")
+        for lane, why in response.failures.items():
+            out += f"\n(the {lane} lane failed: {why})"
+        return out
+
+    emit(app, data, text)
+
+
+@click.command()
+@click.option("--task", required=True, help="What the agent is about to do.")
+@click.option("--project", default=None, help=_PROJECT_HELP)
+@click.option("--path", "paths", multiple=True, help="A file the task touches (repeatable).")
+@click.option("--operation", default=None, help="e.g. edit, commit, test, deploy.")
+@click.option("--phase", default=None, help="e.g. plan, implement, verify, release.")
+@click.option("--task-type", default=None, help="e.g. bugfix, feature, refactor.")
+@click.option("--session", default=None, help="Session id, for the journal.")
+@pass_app
+def context(
+    app: App,
+    task: str,
+    project: str | None,
+    paths: tuple[str, ...],
+    operation: str | None,
+    phase: str | None,
+    task_type: str | None,
+    session: str | None,
+) -> None:
+    """The memory a task needs: resident rules in full, then a manifest, each with why."""
+    found = resolve_project(app, project)
+    response = app.query(
+        c.TaskQuery,
+        c.TaskResponse,
+        task=task,
+        project_id=found.id if found else None,
+        paths=list(relative_paths(found, paths)),
+        operation=operation,
+        phase=phase,
+        task_type=task_type,
+        session_id=session,
+    )
+    data = {
+        **response.model_dump(exclude={"contract", "view"}),
+        "project": {"id": found.id, "name": found.name} if found else None,
+    }
+
+    emit(app, data, response.text or "(no memory applies to this task)")
+
+
+@click.command()
+@click.argument("record_id")
+@click.option("--task", default=None, help="The task it is expanded for.")
+@pass_app
+def expand(app: App, record_id: str, task: str | None) -> None:
+    """The full body, sources and verification of one item (recorded as an application)."""
+    from cairn.cli.render import record_detail
+
+    response = app.query(c.ExpandQuery, c.ExpandResponse, record_id=record_id, task=task)
+    data = response.model_dump(exclude={"contract", "view"})
+    record = response.record.model_dump()
+    text = "\n".join(
+        [
+            record_detail(record),
+            f"  application    {response.application_id}",
+            "  verification   " + ", ".join(f"{k}={v}" for k, v in response.verification.items()),
+        ]
+    )
+    emit(app, data, text)
+
+
+@click.command()
+@click.argument("application_id")
+@click.argument("outcome", type=click.Choice(OUTCOMES))
+@pass_app
+def feedback(app: App, application_id: str, outcome: str) -> None:
+    """Report how an applied memory did. One outcome per application: the same one again
+    changes nothing, a different one replaces it."""
+    response = app.apply(
+        c.FeedbackRequest,
+        c.FeedbackResponse,
+        app.key("feedback", application_id.strip().upper(), outcome),
+        application_id=application_id,
+        outcome=outcome,
+    )
+    record = response.record
+    if not response.changes:
+        said = f"{outcome}: already recorded for {response.application_id}; nothing changed"
+    else:
+        changed = ", ".join(f"{k} {a}→{b}" for k, (a, b) in response.changes.items())
+        replaced = f" (replaces {response.previous})" if response.previous else ""
+        said = f"{outcome}{replaced}: {record.id} {changed}"
+    emit(app, response.model_dump(), said)
+
+
+@click.command()
+@click.argument("text")
+@click.option("--project", default=None, help=_PROJECT_HELP)
+@pass_app
+def signal(app: App, text: str, project: str | None) -> None:
+    """Classify a user statement and act on it: a lasting rule is remembered in the scope
+    its words say, a one-off is returned for this task, a forget acts only on a clear match
+    (exit 2 and the candidates when there is none, or several)."""
+    statement = read_text_argument(text)
+    found = resolve_project(app, project)
+    response = app.apply(
+        c.SignalRequest,
+        c.SignalResponse,
+        app.key("signal", statement, found.id if found else None),
+        text=statement,
+        project_id=found.id if found else None,
+    )
+    data = response.model_dump()
+    record = response.record
+    if response.outcome in ("no-match", "ambiguous"):
+        verb = "forgotten" if response.kind == "forget" else "corrected"
+        lines = [
+            f"nothing {verb}: "
+            + (
+                f"no memory clearly matches {response.statement!r}"
+                if response.outcome == "no-match"
+                else "several memories match; name one by id"
+            )
+        ]
+        lines += [
+            f"  {m.record.id}  {one_line(m.record.body, 70)}  (words {m.coverage:.0%},"
+            f" meaning {m.cosine:.2f})"
+            for m in response.candidates
+        ]
+        emit(app, data, "\n".join(lines) if not app.as_json else "")
+        raise click.exceptions.Exit(2)
+    if response.outcome in ("stored", "duplicate") and record is not None:
+        from cairn.cli.render import selector_summary
+
+        where = "this repository" if record.scope == "project" else "every project (global)"
+        said = (
+            f"remembered {record.kind} {record.id} for {where}"
+            f"{selector_summary(record.model_dump())} (cue: {response.cue})"
+            if response.outcome == "stored"
+            else f"already remembered as {record.id}; nothing added"
+        )
+    elif response.outcome == "constraint":
+        said = f"one-off, not stored: {response.constraint} (cue: {response.cue})"
+    elif response.outcome == "forgotten" and record is not None:
+        said = f"forgot {record.id}: {one_line(record.body, 80)}"
+    elif response.outcome == "corrected" and record is not None:
+        said = f"corrected {record.id} (now version {record.version}): {one_line(record.body, 80)}"
+    else:
+        said = "neither a rule nor a one-off instruction: nothing stored"
+    emit(app, data, said)
+
+
+@click.command()
+@pass_app
+def explain(app: App) -> None:
+    """Hit rate and outcome value of applied memories."""
+    data = app.query(c.ExplainQuery, c.ExplainResponse).model_dump(exclude={"contract", "view"})
+    rate = "n/a" if data["hit_rate"] is None else f"{data['hit_rate']:.2f}"
+    lines = [
+        f"applications {data['applications']}, with outcome {data['with_outcome']}, hit rate {rate}"
+    ]
+    for record_id, row in data["records"].items():
+        value = "n/a" if row["value"] is None else f"{row['value']:+.2f}"
+        lines.append(
+            f"  {record_id}  delivered {row['delivered']}  value {value}  {row['outcomes']}"
+        )
+    emit(app, data, "\n".join(lines))
+
+
+COMMANDS = (recall, context, expand, feedback, signal, explain)

@@ -1,0 +1,102 @@
+"""Text rendering of records and lists; JSON documents are the contract's own models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SELECTOR_KEYS = ("scope", "project_id", "path_patterns", "operations", "phases", "task_types")
+DETAIL_KEYS = (
+    "body",
+    "title",
+    "kind",
+    "memory_type",
+    "trust",
+    "state",
+    "authority",
+    "origin",
+    *SELECTOR_KEYS,
+    "tags",
+    "pinned",
+    "occurred_at",
+    "recorded_at",
+    "evicted_at",
+    "forgotten_at",
+    "superseded_by",
+    "supersedes",
+    "proof_count",
+    "used_count",
+    "ignored_count",
+    "failure_count",
+    "source",
+    "external_ref",
+    "episode_id",
+    "position",
+)
+
+
+def one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def where(record: dict[str, Any]) -> str:
+    if record.get("scope") == "project":
+        return f"project {str(record.get('project_id') or '?')[:20]}"
+    return "global"
+
+
+def selector_summary(record: dict[str, Any]) -> str:
+    parts = []
+    for key, label in (
+        ("path_patterns", "paths"),
+        ("operations", "ops"),
+        ("phases", "phases"),
+        ("task_types", "types"),
+    ):
+        values = record.get(key) or []
+        if values:
+            parts.append(f"{label} {','.join(values)}")
+    return f" [{'; '.join(parts)}]" if parts else ""
+
+
+def flags(record: dict[str, Any]) -> str:
+    shown = [
+        name
+        for name, on in (
+            ("forgotten", record.get("forgotten_at")),
+            ("evicted", record.get("evicted_at")),
+            ("pinned", record.get("pinned")),
+        )
+        if on
+    ]
+    return f" ({', '.join(shown)})" if shown else ""
+
+
+def record_table(records: list[dict[str, Any]]) -> str:
+    if not records:
+        return "(no memories)"
+    header = f"{'ID':<26}  {'V':>2}  {'STATE':<10} {'WHERE':<28} {'TRUST':<8} {'KIND':<10} BODY"
+    rows = [header]
+    for r in records:
+        body = one_line(str(r.get("body", "")), 60) + selector_summary(r) + flags(r)
+        rows.append(
+            f"{r['id']:<26}  {r['version']:>2}  {r['state']:<10} {where(r):<28}"
+            f" {r['trust']:<8} {r['kind']:<10} {body}"
+        )
+    return "\n".join(rows)
+
+
+def record_detail(record: dict[str, Any]) -> str:
+    lines = [f"{record['id']} (version {record['version']})"]
+    for key in DETAIL_KEYS:
+        value = record.get(key)
+        if key not in SELECTOR_KEYS and value in (None, (), [], {}, "", False, 0):
+            continue
+        if isinstance(value, list | tuple):
+            value = ", ".join(str(v) for v in value) or "-"
+        elif value is None or value == "":
+            value = "-"
+        if key == "body":
+            value = str(value).replace("\n", "\n" + " " * 17)
+        lines.append(f"  {key:<14} {value}")
+    return "\n".join(lines)

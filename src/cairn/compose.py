@@ -1,0 +1,259 @@
+"""The composition root of the embedded engine: configuration in, a provider out.
+
+Only here are the storage pair, the embedder, the services and the Markdown projection
+chosen and wired; every interface (the Python API, the CLI) asks for a provider here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from cairn.adapters.embedding import Embedder
+from cairn.config import Config, default_home, parse_config, resolve_config
+from cairn.engine.director import stored_rank
+from cairn.engine.entities import extract_entity_keys
+from cairn.engine.recall.pipeline import MemoryRecall
+from cairn.engine.recall.rerank import Reranker
+from cairn.errors import InvalidInput
+from cairn.provider.local import LocalProvider, Ports, Services
+from cairn.services.journal import Journal, Namespace
+from cairn.services.purges import Purges
+from cairn.services.reads import Reads
+from cairn.services.recall import Recall
+from cairn.services.replay import Replay
+from cairn.services.secrets import SecretGuard
+from cairn.services.signals import Signals
+from cairn.services.tasks import Tasks
+from cairn.services.transfer import Transfer
+from cairn.services.writes import Writes
+from cairn.storage.inprocess import InProcessSearchIndex
+from cairn.storage.ports import PendingPurge, RecordStore
+from cairn.storage.sqlite.record_store import SqliteRecordStore
+from cairn.timeutil import utc_now
+
+log = logging.getLogger(__name__)
+_NAME_LIMIT = 200
+
+
+def check_name(what: str, value: object) -> str:
+    """A tenant or agent name: printable, bounded, and safe as a folder name part."""
+    if (
+        not isinstance(value, str)
+        or not value
+        or len(value) > _NAME_LIMIT
+        or not value.isprintable()
+        or value != value.strip()
+        or any(ch in value for ch in "/\\\x00")
+        or value in (".", "..")
+    ):
+        shown = value[:60] if isinstance(value, str) else type(value).__name__
+        raise InvalidInput(f"invalid {what} name {shown!r}")
+    return value
+
+
+def resolve(config: Config | Mapping[str, Any] | str | Path | None) -> Config:
+    if isinstance(config, Config):
+        return config
+    if isinstance(config, Mapping):
+        return parse_config(dict(config))
+    return resolve_config(default_home(), config)
+
+
+def make_embedder(config: Config) -> Embedder:
+    settings = config.memory.embeddings
+    if settings.provider == "hashing":
+        from cairn.adapters.hashing import HashingEmbedder
+
+        return HashingEmbedder()
+    from cairn.adapters.embedding import MiniLmOnnxEmbedder
+
+    return MiniLmOnnxEmbedder(batch_size=settings.batchSize, threads=settings.threads)
+
+
+def _link_pending(records: RecordStore, config: Config) -> None:
+    """Entity links are written only while an agent's entity lane is on; rows written
+    with it off are linked when the engine opens with it on."""
+    for agent in sorted(a for a, block in config.agents.items() if block.rag.entityLane):
+        while pending := records.pending_links(agent, 2000):
+            records.set_links([(row, tuple(extract_entity_keys(text))) for row, text in pending])
+
+
+def open_provider(
+    config: Config,
+    *,
+    path: Path | None = None,
+    home: Path | None = None,
+    tenant: str = "default",
+    agent: str = "default",
+    embedder: Embedder | None = None,
+    reranker: Reranker | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    markdown: bool | None = None,
+) -> LocalProvider:
+    """The embedded engine on one SQLite file, as a provider bound to ``tenant``.
+
+    ``markdown``: keep the Markdown projection beside the file (default: the config's
+    ``memory.markdown.enabled``).
+    """
+    check_name("tenant", tenant)
+    check_name("agent", agent)
+    home = home or default_home()
+    db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
+    if embedder is None:
+        embedder = make_embedder(config)
+    records = SqliteRecordStore(db_path, rank_hint=stored_rank)
+    stored = records.embedder()
+    if stored is not None and stored != embedder.model_id:
+        records.close()
+        raise InvalidInput(
+            f"{db_path} holds vectors of the embedder {stored!r}, not {embedder.model_id!r};"
+            " configure that embedder (memory.embeddings.provider) or use another file"
+        )
+    index = InProcessSearchIndex(
+        records,
+        dim=embedder.dim,
+        graphs_beside=db_path,
+        ann_threshold=config.memory.store.annThreshold,
+    )
+    return assemble(
+        config,
+        Ports(records, index),
+        embedder,
+        tenant=tenant,
+        agent=agent,
+        reranker=reranker,
+        clock=clock,
+        markdown_folder=db_path.parent,
+        markdown=markdown,
+        describe={"backend": "sqlite", "location": str(db_path)},
+    )
+
+
+def assemble(
+    config: Config,
+    ports: Ports,
+    embedder: Embedder,
+    *,
+    tenant: str = "default",
+    agent: str = "default",
+    reranker: Reranker | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    markdown_folder: Path | None = None,
+    markdown: bool | None = None,
+    describe: dict[str, Any] | None = None,
+) -> LocalProvider:
+    """The services over a pair of storage ports, as a provider bound to ``tenant``."""
+    check_name("tenant", tenant)
+    check_name("agent", agent)
+    records, index = ports.records, ports.index
+    if reranker is None and any(a.rag.rerank.enabled for a in config.agents.values()):
+        from cairn.engine.recall.rerank import CrossEncoderReranker
+
+        reranker = CrossEncoderReranker(config.memory.reranker.model)
+
+    def links_for(name: str) -> bool:
+        return config.agent(name).rag.entityLane
+
+    journal = Journal(records, embedder, clock, links_for)
+    writes = Writes(records, journal, config, SecretGuard())
+    pipeline = MemoryRecall(records, index, embedder, reranker)
+    recall = Recall(pipeline, config, clock)
+    purges = Purges(records, index)
+    projections = _Projections(
+        markdown_folder, config, enabled=markdown if markdown_folder is not None else False
+    )
+    info = {**(describe or {}), "embedder": embedder.model_id}
+
+    def close() -> None:
+        index.close()
+        records.close()
+
+    services = Services(
+        writes=writes,
+        reads=Reads(records),
+        recall=recall,
+        tasks=Tasks(records, journal, recall, config, clock),
+        signals=Signals(writes, recall, index, embedder, config),
+        transfer=Transfer(records, journal, config),
+        replay=Replay(records, embedder, links_for),
+        purges=purges,
+        ports=ports,
+        describe=lambda: info,
+        after_write=projections.refresh,
+        close=close,
+    )
+    provider = LocalProvider(services, tenant=tenant, agent=agent)
+    projections.attach(provider)
+    purges.add_step(projections.purge)
+    _link_pending(records, config)
+    for warning in purges.finish():  # a permanent forget interrupted by a kill
+        log.warning("%s", warning)
+    return provider
+
+
+class _Projections:
+    """The Markdown projection of each namespace written through this provider: the
+    memories a person owns (their explicit statements and rules), beside the file."""
+
+    def __init__(self, folder: Path | None, config: Config, *, enabled: bool | None) -> None:
+        self._folder = folder or Path(".")
+        self._enabled = config.memory.markdown.enabled if enabled is None else enabled
+        self._provider: LocalProvider | None = None
+        self._busy = False
+
+    def attach(self, provider: LocalProvider) -> None:
+        self._provider = provider
+
+    def view(self, agent: str) -> Any:
+        """A Memory over this provider whose ``list`` holds what a person owns."""
+        from cairn.memory import Memory
+
+        assert self._provider is not None
+        bound = self._provider.bound(agent=agent)
+
+        class OwnedView(Memory):
+            def list(self, **kwargs: Any) -> list[Any]:
+                return super().list(owned=True, **kwargs)
+
+        return OwnedView(bound)
+
+    def _projection(self, mem: Any) -> Any:
+        from cairn.projection import MarkdownProjection
+
+        return MarkdownProjection.for_memory(self._folder, mem)
+
+    def refresh(self, ns: Namespace) -> list[str]:
+        """Regenerate the namespace's files after a change; a failure is a warning (the
+        change itself is committed)."""
+        if not self._enabled or self._busy:
+            return []
+        self._busy = True
+        try:
+            mem = self.view(ns.agent)
+            self._projection(mem).write_all(mem)
+        except Exception as exc:  # a derived file must never undo a committed change
+            log.warning("the Markdown projection was not refreshed: %s", exc)
+            return [f"the Markdown files were not updated: {exc}"]
+        finally:
+            self._busy = False
+        return []
+
+    def purge(self, pending: Sequence[PendingPurge]) -> None:
+        """Take permanently forgotten memories out of every file (idempotent; raises when
+        a file cannot be cleaned, so the purge stays pending)."""
+        if not self._enabled:
+            return
+        by_agent: dict[str, list[str]] = {}
+        for p in pending:
+            by_agent.setdefault(p.agent, []).append(p.record_id)
+        self._busy = True
+        try:
+            for agent, ids in sorted(by_agent.items()):
+                mem = self.view(agent)
+                self._projection(mem).purge(mem, ids)
+        finally:
+            self._busy = False

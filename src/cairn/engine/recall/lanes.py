@@ -1,0 +1,127 @@
+"""Running the lanes: each lane is asked once, a failing optional lane is named, not fatal.
+
+The keyword lane prunes terms that are in too large a share of a big partition (see
+:func:`cairn.engine.recall.query.prune_common_terms`); the vector lane embeds the query;
+the entity lane, when on, is seeded by the best rows the other lanes found. A lane that
+raises is logged as a warning and reported in ``failures``; recall carries on without it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import numpy as np
+
+from cairn.adapters.embedding import Embedder
+from cairn.config import Rag
+from cairn.engine.recall.fusion import LaneRanking
+from cairn.engine.recall.query import prune_common_terms
+from cairn.storage.ports import LaneFilter, LaneHit, SearchIndex
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass
+class StageClock:
+    """Milliseconds per stage; a stage run twice adds up."""
+
+    timings: dict[str, float] = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)
+
+    def total(self) -> float:
+        """Wall time since the clock started, in milliseconds."""
+        return (time.perf_counter() - self.started) * 1000.0
+
+    def run(self, stage: str, fn: Callable[[], T]) -> T:
+        start = time.perf_counter()
+        try:
+            return fn()
+        finally:
+            elapsed = (time.perf_counter() - start) * 1000.0
+            self.timings[stage] = self.timings.get(stage, 0.0) + elapsed
+
+
+def ranking(name: str, weight: float, hits: Sequence[LaneHit]) -> LaneRanking:
+    return LaneRanking(name, weight, tuple(h.row for h in hits), tuple(h.score for h in hits))
+
+
+def entity_ranking(
+    weight: float, seeds: Sequence[int], neighbours: Sequence[LaneHit]
+) -> LaneRanking:
+    """The entity lane's own order (SPEC §4): the seeds first, then rows sharing entities
+    with them, scored ``tanh(shared · 0.5)``."""
+    hits = [LaneHit(s, 1.0) for s in seeds] + [
+        LaneHit(h.row, math.tanh(h.score * 0.5)) for h in neighbours
+    ]
+    hits.sort(key=lambda h: -h.score)
+    return ranking("entity", weight, hits)
+
+
+@dataclass
+class Lanes:
+    """The lanes of one recall, their results and their failures."""
+
+    index: SearchIndex
+    embedder: Embedder
+    where: LaneFilter
+    rag: Rag
+    clock: StageClock
+    rankings: list[LaneRanking] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)
+    query_vector: np.ndarray | None = None
+    searched_terms: tuple[str, ...] = ()
+
+    def _guarded(self, lane: str, fn: Callable[[], T], empty: T) -> T:
+        try:
+            return self.clock.run(f"lane.{lane}", fn)
+        except Exception as exc:  # an optional lane must never fail the recall
+            log.warning("the %s lane failed (%s); recall goes on without it", lane, exc)
+            self.failures[lane] = f"{type(exc).__name__}: {exc}"
+            return empty
+
+    def keyword(self, terms: tuple[str, ...]) -> None:
+        def search() -> list[LaneHit]:
+            chosen = terms
+            pruning = self.rag.keywordPruning
+            if len(chosen) > pruning.keepAtLeast:
+                counts = self.index.term_counts(self.where, chosen)
+                if counts.documents >= pruning.minDocuments:
+                    chosen = prune_common_terms(
+                        chosen,
+                        counts.per_term,
+                        counts.documents,
+                        max_share=pruning.maxShare,
+                        keep_at_least=pruning.keepAtLeast,
+                    )
+            self.searched_terms = chosen
+            return self.index.keyword(self.where, chosen, self.rag.laneCandidates)
+
+        empty: list[LaneHit] = []
+        hits = self._guarded("keyword", search, empty) if terms else empty
+        self.rankings.append(ranking("keyword", self.rag.weights.fts, hits))
+
+    def vector(self, text: str) -> None:
+        hits: list[LaneHit] = []
+        if self.rag.weights.vector > 0 and text.strip():
+
+            def search() -> list[LaneHit]:
+                self.query_vector = self.clock.run("embed", lambda: self.embedder.embed([text])[0])
+                return self.index.vector(self.where, self.query_vector, self.rag.laneCandidates)
+
+            hits = self._guarded("vector", search, hits)
+        self.rankings.append(ranking("vector", self.rag.weights.vector, hits))
+
+    def entity(self, seeds: Sequence[int]) -> None:
+        def search() -> list[LaneHit]:
+            return self.index.entity(self.where, seeds, self.rag.entity.perEntityCap)
+
+        empty: list[LaneHit] = []
+        neighbours = self._guarded("entity", search, empty)
+        if "entity" not in self.failures:
+            self.rankings.append(entity_ranking(self.rag.weights.entity, seeds, neighbours))

@@ -1,0 +1,256 @@
+"""Read a user statement for what to do with it: the signal, the memory kind, the selector,
+the target.
+
+:func:`read_statement` runs the signal classifier (:mod:`cairn.engine.signals`), then reads the
+statement's own words:
+
+* **Memory kind** (rules and corrections). ``preference`` when the speaker states their own
+  taste ("I prefer …", "I'd rather …", "I hate …", "I'm a fan of", "我喜欢/偏好/习惯/讨厌 …");
+  ``fact`` when the statement only describes something (a copula, "lives in", "是", and no
+  instruction anywhere), typically with "remember that" / "记住"; otherwise ``policy``:
+  imperatives, always/never/must, and team conventions ("we squash-merge", "我们组习惯 …" are
+  the team's, not one person's taste). A correction's kind is read from its new wording.
+* **Selector** (rules and corrections): :func:`cairn.engine.selector_words.read_selector`
+  (scope from "this repo / here / 这个仓库 / 本项目 …", paths, operations, phases, task types).
+  A forget keeps only the scope the user named ("forget the pnpm rule in this repo").
+* **Target** (forgets and corrections): the content words a stored record must share, i.e. the
+  statement minus grammar, memory nouns ("the rule about", "那条规则") and scope words. Latin
+  words are lower-cased; Chinese comes in runs between grammar words ("staging 数据库"), to be
+  matched by substring or by the keyword index's bigrams. An empty target ("forget that")
+  names nothing: the caller must ask which memory is meant.
+
+Nothing here reads storage or the clock.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from cairn.engine.selector_words import (
+    LANGUAGE_GLOBS,
+    OPERATIONS,
+    PHASES,
+    TASK_TYPES,
+    clause_spans,
+    read_scope,
+    read_selector,
+    scope_spans,
+    unquote,
+)
+from cairn.engine.selectors import Selector
+from cairn.engine.signals import SignalKind, classify_statement, mask_quotes
+
+__all__ = [
+    "LANGUAGE_GLOBS",
+    "OPERATIONS",
+    "PHASES",
+    "TASK_TYPES",
+    "MemoryKind",
+    "StatementReading",
+    "read_statement",
+]
+
+MemoryKind = Literal["preference", "policy", "fact"]
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def _en(pattern: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![A-Za-z0-9_]){pattern}(?![A-Za-z0-9_])", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class StatementReading:
+    signal: SignalKind
+    confidence: float
+    cue: str | None
+    language: str
+    # The rule as stated, the corrected wording, the forget request's object, or the text.
+    statement: str
+    memory_kind: MemoryKind | None  # rule and correct only
+    # Rule and correct: the full selector; forget: only the scope the user named; project_id
+    # is always None (the caller binds "project" to its current repository).
+    selector: Selector
+    target_terms: tuple[str, ...]  # forget and correct: what a matching record must contain
+
+    @property
+    def target(self) -> str:
+        return " ".join(self.target_terms)
+
+
+def read_statement(text: str) -> StatementReading:
+    """Classify a user statement and read its kind, selector and target from its words."""
+    found = classify_statement(text)
+    stripped = text.strip()
+    kind: MemoryKind | None = None
+    selector = Selector()
+    terms: tuple[str, ...] = ()
+    if found.kind in ("rule", "correct"):
+        wording = found.statement if found.kind == "correct" else stripped
+        kind = _memory_kind(mask_quotes(wording))
+        selector = read_selector(stripped)
+    if found.kind == "correct":
+        terms = _target_terms(stripped)
+    elif found.kind == "forget":
+        selector = Selector(scope=read_scope(stripped))
+        terms = _forget_terms(found.statement, stripped, found.cue)
+    return StatementReading(
+        found.kind,
+        found.confidence,
+        found.cue,
+        found.language,
+        found.statement,
+        kind,
+        selector,
+        terms,
+    )
+
+
+# --- memory kind -----------------------------------------------------------------------------
+
+_PREFERENCE = re.compile(
+    r"(?<![A-Za-z])i(?:'d| would)?(?: really| much| generally| strongly| personally| just)?"
+    r" (?:prefer|rather|like(?! (?:you|it if you) to)|love|hate|dislike|can't stand"
+    r"|cannot stand|enjoy)(?![A-Za-z])"
+    r"|(?<![A-Za-z])my (?:personal )?(?:preference|taste|favou?rite)(?![A-Za-z])"
+    r"|(?<![A-Za-z])i'm (?:not )?(?:a )?(?:big )?fan of"
+    r"|我(?!们)(?:个人)?(?:更|比较|还是|一般|很|最|真的|特别|非常)?"
+    r"(?:喜欢|偏好|倾向|习惯|讨厌|不喜欢|受不了|爱用)|我的(?:偏好|习惯)",
+    re.IGNORECASE,
+)
+# Phrases that only mark the statement as worth remembering; they are not instructions.
+_REMEMBER_MARKERS = re.compile(
+    r"(?<![A-Za-z])(?:remember(?: that)?|keep (?:that |this |it )?in mind(?: that)?|note that"
+    r"|fyi|for future reference|for the record|just so you know)(?![A-Za-z])|记住|记得|注意|备注",
+    re.IGNORECASE,
+)
+_EN_INSTRUCTION = _en(
+    r"(?:must|should|shall|need to|needs to|has to|have to|ought to|always|never|ever|don't|dont"
+    r"|do not|please|make sure|let's|no more|avoid|prefer|stop|want you to|like you to|we|our team"
+    r"|the team|convention|policy|standard|practice|rule|by default)"
+)
+_EN_IMPERATIVES = _words(
+    """use run keep write add put make stop avoid prefer ask check pin follow reply sign squash
+    push commit deploy merge rebase install build test tag update bump split name quarantine
+    stage leave store log mention show explain start try lint format indent document delete
+    remove wrap return call set switch move place create target include exclude import export
+    send type-hint review verify plan implement refactor fix ignore skip treat let give tell
+    mark lock pass limit reuse respond answer translate print handle catch raise throw validate
+    sort group label link close open read list be do go get save prefix require default"""
+)
+_EN_FILLERS = re.compile(
+    r"(?:(?:so|and|then|also|just|please|now|ok|okay|actually|but|yes|always|never|from now on"
+    r"|going forward|in the future|henceforth)(?![A-Za-z])[\s,]*)*",
+    re.IGNORECASE,
+)
+_EN_SUBORDINATE = _en(
+    r"(?:when|whenever|if|before|after|while|once|unless|because|since|until|every time|each time)"
+)
+_EN_COPULA = _en(
+    r"(?:is|are|am|was|were|i'm|(?:we|you|they)'re|(?:it|that|what|there|he|she)'s|lives?"
+    r"|runs? on|sits? in|called|named|located"
+    r"|hosted|stored)"
+)
+_ZH_INSTRUCTION = re.compile(
+    r"(?<![主重])要|必须|得(?!到)|不要|别|不许|不准|禁止|严禁|一律|统一|永远|总是|始终|请|应该|应当|务必"
+    r"|千万|一定|默认(?!分支|值|端口|配置|参数|地址|的)|每次|尽量|不能|只能|团队|规矩|规范|约定|原则"
+    r"|我们(?:组|团队)?(?:都|一般|习惯|一直|从来|从不)?用|是用|都用|改用|改成|换成|先(?![生前])"
+    r"|(?:^|[，,：:；;\s])(?:用(?![户法途处量意])|使用(?!者)|把|先|不用)"
+)
+_ZH_COPULA = re.compile(r"(?<![不就还都])是(?!用)|叫做?|跑在|部署在|位于|托管在")
+
+
+def _memory_kind(text: str) -> MemoryKind:
+    if _PREFERENCE.search(text):
+        return "preference"
+    plain = _REMEMBER_MARKERS.sub(" ", text)
+    if _instructs(plain):
+        return "policy"
+    if plain != text:
+        return "fact"  # "remember that …" with no instruction: something to know
+    declarative = any(
+        (_EN_COPULA.search(plain, s, e) and not _EN_SUBORDINATE.match(plain[s:e].strip()))
+        or _ZH_COPULA.search(plain, s, e)
+        for s, e in clause_spans(plain)
+    )
+    return "fact" if declarative else "policy"
+
+
+def _instructs(text: str) -> bool:
+    if _EN_INSTRUCTION.search(text) or _ZH_INSTRUCTION.search(text):
+        return True
+    for start, end in clause_spans(text):
+        clause = text[start:end].strip()
+        fillers = _EN_FILLERS.match(clause)
+        rest = clause[fillers.end() :] if fillers else clause
+        words = re.findall(r"[A-Za-z][\w'-]*", rest)
+        if words and words[0].lower() in _EN_IMPERATIVES:
+            return True
+    return False
+
+
+# --- targets ---------------------------------------------------------------------------------
+
+_TERM = re.compile(
+    r"[A-Za-z0-9](?:[A-Za-z0-9_.+#/'’-]*[A-Za-z0-9+#])?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
+)
+_EN_GRAMMAR = _words(
+    """a an the this that these those it its it's i i'm i'd i've me my mine we we're we've our ours
+    us you you're your yours they them their he she his her is are am was were be been being do
+    does did done doing don't dont doesn't have has had will would shall should can could may
+    might must need needs to of in on at for from with without by about as into onto over under
+    than then so and or but not no nor if when whenever while because since until also too very
+    really just only even still again anymore any more some all every each always never ever
+    forever now going forward future default per use uses using used prefer prefers preferred like
+    likes liked love want wants wanted say said says tell told know knew known learned learnt
+    remember remembering forget mention mentioned rule rules memory memories note notes
+    preference preferences habit habits thing things stuff setting settings policy convention what
+    which who where why how there here please thanks ok okay yes oh hey actually meant mean
+    correction correct misspoke wrong got scratch second thought change update amend instead
+    rather make let me myself sorry wait oops earlier previous previously everything anything
+    something"""
+)
+# Chinese grammar words, removed wherever they occur (longest first so "说错了" goes before "说").
+_ZH_GRAMMAR_WORDS = """
+    这件事 那件事 的话 的事 事情 内容 说错了 错了 意思是 意思 更正 纠正 不对 改一下 改成 改为 其实
+    哦不 不不 等等 等一下 不是的 刚才 刚刚 之前 以前 以后 今后 已经 我们 你们 他们 咱们 说过 说的
+    提过 关于 那条 这条 那个 这个 那些 这些 规则 记忆 偏好 喜欢 习惯 倾向 讨厌 设定 一下 一律 统一
+    永远 总是 始终 一直 不要 不用 不再 别再 不必 要用 都用 都要 就用 是用 还是 应该 必须 使用 不是
+    请 可以 记住 记得 记着 忘掉 忘记 忘了 删掉 删除 删了 去掉 清除 清掉 移除 放在 放到 下面 里面
+    目录下
+"""
+_ZH_GRAMMAR = re.compile("|".join(sorted(_ZH_GRAMMAR_WORDS.split(), key=len, reverse=True)))
+# Single characters that are grammar only at the edge of a run ("用" in "用户名" is not).
+_ZH_EDGE = "的了吧呢吗啊呀把被将是在要用得都也就还再别说过着我你"
+
+
+def _target_terms(text: str) -> tuple[str, ...]:
+    """The content words of ``text``: no grammar, memory nouns or scope words."""
+    chars = list(unquote(text))
+    for start, end in scope_spans(text):
+        chars[start:end] = " " * (end - start)
+    cleaned = _ZH_GRAMMAR.sub(" ", "".join(chars))
+    terms: list[str] = []
+    for token in _TERM.findall(cleaned):
+        term = token.strip(_ZH_EDGE) if _CJK.match(token) else token.lower()
+        if term and term not in _EN_GRAMMAR and term not in terms:
+            terms.append(term)
+    return tuple(terms)
+
+
+def _forget_terms(statement: str, text: str, cue: str | None) -> tuple[str, ...]:
+    # "forget that we use Poetry; we switched": what follows the first stop explains, it does
+    # not name the memory.
+    first = re.split(r"[;；]|[.!?。！？](?:\s|$)", statement, maxsplit=1)[0]
+    terms = _target_terms(first)
+    if not terms and cue:
+        # Chinese often names the memory first: "用英文写提交信息那条，忘了吧".
+        before = text[: text.find(cue)] if cue in text else ""
+        terms = _target_terms(before)
+    return terms

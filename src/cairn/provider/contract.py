@@ -1,0 +1,592 @@
+"""The provider contract ``cairn.provider.v1`` (SPEC §7): ``status``, ``query``, ``apply``.
+
+Every interface — the Python API, the CLI, the HTTP server, MCP, the hooks — speaks these
+models, so there is one route for each operation and one JSON schema for all of them.
+Requests are validated at this boundary (unknown fields refused); responses are built
+from the engine's values. Keys are snake_case everywhere; a record's own id is ``id``,
+references to it are ``record_id``; applications are named by ``application_id``.
+
+A query names its ``view``, a mutation its ``mutation``; both are discriminated unions.
+Every mutation carries an ``idempotency_key``: the same key again is a no-op, so a retry
+is always safe. The tenant is never part of a request: it is the provider's binding (the
+local store's tenant, or the token of a remote one); ``agent`` picks an agent inside it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+CONTRACT_VERSION = "cairn.provider.v1"
+
+Trust = Literal["system", "learned", "external"]
+Scope = Literal["global", "project"]
+Kind = Literal["fact", "preference", "policy", "profile", "episode", "skill", "topic"]
+Outcome = Literal[
+    "used-successfully", "ignored", "overridden", "corrected", "contributed-to-failure"
+]
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+Key = Annotated[str, Field(min_length=1, max_length=200)]
+RecordId = Annotated[str, Field(min_length=1, max_length=64)]
+Text = Annotated[str, Field(max_length=50_000_000)]
+Short = Annotated[str, Field(max_length=4096)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -- values ---------------------------------------------------------------------------------
+
+
+class RecordModel(_Model):
+    """One version of a memory (every field of :class:`cairn.model.Record`)."""
+
+    id: str
+    version: int
+    tenant: str
+    agent: str
+    body: str
+    kind: str
+    memory_type: str
+    title: str | None = None
+    tags: list[str] = []
+    language: str | None = None
+    authority: str
+    origin: str
+    trust: str
+    scope: str
+    project_id: str | None = None
+    path_patterns: list[str] = []
+    operations: list[str] = []
+    phases: list[str] = []
+    task_types: list[str] = []
+    state: str
+    pinned: bool = False
+    evicted_at: str | None = None
+    forgotten_at: str | None = None
+    proof_count: int = 0
+    failure_count: int = 0
+    used_count: int = 0
+    ignored_count: int = 0
+    last_applied_at: str | None = None
+    last_success_at: str | None = None
+    confidence: float = 1.0
+    importance: float = 0.5
+    evidence: list[str] = []
+    source: dict[str, Any] = {}
+    external_ref: str | None = None
+    episode_id: str | None = None
+    position: int | None = None
+    occurred_at: str | None = None
+    recorded_at: str
+    valid_to: str | None = None
+    expired_at: str | None = None
+    supersedes: int | None = None
+    superseded_by: int | None = None
+    text_hash: str
+
+
+class TombstoneModel(_Model):
+    record_id: str
+    tenant: str
+    agent: str
+    scope: str
+    project_id: str | None
+    text_hash: str
+    reason: str
+    permanent: bool
+    removed_at: str
+    restored_at: str | None = None
+
+
+class ApplicationModel(_Model):
+    application_id: str
+    tenant: str
+    agent: str
+    record_id: str
+    record_version: int
+    task: str | None
+    delivery: str
+    why_applied: list[str]
+    created_at: str
+    outcome: str | None = None
+    outcome_at: str | None = None
+    session_id: str | None = None
+
+
+class EventModel(_Model):
+    event_id: str
+    type: str
+    tenant: str
+    agent: str
+    payload: dict[str, Any]
+    occurred_at: str
+    recorded_at: str
+    seq: int | None = None
+    episode_id: str | None = None
+    session_id: str | None = None
+    sender: str | None = None
+    caused_by: str | None = None
+    supersedes: str | None = None
+
+
+class MemoryFields(_Model):
+    """A memory to write: the body and every optional field a caller may set."""
+
+    body: Text
+    kind: Kind | None = None  # remember: preference; store and ingest: fact
+    title: Short | None = None
+    tags: list[Short] = []
+    trust: Trust = "learned"
+    occurred_at: Short | None = None
+    source: dict[str, Any] | None = None
+    external_ref: Short | None = None
+    pinned: bool = False
+    memory_type: Literal["semantic", "episodic", "procedural", "working"] | None = None
+    scope: Scope = "global"
+    project_id: Short | None = None
+    path_patterns: list[Short] = []
+    operations: list[Short] = []
+    phases: list[Short] = []
+    task_types: list[Short] = []
+    episode_id: Short | None = None
+    position: int | None = Field(None, ge=0, le=2**31 - 1)
+
+
+# -- status ---------------------------------------------------------------------------------
+
+
+class StatusResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    provider: Literal["local", "remote"]
+    version: str
+    backend: str
+    tenant: str
+    agent: str
+    location: str | None = None  # the file or the server
+    embedder: str | None = None
+    schema_version: int | None = None
+    counts: dict[str, int]
+    healthy: bool
+    token_configured: bool
+    warnings: list[str] = []
+
+
+# -- queries --------------------------------------------------------------------------------
+
+
+class _Query(_Model):
+    agent: Name | None = None
+
+
+class RecallQuery(_Query):
+    view: Literal["recall"] = "recall"
+    query: Annotated[str, Field(max_length=10_000)]
+    project_id: Short | None = None
+    max_results: int | None = Field(None, ge=1, le=1000)
+    max_chars: int | None = Field(None, ge=1, le=1_000_000)
+    include_trust: list[Trust] | None = None
+
+
+class TaskQuery(_Query):
+    view: Literal["task", "combined", "profile", "manifest"] = "task"
+    task: Annotated[str, Field(max_length=10_000)]
+    project_id: Short | None = None
+    paths: list[Short] = []
+    operation: Short | None = None
+    phase: Short | None = None
+    task_type: Short | None = None
+    session_id: Short | None = None
+    profile_budget: int = Field(2000, ge=0, le=1_000_000)
+    task_budget: int = Field(6000, ge=0, le=1_000_000)
+
+
+class ExpandQuery(_Query):
+    view: Literal["expand"] = "expand"
+    record_id: RecordId
+    task: Annotated[str, Field(max_length=10_000)] | None = None
+
+
+class ListQuery(_Query):
+    view: Literal["manage"] = "manage"
+    project_id: Short | None = None
+    with_global: bool = False  # with project_id: global records too (what applies there)
+    scope: Scope | None = None
+    kinds: list[Kind] = []
+    states: list[
+        Literal["trial", "proven", "superseded", "candidate", "active", "stale", "archived"]
+    ] = []
+    trust: list[Trust] = []
+    tag: Short | None = None
+    include_forgotten: bool = False
+    owned: bool = False  # only what a person owns: their explicit statements and rules
+    as_of: Short | None = None
+    limit: int | None = Field(None, ge=1, le=1_000_000)
+    offset: int = Field(0, ge=0, le=2**31 - 1)
+
+
+class ShowQuery(_Query):
+    view: Literal["show"] = "show"
+    record_id: RecordId
+    as_of: Short | None = None
+
+
+class HistoryQuery(_Query):
+    view: Literal["history"] = "history"
+    record_id: RecordId
+
+
+class JournalQuery(_Query):
+    view: Literal["journal"] = "journal"
+    after_seq: int = Field(0, ge=0, le=2**63 - 1)
+    limit: int | None = Field(None, ge=1, le=1_000_000)
+
+
+class TombstonesQuery(_Query):
+    view: Literal["tombstones"] = "tombstones"
+
+
+class ExplainQuery(_Query):
+    view: Literal["explain"] = "explain"
+
+
+class ExportQuery(_Query):
+    view: Literal["export"] = "export"
+
+
+QueryRequest = Annotated[
+    RecallQuery
+    | TaskQuery
+    | ExpandQuery
+    | ListQuery
+    | ShowQuery
+    | HistoryQuery
+    | JournalQuery
+    | TombstonesQuery
+    | ExplainQuery
+    | ExportQuery,
+    Field(discriminator="view"),
+]
+
+
+class RecalledModel(_Model):
+    row: int
+    record: RecordModel
+    score: float
+    fused: float
+    ranks: dict[str, int]
+    factors: dict[str, float]
+    line: str = ""
+
+
+class RecallResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    view: Literal["recall"] = "recall"
+    query: str
+    preamble: str
+    memories: list[RecalledModel]
+    ranked: list[RecalledModel]
+    trace: list[dict[str, Any]]
+    timings_ms: dict[str, float]
+    rerank: str | None = None
+    failures: dict[str, str] = {}
+
+
+class DeliveredModel(_Model):
+    id: str
+    version: int
+    title: str
+    summary: str
+    body: str | None = None  # resident items carry their body; manifest items do not
+    kind: str
+    state: str
+    authority: str
+    trust: str
+    scope: str
+    project_id: str | None
+    delivery: str
+    why_applied: list[str]
+    application_id: str
+    rank_score: float
+
+
+class ConstraintModel(_Model):
+    text: str
+    cue: str | None
+    confidence: float
+
+
+class TaskResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    view: Literal["task", "combined", "profile", "manifest"]
+    task: str
+    project_id: str | None
+    resident: list[DeliveredModel]
+    manifest: list[DeliveredModel]
+    constraints: list[ConstraintModel]
+    applications: list[ApplicationModel]
+    text: str = ""  # the director's text for the agent (resident, manifest, why), fenced
+
+
+class ExpandResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    view: Literal["expand"] = "expand"
+    record: RecordModel
+    application_id: str
+    sources: dict[str, Any]
+    verification: dict[str, Any]
+
+
+class RecordsResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    view: Literal["manage", "history"]
+    records: list[RecordModel]
+
+
+class RecordResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    view: Literal["show"] = "show"
+    record: RecordModel
+
+
+class JournalResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    view: Literal["journal"] = "journal"
+    events: list[EventModel]
+
+
+class TombstonesResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    view: Literal["tombstones"] = "tombstones"
+    tombstones: list[TombstoneModel]
+
+
+class ExplainResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    view: Literal["explain"] = "explain"
+    applications: int
+    with_outcome: int
+    hit_rate: float | None
+    records: dict[str, dict[str, Any]]
+
+
+class ExportResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    view: Literal["export"] = "export"
+    lines: list[str]
+
+
+QueryResponse = (
+    RecallResponse
+    | TaskResponse
+    | ExpandResponse
+    | RecordsResponse
+    | RecordResponse
+    | JournalResponse
+    | TombstonesResponse
+    | ExplainResponse
+    | ExportResponse
+)
+
+
+# -- mutations ------------------------------------------------------------------------------
+
+
+class _Mutation(_Model):
+    idempotency_key: Key
+    agent: Name | None = None
+
+
+class RememberRequest(MemoryFields):
+    """What the user said explicitly: authority explicit, state proven."""
+
+    mutation: Literal["remember"] = "remember"
+    idempotency_key: Key
+    agent: Name | None = None
+
+
+class StoreRequest(MemoryFields):
+    """Something the agent learned: authority inferred, state trial."""
+
+    mutation: Literal["store"] = "store"
+    idempotency_key: Key
+    agent: Name | None = None
+    origin: Literal["user", "tool", "review", "reflection", "import", "system"] = "tool"
+
+
+class IngestRequest(_Mutation):
+    mutation: Literal["ingest"] = "ingest"
+    items: list[MemoryFields]
+    item_keys: list[Key] | None = None  # one per item: a re-run stores only what is missing
+    batch_size: int = Field(256, ge=1, le=100_000)
+
+
+class CorrectRequest(_Mutation):
+    """A new version: the new text, and the title, kind or selectors given (None keeps a
+    field, an empty list clears a selector)."""
+
+    mutation: Literal["correct"] = "correct"
+    record_id: RecordId
+    text: Text
+    title: Short | None = None
+    kind: Kind | None = None
+    path_patterns: list[Short] | None = None
+    operations: list[Short] | None = None
+    phases: list[Short] | None = None
+    task_types: list[Short] | None = None
+    authority: Literal["explicit", "inferred"] = "explicit"
+
+
+class ForgetRequest(_Mutation):
+    mutation: Literal["forget"] = "forget"
+    record_id: RecordId
+    permanent: bool = False
+    reason: Literal["user-remove", "markdown-delete", "negative-feedback"] = "user-remove"
+
+
+class RestoreRequest(_Mutation):
+    mutation: Literal["restore"] = "restore"
+    record_id: RecordId
+
+
+class EvictRequest(_Mutation):
+    mutation: Literal["evict", "unevict"]
+    record_id: RecordId
+
+
+class FeedbackRequest(_Mutation):
+    mutation: Literal["feedback"] = "feedback"
+    application_id: RecordId
+    outcome: Outcome
+
+
+class SignalRequest(_Mutation):
+    mutation: Literal["signal"] = "signal"
+    text: Text
+    project_id: Short | None = None
+
+
+class ImportRequest(_Mutation):
+    mutation: Literal["import"] = "import"
+    lines: list[str]
+    source: Short = "import"
+
+
+class RebuildRequest(_Mutation):
+    mutation: Literal["rebuild"] = "rebuild"
+
+
+ApplyRequest = Annotated[
+    RememberRequest
+    | StoreRequest
+    | IngestRequest
+    | CorrectRequest
+    | ForgetRequest
+    | RestoreRequest
+    | EvictRequest
+    | FeedbackRequest
+    | SignalRequest
+    | ImportRequest
+    | RebuildRequest,
+    Field(discriminator="mutation"),
+]
+
+
+class WriteResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    mutation: Literal["remember", "store", "correct", "restore", "evict", "unevict"]
+    record: RecordModel
+    created: bool = True  # False: a retried key, or a statement repeating a live memory
+    changed: bool = True  # False: nothing changed (same text, same state)
+    duplicate_of: str | None = None
+    redacted: list[str] = []  # kinds of secrets cut out of the text
+    warnings: list[str] = []
+
+
+class ForgetResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    mutation: Literal["forget"] = "forget"
+    tombstone: TombstoneModel
+    warnings: list[str] = []
+
+
+class FeedbackResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    mutation: Literal["feedback"] = "feedback"
+    record: RecordModel
+    application_id: str
+    outcome: str
+    previous: str | None
+    changes: dict[str, list[Any]]  # field -> [before, after]; empty: nothing changed
+
+
+class IngestResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    mutation: Literal["ingest"] = "ingest"
+    stored: int
+    skipped: int
+    redacted: int
+    ids: list[str]
+    warnings: list[str] = []
+
+
+class MatchModel(_Model):
+    record: RecordModel
+    coverage: float
+    cosine: float
+    clear: bool
+
+
+class SignalResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    mutation: Literal["signal"] = "signal"
+    kind: str
+    cue: str | None
+    confidence: float
+    language: str
+    statement: str
+    outcome: str
+    record: RecordModel | None = None
+    constraint: str | None = None
+    tombstone: TombstoneModel | None = None
+    candidates: list[MatchModel] = []
+    warnings: list[str] = []
+
+
+class ImportResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    mutation: Literal["import"] = "import"
+    imported: int
+    warnings: list[str] = []
+
+
+class RebuildResponse(_Model):
+    contract: str = CONTRACT_VERSION
+    mutation: Literal["rebuild"] = "rebuild"
+    replayed: int
+    warnings: list[str] = []
+
+
+ApplyResponse = (
+    WriteResponse
+    | ForgetResponse
+    | FeedbackResponse
+    | IngestResponse
+    | SignalResponse
+    | ImportResponse
+    | RebuildResponse
+)
+
+QUERY: TypeAdapter[Any] = TypeAdapter(QueryRequest)
+APPLY: TypeAdapter[Any] = TypeAdapter(ApplyRequest)
+
+
+def parse_query(data: Any) -> Any:
+    """A query request from JSON-like data (raises pydantic's ValidationError)."""
+    return QUERY.validate_python(data)
+
+
+def parse_apply(data: Any) -> Any:
+    return APPLY.validate_python(data)

@@ -1,0 +1,226 @@
+"""Between the engine's values and the contract's models, both ways.
+
+Responses are built with ``model_construct``: the values come from the store, already
+valid, and a large ingest or export should not pay for validating them again.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from cairn.engine.recall.pipeline import Candidate, RecallResult
+from cairn.engine.recall.scoring import ScoreBreakdown
+from cairn.errors import InvalidInput
+from cairn.model import Application, Event, MemoryInput, Record, Tombstone
+from cairn.provider.contract import (
+    ApplicationModel,
+    EventModel,
+    MemoryFields,
+    RecalledModel,
+    RecallResponse,
+    RecordModel,
+    TombstoneModel,
+)
+from cairn.services.tasks import DeliveredItem
+
+_LIST_FIELDS = ("tags", "path_patterns", "operations", "phases", "task_types", "evidence")
+
+
+def record_model(record: Record) -> RecordModel:
+    return RecordModel.model_construct(**record.to_dict())
+
+
+def to_record(model: RecordModel | dict[str, Any]) -> Record:
+    data = dict(model.model_dump() if isinstance(model, RecordModel) else model)
+    for name in _LIST_FIELDS:
+        data[name] = tuple(data.get(name) or ())
+    return Record(**data)
+
+
+def tombstone_model(stone: Tombstone) -> TombstoneModel:
+    return TombstoneModel.model_construct(**stone.to_dict())
+
+
+def to_tombstone(model: TombstoneModel) -> Tombstone:
+    return Tombstone(**model.model_dump())
+
+
+def application_model(app: Application) -> ApplicationModel:
+    return ApplicationModel.model_construct(**app.to_dict())
+
+
+def to_application(model: ApplicationModel) -> Application:
+    data = model.model_dump()
+    data["why_applied"] = tuple(data["why_applied"])
+    return Application(**data)
+
+
+def event_model(event: Event) -> EventModel:
+    return EventModel.model_construct(**event.to_dict())
+
+
+def to_event(model: EventModel) -> Event:
+    return Event(**model.model_dump())
+
+
+def memory_input(fields: MemoryFields, default_kind: str) -> MemoryInput:
+    return MemoryInput(
+        body=fields.body,
+        kind=fields.kind or default_kind,
+        title=fields.title,
+        tags=tuple(fields.tags),
+        trust=fields.trust,
+        occurred_at=fields.occurred_at,
+        source=fields.source,
+        external_ref=fields.external_ref,
+        pinned=fields.pinned,
+        memory_type=fields.memory_type,
+        scope=fields.scope,
+        project_id=fields.project_id,
+        path_patterns=tuple(fields.path_patterns),
+        operations=tuple(fields.operations),
+        phases=tuple(fields.phases),
+        task_types=tuple(fields.task_types),
+        episode_id=fields.episode_id,
+        position=fields.position,
+    )
+
+
+def memory_fields(item: MemoryInput) -> dict[str, Any]:
+    """The fields of a MemoryInput as request data (validated by the contract)."""
+    data: dict[str, Any] = {
+        "body": item.body,
+        "kind": item.kind,
+        "title": item.title,
+        "tags": _listed(item.tags, "tags"),
+        "trust": item.trust,
+        "occurred_at": item.occurred_at.isoformat()
+        if isinstance(item.occurred_at, datetime)
+        else item.occurred_at,
+        "source": dict(item.source) if item.source is not None else None,
+        "external_ref": item.external_ref,
+        "pinned": item.pinned,
+        "memory_type": item.memory_type,
+        "scope": item.scope,
+        "project_id": item.project_id,
+        "episode_id": item.episode_id,
+        "position": item.position,
+    }
+    for name in ("path_patterns", "operations", "phases", "task_types"):
+        data[name] = _listed(getattr(item, name), name)
+    return data
+
+
+def _listed(value: Any, name: str) -> Any:
+    if isinstance(value, str):
+        raise InvalidInput(f"{name} must be a list of text, not a string")
+    return list(value) if isinstance(value, list | tuple) else value
+
+
+def recalled(c: Candidate) -> RecalledModel:
+    return RecalledModel.model_construct(
+        row=c.row,
+        record=record_model(c.record),
+        score=c.score,
+        fused=c.fused,
+        ranks=dict(c.ranks),
+        factors=c.breakdown.as_dict(),
+        line=c.line,
+    )
+
+
+def recall_response(result: RecallResult) -> RecallResponse:
+    return RecallResponse.model_construct(
+        query=result.query,
+        preamble=result.preamble,
+        memories=[recalled(c) for c in result.memories],
+        ranked=[recalled(c) for c in result.ranked],
+        trace=list(result.trace),
+        timings_ms=dict(result.timings_ms),
+        rerank=result.rerank,
+        failures=dict(result.failures),
+    )
+
+
+def to_candidate(model: RecalledModel) -> Candidate:
+    f = model.factors
+    breakdown = ScoreBreakdown(
+        f["base"],
+        f["recency"],
+        f["temporal"],
+        f["proof"],
+        f["trust"],
+        f["usefulness"],
+        f["forget"],
+        f["final"],
+    )
+    return Candidate(
+        model.row, to_record(model.record), dict(model.ranks), model.fused, breakdown, model.line
+    )
+
+
+def to_recall_result(response: RecallResponse) -> RecallResult:
+    return RecallResult(
+        query=response.query,
+        preamble=response.preamble,
+        memories=tuple(to_candidate(m) for m in response.memories),
+        ranked=tuple(to_candidate(m) for m in response.ranked),
+        trace=tuple(response.trace),
+        timings_ms=dict(response.timings_ms),
+        rerank=response.rerank,
+        failures=dict(response.failures),
+    )
+
+
+def delivered_model(item: DeliveredItem, *, with_body: bool) -> dict[str, Any]:
+    record = item.record
+    return {
+        "id": record.id,
+        "version": record.version,
+        "title": item.title,
+        "summary": item.summary,
+        "body": record.body if with_body else None,
+        "kind": record.kind,
+        "state": record.state,
+        "authority": record.authority,
+        "trust": record.trust,
+        "scope": record.scope,
+        "project_id": record.project_id,
+        "delivery": item.delivery,
+        "why_applied": list(item.why_applied),
+        "application_id": item.application_id,
+        "rank_score": item.rank_score,
+    }
+
+
+_LABELS = {"trust": "trust level", "include_trust": "trust level", "memory_type": "memory type"}
+_TAGS = {"remember", "store", "ingest", "correct", "forget", "restore", "evict", "unevict"}
+
+
+def invalid(exc: ValidationError) -> InvalidInput:
+    """One line naming the field, for a request the contract refused."""
+    err = exc.errors()[0]
+    loc = [str(p) for p in err.get("loc", ())]
+    if loc and (loc[0] in _TAGS or loc[0].endswith("Request") or loc[0].endswith("Query")):
+        loc = loc[1:]  # the discriminated union's tag
+    field = ".".join(loc) or "request"
+    label = _LABELS.get(loc[-1] if loc else "", field)
+    kind = err.get("type", "")
+    ctx = err.get("ctx") or {}
+    value = err.get("input")
+    shown = repr(value)[:60]
+    if kind == "literal_error":
+        return InvalidInput(f"unknown {label} {shown} (expected one of: {ctx.get('expected')})")
+    if kind == "string_unicode":
+        return InvalidInput(f"{label} is not valid UTF-8 text")
+    if kind == "string_too_long" and isinstance(value, str):
+        limit = ctx.get("max_length")
+        return InvalidInput(f"{label} is {len(value):,} characters; the limit is {limit:,}")
+    if kind == "extra_forbidden":
+        return InvalidInput(f"unknown field {field!r}")
+    if kind == "missing":
+        return InvalidInput(f"{field} is required")
+    return InvalidInput(f"{label}: {err.get('msg', 'invalid')}")

@@ -1,0 +1,92 @@
+"""Journal-first writes: every change is an event, appended and applied in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from cairn.adapters.embedding import Embedder
+from cairn.engine.apply import apply_events
+from cairn.ids import new_ulid
+from cairn.model import Event, Record
+from cairn.storage.ports import RecordStore
+from cairn.timeutil import to_iso
+
+Clock = Callable[[], datetime]
+LinksFor = Callable[[str], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    tenant: str
+    agent: str
+
+
+def embedding_text(record: Record) -> str:
+    return f"{record.title}: {record.body}" if record.title else record.body
+
+
+class Journal:
+    def __init__(
+        self, records: RecordStore, embedder: Embedder, clock: Clock, links_for: LinksFor
+    ) -> None:
+        self._records = records
+        self._embedder = embedder
+        self._clock = clock
+        self._links_for = links_for
+
+    def now(self) -> str:
+        return to_iso(self._clock())
+
+    def event(
+        self,
+        type_: str,
+        payload: dict[str, Any],
+        ns: Namespace,
+        event_id: str | None,
+        *,
+        session_id: str | None = None,
+        occurred_at: str | None = None,
+        sender: str | None = None,
+    ) -> Event:
+        now = self.now()
+        return Event(
+            event_id=event_id or new_ulid(),
+            type=type_,
+            tenant=ns.tenant,
+            agent=ns.agent,
+            payload=payload,
+            occurred_at=occurred_at or now,
+            recorded_at=now,
+            session_id=session_id,
+            sender=sender,
+        )
+
+    def embed(self, records: Sequence[Record]) -> dict[str, np.ndarray]:
+        """Vectors by embedding text, computed before the write transaction opens."""
+        texts = list(dict.fromkeys(embedding_text(r) for r in records if r.body))
+        if not texts:
+            return {}
+        vectors = self._embedder.embed(texts)
+        return dict(zip(texts, vectors, strict=True))
+
+    def commit(self, events: Sequence[Event], vectors: dict[str, np.ndarray]) -> list[bool]:
+        """Append and apply in one transaction; one flag per event (False: a repeat)."""
+        model = self._embedder.model_id
+
+        def vector_for(record: Record) -> tuple[np.ndarray | None, str | None]:
+            text = embedding_text(record)
+            vec = vectors.get(text)
+            if vec is None:
+                vec = self._embedder.embed([text])[0]
+            return vec, model
+
+        with self._records.transaction() as tx:
+            fresh = tx.append_events(events)
+            new_events = [e for e, new in zip(events, fresh, strict=True) if new]
+            apply_events(tx, new_events, vector_for, self._links_for)
+        return fresh

@@ -1,0 +1,61 @@
+"""Reads: one record, its history, lists, tombstones, the journal and counts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+
+from cairn.errors import InvalidInput, NotFound
+from cairn.model import Event, Record, Tombstone
+from cairn.services.journal import Namespace
+from cairn.storage.ports import RecordQuery, RecordStore, StoreStats
+from cairn.timeutil import parse_time, to_iso
+
+
+def record_id_of(text: object) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("a memory id is needed")
+    cleaned = text.strip().upper()
+    if len(cleaned) > 64 or not cleaned.isprintable():
+        raise InvalidInput(f"not a memory id: {text[:64]!r}")
+    return cleaned
+
+
+def time_of(value: str | datetime | None) -> str | None:
+    return to_iso(parse_time(value)) if value is not None else None
+
+
+class Reads:
+    def __init__(self, records: RecordStore) -> None:
+        self._records = records
+
+    def get(self, record_id: str, ns: Namespace, *, as_of: str | datetime | None = None) -> Record:
+        """The current version (or the one in force at ``as_of``); NotFound otherwise."""
+        wanted = record_id_of(record_id)
+        when = time_of(as_of)
+        record = self._records.get(ns.tenant, ns.agent, wanted, as_of=when)
+        if record is None or (record.body == "" and record.forgotten_at):
+            if when is not None and self._records.get(ns.tenant, ns.agent, wanted):
+                raise NotFound(f"memory {wanted} did not exist yet at {when}")
+            raise NotFound(f"no memory with id {record_id}")
+        return record
+
+    def history(self, record_id: str, ns: Namespace) -> list[Record]:
+        versions = self._records.history(ns.tenant, ns.agent, record_id_of(record_id))
+        if not versions:
+            raise NotFound(f"no memory with id {record_id}")
+        return versions
+
+    def records(self, query: RecordQuery) -> list[Record]:
+        return self._records.list_records(query)
+
+    def tombstones(self, ns: Namespace) -> list[Tombstone]:
+        return self._records.tombstones(ns.tenant, ns.agent)
+
+    def journal(
+        self, ns: Namespace, *, after_seq: int = 0, limit: int | None = None
+    ) -> Iterator[Event]:
+        return self._records.events(ns.tenant, ns.agent, after_seq=after_seq, limit=limit)
+
+    def stats(self, ns: Namespace) -> StoreStats:
+        return self._records.stats(ns.tenant, ns.agent)

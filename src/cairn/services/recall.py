@@ -1,0 +1,60 @@
+"""Recall as a service: the agent's settings, input checks, then the pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from cairn.config import Config, Rag
+from cairn.engine.recall.pipeline import MemoryRecall, RecallRequest, RecallResult
+from cairn.errors import InvalidInput
+from cairn.model import TRUST_LEVELS
+from cairn.services.journal import Namespace
+from cairn.validation import check_choice
+
+MAX_QUERY_CHARS = 10_000
+
+
+class Recall:
+    def __init__(self, pipeline: MemoryRecall, config: Config, clock: Callable[[], datetime]):
+        self._pipeline = pipeline
+        self._config = config
+        self._clock = clock
+
+    def recall(
+        self,
+        query: str,
+        ns: Namespace,
+        *,
+        project_id: str | None = None,
+        max_results: int | None = None,
+        max_chars: int | None = None,
+        include_trust: Sequence[str] | None = None,
+        rag: Rag | None = None,
+    ) -> RecallResult:
+        """The memories that apply to ``query``, inside the budget, with a trace."""
+        if not isinstance(query, str):
+            raise InvalidInput("the query must be text")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidInput(f"the query is {len(query):,} characters; the limit is 10,000")
+        if "\x00" in query:
+            raise InvalidInput("the query contains a NUL byte")
+        if include_trust is not None:
+            for level in include_trust:
+                check_choice("trust level", level, TRUST_LEVELS)
+        for name, value in (("max results", max_results), ("max chars", max_chars)):
+            if value is not None and (isinstance(value, bool) or not 1 <= value <= 1_000_000):
+                raise InvalidInput(f"{name} must be between 1 and 1,000,000")
+        agent = self._config.agent(ns.agent)
+        request = RecallRequest(
+            query=query,
+            tenant=ns.tenant,
+            agent=ns.agent,
+            project_id=project_id,
+            max_results=max_results,
+            max_chars=max_chars,
+            include_trust=tuple(include_trust) if include_trust is not None else None,
+        )
+        if not agent.retrieval.enabled:
+            return RecallResult(query, "", (), (), (), {}, None)
+        return self._pipeline.recall(request, rag or agent.rag, self._clock())

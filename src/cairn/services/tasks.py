@@ -1,0 +1,330 @@
+"""Personal memory for tasks (SPEC §5): what a task should know, expansion on request,
+and outcomes that teach ranking and lifecycle."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from cairn.config import Config
+from cairn.engine.director import PRERANK_LIMIT, DirectedItem, DirectorCandidate, direct
+from cairn.engine.selectors import Selector, TaskConditions, match_selector, normalize_path
+from cairn.engine.signals import classify_statement
+from cairn.errors import InvalidInput, NotFound
+from cairn.ids import new_ulid
+from cairn.model import NEGATIVE_OUTCOMES, OUTCOMES, Application, Record
+from cairn.services.journal import Journal, Namespace
+from cairn.services.reads import record_id_of
+from cairn.services.recall import Recall
+from cairn.storage.ports import RecordStore, RuleQuery
+from cairn.timeutil import to_iso
+from cairn.validation import check_choice, check_text
+
+# Kinds a task receives by selector alone; facts and episodes come only through recall.
+DIRECTOR_KINDS = ("policy", "preference", "profile", "skill")
+DIRECTOR_RECALL_POOL = 30
+_COUNTERS = ("used_count", "proof_count", "ignored_count", "failure_count", "state")
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveredItem:
+    record: Record
+    delivery: str
+    why_applied: tuple[str, ...]
+    application_id: str
+    title: str
+    summary: str
+    rank_score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """A one-off instruction for this task only; never stored as a memory."""
+
+    text: str
+    cue: str | None
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class TaskContext:
+    task: str
+    resident: tuple[DeliveredItem, ...]
+    manifest: tuple[DeliveredItem, ...]
+    constraints: tuple[Constraint, ...]
+    applications: tuple[Application, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Expanded:
+    record: Record
+    application_id: str
+    sources: dict[str, Any]
+    verification: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackResult:
+    record: Record
+    application_id: str
+    outcome: str
+    previous: str | None  # the outcome this one replaced
+    changes: dict[str, tuple[Any, Any]]  # field -> (before, after); empty: nothing changed
+
+
+def _selector_of(record: Record) -> Selector:
+    return Selector(
+        scope="project" if record.scope == "project" else "global",
+        project_id=record.project_id,
+        path_patterns=record.path_patterns,
+        operations=record.operations,
+        phases=record.phases,
+        task_types=record.task_types,
+    )
+
+
+def _word(name: str, value: str | None) -> str | None:
+    if value is None:
+        return None
+    return check_text(name, value, 200).strip().lower()
+
+
+class Tasks:
+    def __init__(
+        self,
+        records: RecordStore,
+        journal: Journal,
+        recall: Recall,
+        config: Config,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._records = records
+        self._journal = journal
+        self._recall = recall
+        self._config = config
+        self._clock = clock
+
+    def context(
+        self,
+        task: str,
+        ns: Namespace,
+        *,
+        project_id: str | None = None,
+        paths: Sequence[str] = (),
+        operation: str | None = None,
+        phase: str | None = None,
+        task_type: str | None = None,
+        session_id: str | None = None,
+        profile_budget: int = 2000,
+        task_budget: int = 6000,
+    ) -> TaskContext:
+        """What this task should know: resident text, a manifest, one-off constraints.
+
+        Every delivered item gets an application record (journal-first) whose id is the
+        handle for ``feedback``.
+        """
+        task = check_text("task", task, 10_000)
+        for name, budget in (("profile budget", profile_budget), ("task budget", task_budget)):
+            if isinstance(budget, bool) or not 0 <= budget <= 1_000_000:
+                raise InvalidInput(f"{name} must be between 0 and 1,000,000 characters")
+        conditions = TaskConditions(
+            project_id=project_id,
+            paths=tuple(normalize_path(check_text("path", p, 4096)) for p in paths),
+            operation=_word("operation", operation),
+            phase=_word("phase", phase),
+            task_type=_word("task type", task_type),
+        )
+        constraints = tuple(
+            Constraint(c.statement, c.cue, c.confidence)
+            for c in [classify_statement(task)]
+            if c.kind == "one-off"
+        )
+        agent = self._config.agent(ns.agent)
+        if not agent.retrieval.enabled:
+            return TaskContext(task, (), (), constraints, ())
+        now = self._clock()
+        allowed = set(agent.rag.includeTrustLevels)
+        relevance = self._relevant(task, ns, project_id)
+        rules = self._records.rule_candidates(
+            RuleQuery(
+                ns.tenant,
+                ns.agent,
+                project_id,
+                DIRECTOR_KINDS,
+                operation=conditions.operation,
+                phase=conditions.phase,
+                task_type=conditions.task_type,
+                limit=PRERANK_LIMIT,
+            )
+        )
+        candidates: dict[str, DirectorCandidate] = {}
+        for record in [*rules, *(r for r, _ in relevance.values())]:
+            if record.trust not in allowed:
+                continue  # the director honours includeTrustLevels, like recall
+            match = match_selector(_selector_of(record), conditions)
+            found = relevance.get(record.id)
+            score = found[1] if found is not None and found[0].version == record.version else None
+            candidates[record.id] = DirectorCandidate(record, match, score)
+        direction = direct(
+            list(candidates.values()), now, profile_budget=profile_budget, task_budget=task_budget
+        )
+        stamp = to_iso(now)
+        applications = tuple(
+            Application(
+                application_id=new_ulid(),
+                tenant=ns.tenant,
+                agent=ns.agent,
+                record_id=item.record.id,
+                record_version=item.record.version,
+                task=task,
+                delivery=item.delivery,
+                why_applied=item.why_applied,
+                created_at=stamp,
+                session_id=session_id,
+            )
+            for item in (*direction.resident, *direction.manifest)
+        )
+        if applications:
+            payload = {"applications": [a.to_dict() for a in applications]}
+            event = self._journal.event("context.applied", payload, ns, None, session_id=session_id)
+            self._journal.commit([event], {})
+        by_record = {a.record_id: a.application_id for a in applications}
+
+        def delivered(item: DirectedItem) -> DeliveredItem:
+            return DeliveredItem(
+                item.record,
+                item.delivery,
+                item.why_applied,
+                by_record[item.record.id],
+                item.title,
+                item.summary,
+                item.rank_score,
+            )
+
+        return TaskContext(
+            task=task,
+            resident=tuple(delivered(i) for i in direction.resident),
+            manifest=tuple(delivered(i) for i in direction.manifest),
+            constraints=constraints,
+            applications=applications,
+        )
+
+    def _relevant(
+        self, task: str, ns: Namespace, project_id: str | None
+    ) -> dict[str, tuple[Record, float]]:
+        """Memories the task text itself is relevant to, with their recall score."""
+        rag = self._config.agent(ns.agent).rag
+        # The director needs only the few most relevant hits, not a full recall's pool.
+        rag = rag.model_copy(
+            update={"scorePool": DIRECTOR_RECALL_POOL, "laneCandidates": DIRECTOR_RECALL_POOL}
+        )
+        found: dict[str, tuple[Record, float]] = {}
+        result = self._recall.recall(task, ns, project_id=project_id, rag=rag)
+        for hit in result.ranked:
+            # In a small store the vector lane ranks everything; only a shared word or a
+            # top vector rank counts as "relevant to the task text".
+            if "keyword" in hit.ranks or hit.ranks.get("vector", 99) <= 3:
+                found[hit.record.id] = (hit.record, hit.score)
+        return found
+
+    def expand(self, record_id: str, ns: Namespace, *, task: str | None = None) -> Expanded:
+        """The full body, sources and verification of one item, recorded as an application."""
+        record = self._records.get(ns.tenant, ns.agent, record_id_of(record_id))
+        if record is None or not record.body:
+            raise NotFound(f"no memory with id {record_id}")
+        if not record.is_live:
+            raise InvalidInput(f"memory {record.id} is not active (forgotten or evicted)")
+        if task is not None:
+            task = check_text("task", task, 10_000)
+        application = Application(
+            application_id=new_ulid(),
+            tenant=ns.tenant,
+            agent=ns.agent,
+            record_id=record.id,
+            record_version=record.version,
+            task=task,
+            delivery="expanded",
+            why_applied=("expanded on request",),
+            created_at=self._journal.now(),
+        )
+        payload = {"applications": [application.to_dict()]}
+        self._journal.commit([self._journal.event("context.applied", payload, ns, None)], {})
+        versions = len(self._records.history(ns.tenant, ns.agent, record.id))
+        return Expanded(
+            record=record,
+            application_id=application.application_id,
+            sources={
+                "source": record.source,
+                "origin": record.origin,
+                "evidence": list(record.evidence),
+            },
+            verification={
+                "authority": record.authority,
+                "state": record.state,
+                "proof_count": record.proof_count,
+                "used_count": record.used_count,
+                "ignored_count": record.ignored_count,
+                "failure_count": record.failure_count,
+                "last_success_at": record.last_success_at,
+                "versions": versions,
+            },
+        )
+
+    def feedback(
+        self, application_id: str, outcome: str, ns: Namespace, *, event_id: str | None
+    ) -> FeedbackResult:
+        """Report how an applied memory did. An application has one outcome: the same one
+        again changes nothing, a different one replaces it; counters follow."""
+        check_choice("outcome", outcome, OUTCOMES)
+        app_id = record_id_of(application_id)
+        known = next(
+            (
+                a
+                for a in self._records.applications(ns.tenant, ns.agent)
+                if a.application_id == app_id
+            ),
+            None,
+        )
+        if known is None:
+            raise NotFound(f"no application with id {application_id}")
+        before = self._records.get(ns.tenant, ns.agent, known.record_id)
+        if before is None:
+            raise NotFound(f"memory {known.record_id} is gone")
+        if known.outcome != outcome:
+            payload = {"application_id": app_id, "outcome": outcome}
+            event = self._journal.event("context.outcome", payload, ns, event_id)
+            self._journal.commit([event], {})
+        after = self._records.get(ns.tenant, ns.agent, known.record_id)
+        assert after is not None
+        changes = {
+            name: (getattr(before, name), getattr(after, name))
+            for name in _COUNTERS
+            if getattr(before, name) != getattr(after, name)
+        }
+        return FeedbackResult(after, app_id, outcome, known.outcome, changes)
+
+    def explain(self, ns: Namespace) -> dict[str, Any]:
+        """Hit rate (relevance) and outcome value per memory, and totals."""
+        per: dict[str, dict[str, Any]] = {}
+        for app in self._records.applications(ns.tenant, ns.agent):
+            row = per.setdefault(app.record_id, {"delivered": 0, "with_outcome": 0, "outcomes": {}})
+            row["delivered"] += 1
+            if app.outcome:
+                row["with_outcome"] += 1
+                row["outcomes"][app.outcome] = row["outcomes"].get(app.outcome, 0) + 1
+        for row in per.values():
+            used = row["outcomes"].get("used-successfully", 0)
+            bad = sum(row["outcomes"].get(o, 0) for o in NEGATIVE_OUTCOMES)
+            row["hit_rate"] = (used / row["with_outcome"]) if row["with_outcome"] else None
+            row["value"] = (used - bad) / row["with_outcome"] if row["with_outcome"] else None
+        delivered = sum(r["delivered"] for r in per.values())
+        judged = sum(r["with_outcome"] for r in per.values())
+        used_total = sum(r["outcomes"].get("used-successfully", 0) for r in per.values())
+        return {
+            "applications": delivered,
+            "with_outcome": judged,
+            "hit_rate": used_total / judged if judged else None,
+            "records": per,
+        }

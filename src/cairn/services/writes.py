@@ -1,0 +1,381 @@
+"""Writes: store, remember, bulk store, correct, forget, restore — each one journal event.
+
+Input is checked before anything is touched (one ``InvalidInput`` naming the field), the
+body is embedded outside the write transaction, and the event is appended and applied in
+one transaction, so a failure leaves the store exactly as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from cairn.config import Config
+from cairn.errors import InvalidInput, NotFound
+from cairn.ids import new_ulid
+from cairn.model import (
+    DEFAULT_MEMORY_TYPE,
+    KINDS,
+    MEMORY_TYPES,
+    ORIGINS,
+    SCOPES,
+    TOMBSTONE_REASONS,
+    TRUST_LEVELS,
+    MemoryInput,
+    Record,
+    Tombstone,
+)
+from cairn.services.journal import Journal, Namespace
+from cairn.services.secrets import SecretGuard
+from cairn.storage.ports import RecordQuery, RecordStore
+from cairn.text import text_hash
+from cairn.timeutil import parse_time, to_iso
+from cairn.validation import check_choice, check_text
+
+Progress = Callable[[int, int], None]
+MAX_BATCH = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A write's result: the record as stored, and what the write did."""
+
+    record: Record
+    created: bool = True  # False: an idempotent repeat or a duplicate of a live record
+    duplicate_of: str | None = None  # the live record this statement repeats
+    redacted: tuple[str, ...] = ()  # kinds of secrets cut out of the body
+
+
+@dataclass(frozen=True, slots=True)
+class Corrected:
+    record: Record
+    changed: bool  # False: the text was already the current one
+
+
+@dataclass(frozen=True, slots=True)
+class Ingested:
+    records: tuple[Record, ...]  # newly stored, in input order
+    skipped: int  # items whose idempotency key was already in the journal
+    redacted: int  # items whose body had a secret cut out
+
+
+class Writes:
+    def __init__(
+        self, records: RecordStore, journal: Journal, config: Config, guard: SecretGuard
+    ) -> None:
+        self._records = records
+        self._journal = journal
+        self._config = config
+        self._guard = guard
+
+    # -- building records ----------------------------------------------------------------
+
+    def build(
+        self,
+        item: MemoryInput,
+        ns: Namespace,
+        *,
+        authority: str,
+        origin: str,
+        state: str,
+        now: str,
+        where: str = "",
+    ) -> tuple[Record, tuple[str, ...]]:
+        """A validated new record (version 1) and the kinds of secrets redacted from it."""
+        prefix = f"{where}: " if where else ""
+        try:
+            return self._build(item, ns, authority, origin, state, now)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{prefix}{exc}") from None
+
+    def _build(
+        self, item: MemoryInput, ns: Namespace, authority: str, origin: str, state: str, now: str
+    ) -> tuple[Record, tuple[str, ...]]:
+        limit = self._config.memory.store.maxBodyChars
+        body = check_text("body", item.body, limit)
+        title = check_text("title", item.title, 1000) if item.title is not None else None
+        body, title, found = self._guard.check(body, title, self._config.memory.secrets)
+        kind = check_choice("kind", item.kind, KINDS)
+        memory_type = check_choice(
+            "memory type", item.memory_type or DEFAULT_MEMORY_TYPE[kind], MEMORY_TYPES
+        )
+        trust = check_choice("trust level", item.trust, TRUST_LEVELS)
+        scope = check_choice("scope", item.scope, SCOPES)
+        check_choice("origin", origin, ORIGINS)
+        if scope == "project" and not item.project_id:
+            raise InvalidInput("a project-scoped memory needs a project id")
+        tags = tuple(dict.fromkeys(check_text("tag", t, 200).strip() for t in item.tags))
+        selector = {name: _selector_values(name, getattr(item, name)) for name in SELECTOR_FIELDS}
+        occurred = to_iso(parse_time(item.occurred_at)) if item.occurred_at else None
+        record = Record(
+            id=new_ulid(),
+            version=1,
+            tenant=ns.tenant,
+            agent=ns.agent,
+            body=body,
+            kind=kind,
+            memory_type=memory_type,
+            title=title,
+            tags=tags,
+            authority=authority,
+            origin=origin,
+            trust=trust,
+            scope=scope,
+            project_id=item.project_id if scope == "project" else None,
+            path_patterns=selector["path_patterns"],
+            operations=selector["operations"],
+            phases=selector["phases"],
+            task_types=selector["task_types"],
+            state=state,
+            pinned=item.pinned,
+            importance=1.0 if item.pinned else 0.5,
+            source=dict(item.source or {}),
+            external_ref=item.external_ref,
+            episode_id=item.episode_id,
+            position=item.position,
+            occurred_at=occurred,
+            recorded_at=now,
+            text_hash=text_hash(body),
+        )
+        return record, found
+
+    # -- single writes -------------------------------------------------------------------
+
+    def store(
+        self, item: MemoryInput, ns: Namespace, *, origin: str = "tool", event_id: str | None
+    ) -> Written:
+        """Something the agent learned: authority ``inferred``, state ``trial``."""
+        return self._write_one(item, ns, "memory.stored", "inferred", origin, "trial", event_id)
+
+    def remember(self, item: MemoryInput, ns: Namespace, *, event_id: str | None) -> Written:
+        """What the user said explicitly: authority ``explicit``, state ``proven``.
+
+        A statement that repeats a live memory of the same scope returns that memory."""
+        return self._write_one(item, ns, "user.signal", "explicit", "user", "proven", event_id)
+
+    def _write_one(
+        self,
+        item: MemoryInput,
+        ns: Namespace,
+        event_type: str,
+        authority: str,
+        origin: str,
+        state: str,
+        event_id: str | None,
+    ) -> Written:
+        if event_id is not None:
+            done = self._records.event(ns.tenant, ns.agent, event_id)
+            if done is not None:
+                return Written(self._record_of(done.payload, ns), created=False)
+        record, redacted = self.build(
+            item, ns, authority=authority, origin=origin, state=state, now=self._journal.now()
+        )
+        if authority == "explicit":
+            same = self._live_duplicate(record)
+            if same is not None:
+                return Written(same, created=False, duplicate_of=same.id, redacted=redacted)
+        payload: dict[str, Any] = {"record": record.to_dict()}
+        if event_type == "user.signal":
+            payload["action"] = "remember"
+        event = self._journal.event(event_type, payload, ns, event_id, sender=origin)
+        (fresh,) = self._journal.commit([event], self._journal.embed([record]))
+        if not fresh:  # another writer used the same key first
+            stored = self._records.event(ns.tenant, ns.agent, event.event_id)
+            assert stored is not None
+            return Written(self._record_of(stored.payload, ns), created=False)
+        return Written(self._current(record.id, ns), redacted=redacted)
+
+    def _live_duplicate(self, record: Record) -> Record | None:
+        query = RecordQuery(
+            record.tenant, record.agent, scope=record.scope, text_hash=record.text_hash
+        )
+        for found in self._records.list_records(query):
+            same_place = (found.project_id, found.path_patterns, found.operations) == (
+                record.project_id,
+                record.path_patterns,
+                record.operations,
+            )
+            if same_place and (found.phases, found.task_types) == (
+                record.phases,
+                record.task_types,
+            ):
+                return found
+        return None
+
+    def _record_of(self, payload: dict[str, Any], ns: Namespace) -> Record:
+        record_id = (payload.get("record") or {}).get("id") or payload.get("record_id")
+        if not isinstance(record_id, str):
+            raise NotFound("that idempotency key was used for another kind of change")
+        return self._current(record_id, ns)
+
+    def _current(self, record_id: str, ns: Namespace) -> Record:
+        found = self._records.get(ns.tenant, ns.agent, record_id)
+        if found is None:
+            raise NotFound(f"no memory with id {record_id}")
+        return found
+
+    # -- bulk ----------------------------------------------------------------------------
+
+    def store_many(
+        self,
+        items: Iterable[MemoryInput],
+        ns: Namespace,
+        *,
+        batch_size: int = 256,
+        keys: Sequence[str] | None = None,
+        progress: Progress | None = None,
+    ) -> Ingested:
+        """Validate everything, embed in batches, then write it all in one transaction.
+
+        ``keys``: one idempotency key per item (a re-run with the same keys stores only
+        what is missing). Nothing is written when any item is invalid or any step fails.
+        """
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int):
+            raise InvalidInput("batch size must be a whole number")
+        if not 1 <= batch_size <= MAX_BATCH:
+            raise InvalidInput(f"batch size must be between 1 and {MAX_BATCH:,}")
+        listed = list(items)
+        if keys is not None and len(keys) != len(listed):
+            raise InvalidInput("one idempotency key per item is needed")
+        now = self._journal.now()
+        built = [
+            self.build(
+                item,
+                ns,
+                authority="inferred",
+                origin="tool",
+                state="trial",
+                now=now,
+                where=f"item {n}",
+            )
+            for n, item in enumerate(listed, start=1)
+        ]
+        event_ids = list(keys) if keys is not None else [new_ulid() for _ in built]
+        known = self._records.known_events(ns.tenant, ns.agent, event_ids) if keys else set()
+        todo = [(r, k) for (r, _), k in zip(built, event_ids, strict=True) if k not in known]
+        vectors: dict[Any, Any] = {}
+        for start in range(0, len(todo), batch_size):
+            chunk = [r for r, _ in todo[start : start + batch_size]]
+            vectors.update(self._journal.embed(chunk))
+            if progress:
+                progress(min(start + batch_size, len(todo)), len(todo))
+        events = [
+            self._journal.event("memory.stored", {"record": r.to_dict()}, ns, key, sender="tool")
+            for r, key in todo
+        ]
+        fresh = self._journal.commit(events, vectors) if events else []
+        stored = tuple(r for (r, _), new in zip(todo, fresh, strict=True) if new)
+        redacted = sum(1 for _, found in built if found)
+        return Ingested(stored, skipped=len(listed) - len(stored), redacted=redacted)
+
+    # -- changes to a record -------------------------------------------------------------
+
+    def correct(
+        self,
+        record_id: str,
+        body: str,
+        ns: Namespace,
+        *,
+        title: str | None = None,
+        kind: str | None = None,
+        selectors: dict[str, Sequence[str]] | None = None,
+        authority: str = "explicit",
+        event_id: str | None,
+    ) -> Corrected:
+        """A new version with the new body (and the title, kind or selectors given); the
+        old version is marked superseded. A correction that changes nothing is a no-op."""
+        current = self._current(record_id, ns)
+        if event_id is not None and self._records.event(ns.tenant, ns.agent, event_id):
+            return Corrected(current, changed=False)
+        if current.forgotten_at:
+            raise InvalidInput(f"memory {record_id} is forgotten; restore it before correcting")
+        body = check_text("body", body, self._config.memory.store.maxBodyChars)
+        check_choice("authority", authority, ("explicit", "inferred"))
+        new_title = check_text("title", title, 1000) if title is not None else current.title
+        body, new_title, _ = self._guard.check(body, new_title, self._config.memory.secrets)
+        changes: dict[str, Any] = {"body": body, "text_hash": text_hash(body)}
+        if title is not None:
+            changes["title"] = new_title
+        if kind is not None:
+            changes["kind"] = check_choice("kind", kind, KINDS)
+            if current.memory_type == DEFAULT_MEMORY_TYPE.get(current.kind):
+                changes["memory_type"] = DEFAULT_MEMORY_TYPE[kind]  # it followed the kind
+        for name, values in (selectors or {}).items():
+            changes[name] = list(_selector_values(name, values))
+        if all(
+            (tuple(v) if isinstance(v, list) else v) == getattr(current, k)
+            for k, v in changes.items()
+        ):
+            return Corrected(current, changed=False)
+        if authority == "explicit":
+            changes.update(authority="explicit", state="proven")
+        payload = {
+            "action": "correct",
+            "record_id": current.id,
+            "changes": changes,
+            "authority": authority,
+        }
+        event = self._journal.event("user.signal", payload, ns, event_id)
+        preview = replace(current, body=body, title=new_title)
+        self._journal.commit([event], self._journal.embed([preview]))
+        return Corrected(self._current(current.id, ns), changed=True)
+
+    def forget(
+        self,
+        record_id: str,
+        ns: Namespace,
+        *,
+        permanent: bool = False,
+        reason: str = "user-remove",
+        event_id: str | None,
+    ) -> Tombstone:
+        """Tombstone a memory (reversible with ``restore``), or purge it for good."""
+        current = self._current(record_id, ns)
+        check_choice("reason", reason, TOMBSTONE_REASONS)
+        if event_id is None or not self._records.event(ns.tenant, ns.agent, event_id):
+            payload = {
+                "action": "forget",
+                "record_id": current.id,
+                "permanent": bool(permanent),
+                "reason": reason,
+            }
+            self._journal.commit([self._journal.event("user.signal", payload, ns, event_id)], {})
+        stone = next(
+            (t for t in self._records.tombstones(ns.tenant, ns.agent) if t.record_id == current.id),
+            None,
+        )
+        if stone is None:
+            raise NotFound(f"memory {current.id} has no tombstone")
+        return stone
+
+    def restore(self, record_id: str, ns: Namespace, *, event_id: str | None) -> Record:
+        current = self._current(record_id, ns)
+        if event_id is None or not self._records.event(ns.tenant, ns.agent, event_id):
+            payload = {"action": "restore", "record_id": current.id}
+            self._journal.commit([self._journal.event("user.signal", payload, ns, event_id)], {})
+        return self._current(current.id, ns)
+
+    def set_eviction(
+        self, record_id: str, ns: Namespace, *, evicted: bool, event_id: str | None
+    ) -> Record:
+        current = self._current(record_id, ns)
+        if (current.evicted_at is not None) == evicted:
+            return current
+        kind = "lifecycle.evicted" if evicted else "lifecycle.unevicted"
+        event = self._journal.event(kind, {"record_id": current.id}, ns, event_id)
+        self._journal.commit([event], {})
+        return self._current(current.id, ns)
+
+
+SELECTOR_FIELDS = ("path_patterns", "operations", "phases", "task_types")
+
+
+def _selector_values(name: str, values: Sequence[str]) -> tuple[str, ...]:
+    if name not in SELECTOR_FIELDS:
+        raise InvalidInput(f"not a selector: {name}")
+    if isinstance(values, str) or not isinstance(values, list | tuple):
+        raise InvalidInput(f"{name} must be a list of text, not {type(values).__name__}")
+    checked = tuple(dict.fromkeys(check_text(name, v, 500).strip() for v in values))
+    # Operations, phases and task types are compared case-insensitively; paths are not.
+    return checked if name == "path_patterns" else tuple(v.lower() for v in checked)

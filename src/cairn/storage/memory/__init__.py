@@ -1,0 +1,1 @@
+"""In-memory twins of the storage ports, for fast unit tests."""

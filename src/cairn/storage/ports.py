@@ -1,0 +1,332 @@
+"""The two storage ports (SPEC §7): a record store and a search index.
+
+``RecordStore`` keeps the truth: records and their versions, the journal, tombstones and
+application records, written in transactions. Every key begins with the tenant and agent,
+so an id of another tenant is simply unknown to every method. It also keeps a *change
+feed*: each row whose projection changed carries the ``change_seq`` of its transaction,
+and ``changes_since`` hands those rows, with what a search index needs of them, to whoever
+follows.
+
+``SearchIndex`` answers the lanes — keyword, vector, entity — each filtered by tenant,
+agent, scope and liveness *inside* the lane, before ranking. The embedded default keeps
+its postings and vectors in process and follows the feed; a database-backed index answers
+from the database itself. Neither port knows the other's implementation; the engine speaks
+to both.
+
+Values crossing the ports are frozen dataclasses. Rows are the record store's surrogate
+integer ids: stable for the life of a row, never accepted from outside the engine, and
+always looked up again through a tenant-scoped method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from cairn.model import Application, Event, Record, Tombstone
+
+
+@dataclass(frozen=True, slots=True)
+class LaneFilter:
+    """What every lane honours before ranking: tenant, agent, scope; live rows only."""
+
+    tenant: str
+    agent: str
+    project_id: str | None = None  # None: every scope; else global records plus this project
+
+
+@dataclass(frozen=True, slots=True)
+class LaneHit:
+    row: int
+    score: float  # the lane's own score, higher is better (BM25, cosine, shared entities)
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodePlace:
+    episode_id: str | None
+    position: int | None
+    occurred_at: str | None  # the ISO day it happened, when known
+
+
+@dataclass(frozen=True, slots=True)
+class NewRow:
+    """A record to insert, with what its lanes need: its vector and, when the entity lane
+    is on for its agent, its entity keys (None: to be linked later, see ``pending_links``)."""
+
+    record: Record
+    vector: np.ndarray | None = None
+    model: str | None = None
+    entity_keys: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FeedPosition:
+    """Where a follower of the change feed stands. A new ``generation`` (a rebuilt
+    projection) means rows were deleted and renumbered: start again from nothing."""
+
+    generation: int
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeBatch:
+    """Changed rows, column by column (a full load reads millions of them).
+
+    ``term_keys``/``term_counts`` are the analysed keyword terms (:mod:`cairn.storage.terms`),
+    ``entity_keys`` the hashed entity keys; None in ``vectors`` or ``term_keys`` means the
+    row's derived data is gone (permanently forgotten).
+    """
+
+    rows: list[int]
+    tenants: list[str]
+    agents: list[str]
+    projects: list[str | None]
+    live: list[bool]
+    seqs: list[int]
+    vectors: list[bytes | None]
+    models: list[str | None]
+    lengths: list[int | None]
+    term_keys: list[bytes | None]
+    term_counts: list[bytes | None]
+    entity_keys: list[bytes | None]
+    episodes: list[str | None]
+    positions: list[int | None]
+    occurred: list[str | None]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+# Kinds a person reads and edits as their own even when an agent wrote them.
+OWNED_KINDS = ("policy", "preference", "profile", "skill", "topic")
+
+
+@dataclass(frozen=True, slots=True)
+class RecordQuery:
+    """Which records ``list_records`` returns; every filter is optional but the namespace."""
+
+    tenant: str
+    agent: str
+    project_id: str | None = None  # only this project's records (with_global: and global ones)
+    with_global: bool = False
+    scope: str | None = None
+    kinds: tuple[str, ...] = ()
+    states: tuple[str, ...] = ()
+    trust: tuple[str, ...] = ()
+    tag: str | None = None
+    text_hash: str | None = None  # only versions with this content (see cairn.text.text_hash)
+    include_inactive: bool = False  # also forgotten and evicted current versions
+    owned: bool = False  # only explicit records and rules (what a person reads and edits)
+    as_of: str | None = None  # the versions in force at this time
+    limit: int | None = None
+    offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RuleQuery:
+    """Live rules a task may receive by selector (SPEC §5 item 1), before exact matching.
+
+    The store only pre-filters: a record passes unless one of its selector dimensions
+    *names something else* than the task states (an unstated dimension passes; the
+    director reports it). Ordered by the record's stored ``rank_hint`` (computed by the
+    engine), best first, so a limit keeps the plausible top.
+    """
+
+    tenant: str
+    agent: str
+    project_id: str | None
+    kinds: tuple[str, ...]
+    operation: str | None = None
+    phase: str | None = None
+    task_type: str | None = None
+    limit: int = 200
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPurge:
+    """A permanent forget committed whose after-work (files, projections) may not be done."""
+
+    tenant: str
+    agent: str
+    record_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    records: int
+    versions: int
+    events: int
+    tombstones: int
+    applications: int
+    schema_version: int
+    bytes: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class RecordTransaction(Protocol):
+    """One unit of work: everything in it commits together or not at all."""
+
+    def append_events(self, events: Sequence[Event]) -> list[bool]:
+        """Append to the journal; False for an event whose id the tenant+agent already
+        has (or that repeats one earlier in the batch): that event is a no-op."""
+        ...
+
+    def insert_records(self, rows: Sequence[NewRow]) -> list[int]:
+        """Insert versions; returns their rows in order."""
+        ...
+
+    def update_record(self, row: int, **changes: Any) -> None: ...
+
+    def current(self, tenant: str, agent: str, record_id: str) -> tuple[int, Record] | None:
+        """The newest version not superseded, with its row."""
+        ...
+
+    def versions(self, tenant: str, agent: str, record_id: str) -> list[tuple[int, Record]]: ...
+
+    def tombstone(self, tenant: str, agent: str, record_id: str) -> Tombstone | None: ...
+
+    def put_tombstone(self, tombstone: Tombstone) -> None: ...
+
+    def purge(self, tenant: str, agent: str, record_id: str, redacted: str) -> None:
+        """Delete every version's body and derived rows, redact the journal's copies, and
+        note the purge as pending until :meth:`RecordStore.finish_purge`."""
+        ...
+
+    def put_applications(self, applications: Sequence[Application]) -> None: ...
+
+    def application(self, tenant: str, agent: str, application_id: str) -> Application | None: ...
+
+    def set_outcome(
+        self, tenant: str, agent: str, application_id: str, outcome: str, at: str
+    ) -> None: ...
+
+    def clear_projection(self, tenant: str) -> None:
+        """Delete this tenant's projection (records, derived rows, tombstones, applications)
+        inside this transaction, for a replay that commits with it; the journal stays."""
+        ...
+
+
+class RecordStore(Protocol):
+    def transaction(self) -> AbstractContextManager[RecordTransaction]: ...
+
+    def get(
+        self, tenant: str, agent: str, record_id: str, *, as_of: str | None = None
+    ) -> Record | None:
+        """The current version, or the one in force at ``as_of``."""
+        ...
+
+    def history(self, tenant: str, agent: str, record_id: str) -> list[Record]: ...
+
+    def list_records(self, query: RecordQuery) -> list[Record]: ...
+
+    def rule_candidates(self, query: RuleQuery) -> list[Record]: ...
+
+    def records_by_rows(self, where: LaneFilter, rows: Sequence[int]) -> dict[int, Record]:
+        """The rows of this tenant and agent among ``rows`` (others are simply absent)."""
+        ...
+
+    def events(
+        self, tenant: str, agent: str | None, *, after_seq: int = 0, limit: int | None = None
+    ) -> Iterator[Event]:
+        """The journal of a tenant's agent (or, ``agent`` None, of every agent of it)."""
+        ...
+
+    def event(self, tenant: str, agent: str, event_id: str) -> Event | None: ...
+
+    def known_events(self, tenant: str, agent: str, event_ids: Sequence[str]) -> set[str]:
+        """Which of these event ids the namespace's journal already holds."""
+        ...
+
+    def tombstones(self, tenant: str, agent: str) -> list[Tombstone]: ...
+
+    def applications(
+        self, tenant: str, agent: str, *, record_id: str | None = None
+    ) -> list[Application]: ...
+
+    def vectors_by_hash(self, tenant: str, agent: str, model: str) -> dict[str, np.ndarray]:
+        """Stored vectors of this namespace by text hash (to skip re-embedding on replay)."""
+        ...
+
+    def feed_position(self) -> FeedPosition: ...
+
+    def changes_since(self, position: FeedPosition) -> Iterator[ChangeBatch]:
+        """Rows changed after ``position`` (everything when its generation is not the
+        current one), in batches."""
+        ...
+
+    def pending_links(self, agent: str, limit: int) -> list[tuple[int, str]]:
+        """Rows of this agent stored without entity keys: (row, title and body)."""
+        ...
+
+    def set_links(self, links: Sequence[tuple[int, tuple[str, ...]]]) -> None:
+        """Store the entity keys of rows :meth:`pending_links` returned."""
+        ...
+
+    def pending_purges(self) -> list[PendingPurge]: ...
+
+    def finish_purge(self, purge: PendingPurge) -> None:
+        """The purge's after-work is done: no byte of the body remains in any file."""
+        ...
+
+    def checkpoint(self) -> None:
+        """Make freed bytes unrecoverable from the files (e.g. truncate a write-ahead log)."""
+        ...
+
+    def embedder(self) -> str | None:
+        """The embedder model id whose vectors this store holds (None: no vector yet)."""
+        ...
+
+    def stats(self, tenant: str, agent: str | None = None) -> StoreStats: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TermCounts:
+    documents: int  # live memories of the partition
+    per_term: dict[str, int]  # how many of them contain each term
+
+
+class SearchIndex(Protocol):
+    def keyword(self, where: LaneFilter, terms: Sequence[str], limit: int) -> list[LaneHit]:
+        """BM25 over index terms (:func:`cairn.text.index_terms`), OR-joined; statistics
+        are those of the tenant and agent searched."""
+        ...
+
+    def term_counts(self, where: LaneFilter, terms: Sequence[str]) -> TermCounts: ...
+
+    def keyword_scores(
+        self, where: LaneFilter, terms: Sequence[str], rows: Sequence[int]
+    ) -> dict[int, float]:
+        """BM25 of these live rows of the namespace (absent: not theirs, or no term)."""
+        ...
+
+    def vector(self, where: LaneFilter, query: np.ndarray, limit: int) -> list[LaneHit]: ...
+
+    def vector_scores(
+        self, where: LaneFilter, query: np.ndarray, rows: Sequence[int]
+    ) -> dict[int, float]:
+        """Cosine of the query to these rows of the namespace that have a vector."""
+        ...
+
+    def entity(self, where: LaneFilter, seeds: Sequence[int], per_entity_cap: int) -> list[LaneHit]:
+        """Live rows sharing entity keys with the seeds; score = how many they share."""
+        ...
+
+    def places(self, where: LaneFilter, rows: Sequence[int]) -> dict[int, EpisodePlace]: ...
+
+    def neighbours(
+        self, where: LaneFilter, places: Sequence[EpisodePlace], window: int
+    ) -> dict[int, EpisodePlace]:
+        """Live rows in scope within ``window`` positions of these places, same episode."""
+        ...
+
+    def refresh(self) -> None:
+        """Catch up with the record store now (lanes also catch up before answering)."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,450 @@
+"""The SQLite record store: one file in WAL mode, the embedded default.
+
+Settings chosen on purpose:
+
+- WAL with ``synchronous=NORMAL``: a committed write survives a killed process (kill -9);
+  readers never block the writer.
+- ``secure_delete=ON``: freed cells and pages are zeroed, so a permanently forgotten body
+  cannot linger in free space. Costs some write speed; correctness of forgetting wins.
+- ``BEGIN IMMEDIATE`` for every write with a long busy timeout, so several processes can
+  write the same file and none loses an acknowledged write.
+
+The change feed is the ``change_seq`` column: each transaction takes the next number and
+stamps every row it touches; ``meta.generation`` moves when a replay deletes and renumbers
+a tenant's rows.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cairn.errors import InvalidInput, StorageError
+from cairn.model import Application, Event, Record, Tombstone
+from cairn.storage.ports import (
+    OWNED_KINDS,
+    ChangeBatch,
+    FeedPosition,
+    LaneFilter,
+    PendingPurge,
+    RecordQuery,
+    RuleQuery,
+    StoreStats,
+)
+from cairn.storage.sqlite.migrate import migrate
+from cairn.storage.sqlite.rows import (
+    SELECT_APPLICATION,
+    SELECT_EVENT,
+    SELECT_RECORD,
+    SELECT_TOMBSTONE,
+    application_from_row,
+    event_from_row,
+    record_from_row,
+    tombstone_from_row,
+)
+from cairn.storage.sqlite.transaction import RankHint, SqliteTransaction
+
+_BUSY_TIMEOUT_S = 60.0
+_FEED_BATCH = 16_384
+_FEED_COLUMNS = (
+    "r.row, r.tenant, r.agent, r.project_id, r.live, r.change_seq, v.vec, v.model,"
+    " t.length, t.keys, t.counts, t.entity_keys, r.episode_id, r.position, r.occurred_at"
+)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    if path.is_dir():
+        raise InvalidInput(f"{path} is a folder, not a memory file")
+    try:
+        conn = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=_BUSY_TIMEOUT_S
+        )
+        conn.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.DatabaseError as exc:
+        raise InvalidInput(f"{path} is not a cairn memory file ({exc})") from None
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot open {path}: {exc}") from None
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA secure_delete=ON")
+    conn.execute("PRAGMA foreign_keys=OFF")
+    conn.execute("PRAGMA cache_size=-65536")
+    return conn
+
+
+class SqliteRecordStore:
+    """Safe to share between threads of one process; any number of processes may open it.
+
+    ``rank_hint`` is the engine's stored-column ranking of a record (the context director's
+    tiers); the store keeps it in a column so rule pre-selection can take the plausible top
+    without knowing the formula.
+    """
+
+    def __init__(self, path: Path | str, *, rank_hint: RankHint | None = None) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidInput(f"cannot create the folder for {self.path}: {exc}") from None
+        self._lock = threading.RLock()
+        self._rank = rank_hint
+        self._conn = _connect(self.path)
+        self._model: str | None = None
+        try:
+            with self._lock:
+                migrate(self._conn, self.path, rank_hint)
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise InvalidInput(f"{self.path} is not a cairn memory file ({exc})") from None
+
+    # -- writes --------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[SqliteTransaction]:
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StorageError(f"could not start a write on {self.path}: {exc}") from None
+            try:
+                seq = self._conn.execute(
+                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1"
+                    " WHERE key = 'change_seq' RETURNING value"
+                ).fetchone()[0]
+                yield SqliteTransaction(self._conn, int(seq), self._rank, self._note_model)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                self._model = None  # the meta row may have been rolled back with the rest
+                raise
+
+    def _note_model(self, model: str) -> None:
+        """One store holds the vectors of one embedder: mixing two would rank nonsense."""
+        if self._model == model:
+            return
+        found = self._conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+        if found is None:
+            self._conn.execute("INSERT INTO meta(key, value) VALUES ('embedder', ?)", (model,))
+        elif found[0] != model:
+            raise InvalidInput(
+                f"{self.path} holds vectors of the embedder {found[0]!r}, not {model!r};"
+                " open it with that embedder or rebuild it into a new file"
+            )
+        self._model = model
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def _all(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def get(
+        self, tenant: str, agent: str, record_id: str, *, as_of: str | None = None
+    ) -> Record | None:
+        if as_of is None:
+            sql = (
+                SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND id = ?"
+                " AND superseded_by IS NULL ORDER BY version DESC LIMIT 1"
+            )
+            params: list[Any] = [tenant, agent, record_id]
+        else:
+            sql = (
+                SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND id = ?"
+                " AND recorded_at <= ? AND (expired_at IS NULL OR expired_at > ?)"
+                " ORDER BY version DESC LIMIT 1"
+            )
+            params = [tenant, agent, record_id, as_of, as_of]
+        found = self._all(sql, params)
+        return record_from_row(found[0])[1] if found else None
+
+    def history(self, tenant: str, agent: str, record_id: str) -> list[Record]:
+        found = self._all(
+            SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND id = ? ORDER BY version",
+            (tenant, agent, record_id),
+        )
+        return [record_from_row(r)[1] for r in found]
+
+    def list_records(self, query: RecordQuery) -> list[Record]:
+        sql = SELECT_RECORD + " WHERE tenant = ? AND agent = ?"
+        params: list[Any] = [query.tenant, query.agent]
+        if query.as_of is not None:
+            sql += " AND recorded_at <= ? AND (expired_at IS NULL OR expired_at > ?)"
+            params += [query.as_of, query.as_of]
+        elif query.include_inactive:
+            sql += " AND superseded_by IS NULL AND purged = 0"
+        else:
+            sql += " AND live"
+        if query.project_id is not None:
+            if query.with_global:
+                sql += " AND (scope = 'global' OR project_id = ?)"
+            else:
+                sql += " AND scope = 'project' AND project_id = ?"
+            params.append(query.project_id)
+        if query.scope is not None:
+            sql += " AND scope = ?"
+            params.append(query.scope)
+        filters = (("kind", query.kinds), ("state", query.states), ("trust", query.trust))
+        for column, values in filters:
+            if values:
+                sql += f" AND {column} IN ({', '.join('?' * len(values))})"
+                params += list(values)
+        if query.owned:
+            sql += " AND (authority = 'explicit' OR kind IN (?, ?, ?, ?, ?))"
+            params += list(OWNED_KINDS)
+        if query.text_hash is not None:
+            sql += " AND text_hash = ?"
+            params.append(query.text_hash)
+        if query.tag is not None:
+            sql += " AND instr(tags, ?) > 0"
+            params.append(json.dumps(query.tag, ensure_ascii=False))
+        sql += " ORDER BY recorded_at, id"
+        if query.limit is not None or query.offset:
+            sql += " LIMIT ? OFFSET ?"
+            params += [query.limit if query.limit is not None else -1, query.offset]
+        records = [record_from_row(r)[1] for r in self._all(sql, params)]
+        if query.as_of is not None:
+            # Forgetting is recorded in tombstones, not in the version's times.
+            records = [r for r in records if not r.forgotten_at or r.forgotten_at > query.as_of]
+        return records
+
+    def rule_candidates(self, query: RuleQuery) -> list[Record]:
+        sql = (
+            SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND live"
+            f" AND kind IN ({', '.join('?' * len(query.kinds))})"
+            " AND (scope = 'global' OR project_id = ?)"
+        )
+        params: list[Any] = [query.tenant, query.agent, *query.kinds, query.project_id]
+        for column, value in (
+            ("operations", query.operation),
+            ("phases", query.phase),
+            ("task_types", query.task_type),
+        ):
+            if value is not None:
+                # Selector words are stored lower-case, so a substring test on the JSON
+                # text is exact for a quoted word and far cheaper than json_each.
+                sql += f" AND ({column} = '[]' OR instr({column}, ?) > 0)"
+                params.append(json.dumps(value.lower(), ensure_ascii=False))
+        sql += " ORDER BY rank_hint DESC, id LIMIT ?"
+        params.append(query.limit)
+        return [record_from_row(r)[1] for r in self._all(sql, params)]
+
+    def records_by_rows(self, where: LaneFilter, rows: Sequence[int]) -> dict[int, Record]:
+        out: dict[int, Record] = {}
+        unique = list(dict.fromkeys(int(r) for r in rows))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            found = self._all(
+                SELECT_RECORD + " WHERE tenant = ? AND agent = ?"
+                f" AND row IN ({', '.join('?' * len(chunk))})",
+                [where.tenant, where.agent, *chunk],
+            )
+            for r in found:
+                key, record = record_from_row(r)
+                out[key] = record
+        return out
+
+    def events(
+        self, tenant: str, agent: str | None, *, after_seq: int = 0, limit: int | None = None
+    ) -> Iterator[Event]:
+        sql = SELECT_EVENT + " WHERE tenant = ? AND seq > ?"
+        params: list[Any] = [tenant, after_seq]
+        if agent is not None:
+            sql += " AND agent = ?"
+            params.append(agent)
+        sql += " ORDER BY seq"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        for row in self._all(sql, params):
+            yield event_from_row(row)
+
+    def event(self, tenant: str, agent: str, event_id: str) -> Event | None:
+        found = self._all(
+            SELECT_EVENT + " WHERE tenant = ? AND agent = ? AND event_id = ?",
+            (tenant, agent, event_id),
+        )
+        return event_from_row(found[0]) if found else None
+
+    def known_events(self, tenant: str, agent: str, event_ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        ids = list(dict.fromkeys(event_ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = self._all(
+                "SELECT event_id FROM events WHERE tenant = ? AND agent = ?"
+                f" AND event_id IN ({', '.join('?' * len(chunk))})",
+                [tenant, agent, *chunk],
+            )
+            found.update(r[0] for r in rows)
+        return found
+
+    def tombstones(self, tenant: str, agent: str) -> list[Tombstone]:
+        found = self._all(
+            SELECT_TOMBSTONE + " WHERE tenant = ? AND agent = ? ORDER BY removed_at, record_id",
+            (tenant, agent),
+        )
+        return [tombstone_from_row(r) for r in found]
+
+    def applications(
+        self, tenant: str, agent: str, *, record_id: str | None = None
+    ) -> list[Application]:
+        sql = SELECT_APPLICATION + " WHERE tenant = ? AND agent = ?"
+        params: list[Any] = [tenant, agent]
+        if record_id is not None:
+            sql += " AND record_id = ?"
+            params.append(record_id)
+        found = self._all(sql + " ORDER BY created_at, application_id", params)
+        return [application_from_row(r) for r in found]
+
+    def vectors_by_hash(self, tenant: str, agent: str, model: str) -> dict[str, np.ndarray]:
+        found = self._all(
+            "SELECT r.text_hash, r.title, v.vec FROM vectors v JOIN records r ON r.row = v.row"
+            " WHERE r.tenant = ? AND r.agent = ? AND v.model = ?",
+            (tenant, agent, model),
+        )
+        # A title changes what was embedded: only untitled rows map from their body alone.
+        return {
+            h: np.frombuffer(blob, dtype=np.float32).copy()
+            for h, title, blob in found
+            if title is None
+        }
+
+    # -- change feed ---------------------------------------------------------------------
+
+    def feed_position(self) -> FeedPosition:
+        found = dict(self._all("SELECT key, value FROM meta", ()))
+        return FeedPosition(int(found.get("generation", 0)), int(found["change_seq"]))
+
+    def changes_since(self, position: FeedPosition) -> Iterator[ChangeBatch]:
+        current = self.feed_position()
+        full = position.generation != current.generation or position.seq < 0
+        # A full load scans records in row order ('+' keeps the change_seq index out of
+        # it); an increment reads only the rows whose change_seq moved.
+        changed = "+r.change_seq" if full else "r.change_seq"
+        with self._lock:  # held while the caller consumes: one connection, one cursor
+            cursor = self._conn.execute(
+                f"SELECT {_FEED_COLUMNS} FROM records r LEFT JOIN vectors v ON v.row = r.row"
+                f" LEFT JOIN record_terms t ON t.row = r.row WHERE {changed} > ?",
+                (-1 if full else position.seq,),
+            )
+            # In chunks: a 1M-row load never holds more than one chunk of vectors at once.
+            while found := cursor.fetchmany(_FEED_BATCH):
+                yield _batch(found)
+
+    # -- entity links --------------------------------------------------------------------
+
+    def pending_links(self, agent: str, limit: int) -> list[tuple[int, str]]:
+        found = self._all(
+            "SELECT row, coalesce(title, '') || ' ' || body FROM records"
+            " INDEXED BY records_unlinked WHERE agent = ? AND NOT entities_linked LIMIT ?",
+            (agent, limit),
+        )
+        return [(int(row), text) for row, text in found]
+
+    def set_links(self, links: Sequence[tuple[int, tuple[str, ...]]]) -> None:
+        with self.transaction() as tx:
+            tx.set_entity_keys(links)
+
+    # -- purges --------------------------------------------------------------------------
+
+    def pending_purges(self) -> list[PendingPurge]:
+        found = self._all("SELECT tenant, agent, record_id FROM pending_purges", ())
+        return [PendingPurge(*r) for r in found]
+
+    def finish_purge(self, purge: PendingPurge) -> None:
+        with self._lock:
+            self._conn.execute(
+                "DELETE FROM pending_purges WHERE tenant = ? AND agent = ? AND record_id = ?",
+                (purge.tenant, purge.agent, purge.record_id),
+            )
+
+    def checkpoint(self) -> None:
+        with self._lock:
+            # A reader in another process can hold old WAL frames; retry briefly.
+            for _ in range(50):
+                found = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                busy = found[0]
+                if not busy:
+                    return
+                time.sleep(0.1)
+        raise StorageError("the WAL is held by another reader; it is truncated later")
+
+    # -- status --------------------------------------------------------------------------
+
+    def embedder(self) -> str | None:
+        found = self._all("SELECT value FROM meta WHERE key = 'embedder'", ())
+        return str(found[0][0]) if found else None
+
+    def stats(self, tenant: str, agent: str | None = None) -> StoreStats:
+        where = "tenant = ?" + (" AND agent = ?" if agent is not None else "")
+        params = (tenant,) if agent is None else (tenant, agent)
+
+        def count(sql: str) -> int:
+            return int(self._all(sql, params)[0][0])
+
+        with self._lock:
+            version = int(
+                self._conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+            )
+            pages = int(self._conn.execute("PRAGMA page_count").fetchone()[0])
+            size = int(self._conn.execute("PRAGMA page_size").fetchone()[0])
+        return StoreStats(
+            records=count(f"SELECT count(*) FROM records WHERE {where} AND live"),
+            versions=count(f"SELECT count(*) FROM records WHERE {where}"),
+            events=count(f"SELECT count(*) FROM events WHERE {where}"),
+            tombstones=count(
+                f"SELECT count(*) FROM tombstones WHERE {where} AND restored_at IS NULL"
+            ),
+            applications=count(f"SELECT count(*) FROM applications WHERE {where}"),
+            schema_version=version,
+            bytes=pages * size,
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _batch(found: list[Any]) -> ChangeBatch:
+    columns = list(zip(*found, strict=True))
+    (
+        rows,
+        tenants,
+        agents,
+        projects,
+        live,
+        seqs,
+        vectors,
+        models,
+        lengths,
+        keys,
+        counts,
+        entity_keys,
+        episodes,
+        positions,
+        occurred,
+    ) = columns
+    return ChangeBatch(
+        rows=[int(r) for r in rows],
+        tenants=list(tenants),
+        agents=list(agents),
+        projects=list(projects),
+        live=[bool(x) for x in live],
+        seqs=[int(s) for s in seqs],
+        vectors=list(vectors),
+        models=list(models),
+        lengths=list(lengths),
+        term_keys=list(keys),
+        term_counts=list(counts),
+        entity_keys=list(entity_keys),
+        episodes=list(episodes),
+        positions=list(positions),
+        occurred=list(occurred),
+    )

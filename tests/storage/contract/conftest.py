@@ -1,0 +1,104 @@
+"""Every storage pair passes the same contract: record store + search index.
+
+Pairs: the embedded default (SQLite file + in-process index) and the in-memory twins.
+The PostgreSQL pair joins by adding a factory to ``PAIRS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cairn.model import Event, Record
+from cairn.storage.inprocess import InProcessSearchIndex
+from cairn.storage.memory.record_store import MemoryRecordStore
+from cairn.storage.memory.search_index import MemorySearchIndex
+from cairn.storage.ports import NewRow, RecordStore, SearchIndex
+from cairn.storage.sqlite.record_store import SqliteRecordStore
+from cairn.text import text_hash
+
+DIM = 8
+
+
+@dataclass
+class Pair:
+    name: str
+    records: RecordStore
+    index: SearchIndex
+    # Another index over the same records, as a second process would have.
+    second_index: Callable[[], SearchIndex]
+
+
+def _rank(record: Record) -> float:
+    return float(record.used_count) - float(record.failure_count)
+
+
+def _sqlite(tmp: Path) -> Pair:
+    store = SqliteRecordStore(tmp / "memory.db", rank_hint=_rank)
+    return Pair(
+        "sqlite",
+        store,
+        InProcessSearchIndex(store, dim=DIM, graphs_beside=None),
+        lambda: InProcessSearchIndex(SqliteRecordStore(tmp / "memory.db"), dim=DIM),
+    )
+
+
+def _memory(tmp: Path) -> Pair:
+    store = MemoryRecordStore(rank_hint=_rank)
+    return Pair("memory", store, MemorySearchIndex(store), lambda: MemorySearchIndex(store))
+
+
+PAIRS: dict[str, Callable[[Path], Pair]] = {"sqlite": _sqlite, "memory": _memory}
+
+
+@pytest.fixture(params=sorted(PAIRS))
+def pair(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Pair]:
+    made = PAIRS[request.param](tmp_path)
+    yield made
+    made.index.close()
+    made.records.close()
+
+
+def vec(*hot: int) -> np.ndarray:
+    """A unit vector with weight on the given dimensions."""
+    out = np.zeros(DIM, dtype=np.float32)
+    for i in hot:
+        out[i] += 1.0
+    return out / np.linalg.norm(out)
+
+
+def record(
+    record_id: str, body: str, *, tenant: str = "t1", agent: str = "a", **fields: Any
+) -> Record:
+    values: dict[str, Any] = {
+        "id": record_id,
+        "version": 1,
+        "tenant": tenant,
+        "agent": agent,
+        "body": body,
+        "recorded_at": "2026-01-01T00:00:00.000000Z",
+        "text_hash": text_hash(body),
+    }
+    values.update(fields)
+    return Record(**values)
+
+
+def event(event_id: str, *, tenant: str = "t1", agent: str = "a", **payload: Any) -> Event:
+    return Event(event_id, "memory.stored", tenant, agent, dict(payload), "2026-01-01T00:00:00Z")
+
+
+def insert(
+    store: RecordStore, *items: Record, vectors: dict[str, np.ndarray] | None = None
+) -> list[int]:
+    with store.transaction() as tx:
+        return tx.insert_records(
+            [
+                NewRow(r, (vectors or {}).get(r.id), "test-model", ("shared-key", r.id))
+                for r in items
+            ]
+        )
