@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cairn import validation
 from cairn.adapters.embedding import Embedder
 from cairn.config import Config, default_home, parse_config, resolve_config
 from cairn.engine.director import stored_rank
@@ -36,23 +37,11 @@ from cairn.storage.sqlite.record_store import SqliteRecordStore
 from cairn.timeutil import utc_now
 
 log = logging.getLogger(__name__)
-_NAME_LIMIT = 200
 
 
 def check_name(what: str, value: object) -> str:
     """A tenant or agent name: printable, bounded, and safe as a folder name part."""
-    if (
-        not isinstance(value, str)
-        or not value
-        or len(value) > _NAME_LIMIT
-        or not value.isprintable()
-        or value != value.strip()
-        or any(ch in value for ch in "/\\\x00")
-        or value in (".", "..")
-    ):
-        shown = value[:60] if isinstance(value, str) else type(value).__name__
-        raise InvalidInput(f"invalid {what} name {shown!r}")
-    return value
+    return validation.check_name(what, value)
 
 
 def resolve(config: Config | Mapping[str, Any] | str | Path | None) -> Config:
@@ -103,6 +92,7 @@ def open_provider(
     check_name("agent", agent)
     home = home or default_home()
     db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
+    validation.check_database_path(db_path)
     if embedder is None:
         embedder = make_embedder(config)
     records = SqliteRecordStore(db_path, rank_hint=stored_rank)

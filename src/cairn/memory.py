@@ -36,6 +36,7 @@ from cairn.provider.convert import (
     to_tombstone,
 )
 from cairn.timeutil import utc_now
+from cairn.validation import check_path_or_none
 
 Progress = Callable[[int, int], None]
 T = TypeVar("T")
@@ -87,6 +88,17 @@ def _input(body: str, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
     return memory_fields(item)
 
 
+def _listed(name: str, values: Any) -> Any:
+    """A list for the request; a string is refused rather than split into characters."""
+    if values is None or isinstance(values, list):
+        return values
+    if isinstance(values, tuple):
+        return list(values)
+    if isinstance(values, str):
+        raise InvalidInput(f"{name} must be a list of text, not a string")
+    return values  # anything else: the contract refuses it, naming the field
+
+
 def _delivered(item: c.DeliveredModel) -> DeliveredItem:
     return DeliveredItem(
         item.id,
@@ -134,6 +146,9 @@ class Memory:
         """
         from cairn.compose import open_provider, resolve
 
+        check_path_or_none("path", path)
+        if not isinstance(config, Config | Mapping):
+            check_path_or_none("config", config)
         cfg = resolve(config)
         provider = open_provider(
             cfg,
@@ -412,7 +427,7 @@ class Memory:
             project_id=project_id,
             max_results=max_results,
             max_chars=max_chars,
-            include_trust=list(include_trust) if include_trust is not None else None,
+            include_trust=_listed("include_trust", include_trust),
         )
         return to_recall_result(response)
 
@@ -442,7 +457,7 @@ class Memory:
             agent=agent,
             task=task,
             project_id=project_id,
-            paths=list(paths),
+            paths=_listed("paths", paths),
             operation=operation,
             phase=phase,
             task_type=task_type,
@@ -532,7 +547,7 @@ class Memory:
         self, lines: Iterable[str], *, source: str = "import", agent: str | None = None
     ) -> int:
         """Import an export: validated first, one transaction, idempotent."""
-        if isinstance(lines, str):
+        if isinstance(lines, str | bytes) or not isinstance(lines, Iterable):
             raise InvalidInput("import takes the lines of an export, not one string")
         response = self._apply(
             c.ImportRequest, c.ImportResponse, None, agent=agent, lines=list(lines), source=source

@@ -35,7 +35,7 @@ from cairn.model import (
 from cairn.text import text_hash
 from cairn.timeutil import to_iso
 
-MAX_NAME_CHARS = 128
+MAX_NAME_CHARS = 200
 MAX_KEY_CHARS = 200  # event ids, idempotency keys, sessions, episodes, lookup ids
 MAX_TITLE_CHARS = 1000
 MAX_TAG_CHARS = 200
@@ -57,7 +57,6 @@ MAX_BODY_CHARS = 50_000_000  # the largest memory.store.maxBodyChars allows
 _BAD_IN_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 # One-line fields also refuse line breaks of every kind, U+2028 and U+2029 included.
 _BAD_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-_NAME = re.compile(r"[^\W_][\w.@+-]*\Z")
 _CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\Z")
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 # Ids are ULIDs when cairn makes them; hand-written Markdown may hold others. Lookups are
@@ -151,13 +150,21 @@ def check_token(name: str, value: Any, limit: int = MAX_KEY_CHARS, *, where: str
 
 
 def check_name(what: str, value: Any) -> str:
-    """A tenant or agent name: it keys every row and may name a folder, so no separators."""
+    """A tenant or agent name: it keys every row and names a folder part, so it is
+    printable (no control, invisible or line-separator characters), has no path
+    separator and no surrounding space, is not ``.`` or ``..``, and is bounded."""
     if not isinstance(value, str):
         raise InvalidInput(f"{what} name must be text, not {kind_of(value)}")
-    if not (0 < len(value) <= MAX_NAME_CHARS and _NAME.match(value)):
+    if not (
+        0 < len(value) <= MAX_NAME_CHARS
+        and value.isprintable()
+        and value == value.strip()
+        and not any(c in value for c in "/\\")
+        and value not in (".", "..")
+    ):
         raise InvalidInput(
-            f"invalid {what} name {_show(value)}: 1-{MAX_NAME_CHARS} letters, digits"
-            " or . _ - @ +, starting with a letter or digit"
+            f"invalid {what} name {_show(value)}: 1-{MAX_NAME_CHARS} printable characters,"
+            " no / or \\, no surrounding spaces, not . or .."
         )
     return value
 
@@ -456,7 +463,8 @@ def validate_memory_fields(
     if "body" not in data:
         raise _say(where, "body is required")
     get = data.get
-    kind = check_choice("kind", get("kind", "fact"), KINDS, where=where)
+    # A null kind is the caller's default (the contract's: fact; remember: preference).
+    kind = check_choice("kind", get("kind") or "fact", KINDS, where=where)
     scope = check_choice("scope", get("scope", "global"), SCOPES, where=where)
     project_id = _optional(check_line, "project_id", get("project_id"), 500, where=where)
     if scope == "project" and project_id is None:

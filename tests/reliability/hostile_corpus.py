@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from cairn import Memory
-from cairn.cli.main import cli
+from cairn.cli.main import run
 from cairn.text import text_hash
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "hostile"
@@ -121,9 +121,34 @@ class Seed:
     fingerprint: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+    exception: BaseException | None  # what escaped ``cairn.cli.main.run``, if anything
+
+
 def invoke(home: Path, *argv: str, stdin: bytes | None = None) -> Result:
-    env: dict[str, str | None] = {"CAIRN_CONFIG": None, "CAIRN_HOME": None}
-    return CliRunner().invoke(cli, ["--home", str(home), *argv], input=stdin, env=env)
+    """``cairn --home HOME ARGV...`` in process, as ``main()`` runs it (through ``run``,
+    which turns every error into one line and an exit code)."""
+    # CAIRN_HOME also places the internal-error log, so it stays inside the test's folder.
+    env: dict[str, str | None] = {"CAIRN_CONFIG": None, "CAIRN_HOME": str(home)}
+    escaped: BaseException | None = None
+    code = -1
+    with CliRunner().isolation(input=stdin, env=env) as (out, err, _):
+        try:
+            code = run(["--home", str(home), *argv])
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else 1
+        except BaseException as exc:
+            escaped = exc
+    return Result(
+        code,
+        out.getvalue().decode("utf-8", "replace"),
+        err.getvalue().decode("utf-8", "replace"),
+        escaped,
+    )
 
 
 def build_seed(root: Path) -> Seed:
@@ -140,10 +165,10 @@ def build_seed(root: Path) -> Seed:
         mem.store("seed gamma project rule", kind="policy", scope="project",
                   project_id="git:seed", path_patterns=["src/**"])  # fmt: skip
         mem.store("seed delta episode", kind="episode", source={"who": "alice"})
-        other = mem.remember("seed other tenant secret", tenant="other")
+        other = mem.for_tenant("other").remember("seed other tenant secret")
         context = mem.context("seed alpha memory task")
         assert context.applications, "the seed needs an application id"
-        app = context.applications[0]["application_id"]
+        app = context.applications[0].application_id
     assert invoke(home, "sync").exit_code == 0  # writes profile.md
     export = invoke(home, "export")
     assert export.exit_code == 0
@@ -196,7 +221,10 @@ def fingerprint(home: Path, tenants: tuple[str, ...] = TENANTS) -> dict[str, Any
     if db.is_file():
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         try:
-            for table in ("events", "records", "tombstones", "applications", "entities"):
+            tables = [
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            ]
+            for table in sorted(tables):
                 rows[table] = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         finally:
             conn.close()

@@ -58,16 +58,18 @@ CALLS: list[tuple[str, Call]] = [
     ),
     ("time int", lambda m, ids: m.store("x", occurred_at=1683554160)),  # type: ignore[arg-type]
     ("time float", lambda m, ids: m.store("x", occurred_at=1.5)),  # type: ignore[arg-type]
-    ("kind None", lambda m, ids: m.store("x", kind=None)),  # type: ignore[arg-type]
     ("trust list", lambda m, ids: m.store("x", trust=["system"])),  # type: ignore[arg-type]
     ("origin bad", lambda m, ids: m.store("x", origin="root")),
     ("event id int", lambda m, ids: m.store("x", event_id=5)),  # type: ignore[arg-type]
     ("event id newline", lambda m, ids: m.store("x", event_id="a\nb")),
-    ("tenant None-ish", lambda m, ids: m.store("x", tenant="")),
-    ("tenant slash", lambda m, ids: m.store("x", tenant="a/b")),
-    ("tenant 300", lambda m, ids: m.store("x", tenant="t" * 300)),
+    ("tenant empty", lambda m, ids: m.for_tenant("")),
+    ("tenant slash", lambda m, ids: m.for_tenant("a/b")),
+    ("tenant 300", lambda m, ids: m.for_tenant("t" * 300)),
+    ("agent slash", lambda m, ids: m.store("x", agent="a/b")),
+    ("agent zero width", lambda m, ids: m.recall("x", agent="a\u200bb")),
+    ("unknown field", lambda m, ids: m.store("x", tenant="other")),
     ("agent dotdot", lambda m, ids: m.store("x", agent="..")),
-    ("tenant int", lambda m, ids: m.store("x", tenant=5)),  # type: ignore[arg-type]
+    ("tenant int", lambda m, ids: m.for_tenant(5)),  # type: ignore[arg-type]
     ("position float", lambda m, ids: m.store_many([MemoryInput("x", position=1.0)])),  # type: ignore[arg-type]
     ("position bool", lambda m, ids: m.store_many([MemoryInput("x", position=True)])),
     (
@@ -130,12 +132,12 @@ CALLS: list[tuple[str, Call]] = [
     ("signal bytes", lambda m, ids: m.signal(b"always x")),  # type: ignore[arg-type]
     ("signal marker", lambda m, ids: m.signal("[permanently forgotten]")),
     ("import bytes lines", lambda m, ids: m.import_([b'{"format": "cairn.export.v1"}'])),  # type: ignore[list-item]
-    ("import name nl", lambda m, ids: m.import_([], name="a\nb")),
+    ("import source nl", lambda m, ids: m.import_([], source="a\nb")),
     (
         "import surrogate",
         lambda m, ids: m.import_(['{"format": "cairn.export.v1"}', '{"\ud800": 1}']),
     ),
-    ("export tenant", lambda m, ids: m.export(io.StringIO(), tenant="a/b")),
+    ("export agent", lambda m, ids: m.export(io.StringIO(), agent="a/b")),
     ("import a string", lambda m, ids: m.import_('{"format": "cairn.export.v1"}')),
     ("import an int", lambda m, ids: m.import_(5)),  # type: ignore[arg-type]
     ("open path int", lambda m, ids: Memory.open(5)),  # type: ignore[arg-type]
@@ -144,7 +146,7 @@ CALLS: list[tuple[str, Call]] = [
     ("open path empty", lambda m, ids: Memory.open("", {})),
     ("open config int", lambda m, ids: Memory.open(None, 5)),  # type: ignore[arg-type]
     ("open config bad", lambda m, ids: Memory.open(None, {"memory": 5})),
-    ("open tenant", lambda m, ids: Memory.open(None, {}, tenant="a b")),
+    ("open tenant", lambda m, ids: Memory.open(None, {}, tenant="a/b")),
     ("open agent", lambda m, ids: Memory.open(None, {}, agent="")),
 ]
 
@@ -153,9 +155,9 @@ CALLS: list[tuple[str, Call]] = [
 def seeded(tmp_path: Path) -> Iterator[tuple[Memory, dict[str, str]]]:
     mem = Memory.open(tmp_path / "memory.db", {"memory": {"embeddings": {"provider": "hashing"}}})
     alpha = mem.remember("seed alpha memory")
-    other = mem.remember("seed other tenant memory", tenant="other")
+    other = mem.for_tenant("other").remember("seed other tenant memory")
     context = mem.context("seed alpha memory")
-    ids = {"alpha": alpha.id, "other": other.id, "app": context.applications[0]["application_id"]}
+    ids = {"alpha": alpha.id, "other": other.id, "app": context.applications[0].application_id}
     yield mem, ids
     mem.close()
 
@@ -164,10 +166,9 @@ def _state(mem: Memory) -> list[str]:
     out = []
     for tenant in ("default", "other"):
         buffer = io.StringIO()
-        mem.export(buffer, tenant=tenant)
+        mem.for_tenant(tenant).export(buffer)
         out.append(buffer.getvalue())
-    stats = mem.status()
-    out.append(repr({k: stats[k] for k in ("records", "versions", "events", "tombstones")}))
+        out.append(repr(mem.for_tenant(tenant).status().counts))
     return out
 
 
@@ -205,5 +206,6 @@ def test_datetimes_are_stored_in_utc(seeded: tuple[Memory, dict[str, str]]) -> N
 
 def test_numpy_integers_are_integers(seeded: tuple[Memory, dict[str, str]]) -> None:
     mem, _ = seeded
-    (record,) = mem.store_many([MemoryInput("ep", episode_id="e", position=np.int64(7))])  # type: ignore[arg-type]
+    (stored,) = mem.store_many([MemoryInput("ep", episode_id="e", position=np.int64(7))])  # type: ignore[arg-type]
+    record = mem.get(stored)
     assert record.position == 7 and type(record.position) is int

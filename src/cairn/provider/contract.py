@@ -37,6 +37,12 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# Requests are strict: a boolean is true or false (never "no" or 0), an integer is not
+# 1.0 or "3", a list is a list. What the values mean is checked by the services
+# (cairn.validation), the same for every interface.
+_STRICT = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
 # -- values ---------------------------------------------------------------------------------
 
 
@@ -135,6 +141,8 @@ class EventModel(_Model):
 class MemoryFields(_Model):
     """A memory to write: the body and every optional field a caller may set."""
 
+    model_config = _STRICT
+
     body: Text
     kind: Kind | None = None  # remember: preference; store and ingest: fact
     title: Short | None = None
@@ -178,6 +186,7 @@ class StatusResponse(_Model):
 
 
 class _Query(_Model):
+    model_config = _STRICT
     agent: Name | None = None
 
 
@@ -395,6 +404,7 @@ QueryResponse = (
 
 
 class _Mutation(_Model):
+    model_config = _STRICT
     idempotency_key: Key
     agent: Name | None = None
 

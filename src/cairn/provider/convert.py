@@ -6,7 +6,9 @@ valid, and a large ingest or export should not pay for validating them again.
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import date
+from numbers import Integral
 from typing import Any
 
 from pydantic import ValidationError
@@ -25,6 +27,7 @@ from cairn.provider.contract import (
     TombstoneModel,
 )
 from cairn.services.tasks import DeliveredItem
+from cairn.validation import kind_of
 
 _LIST_FIELDS = ("tags", "path_patterns", "operations", "phases", "task_types", "evidence")
 
@@ -91,6 +94,11 @@ def memory_input(fields: MemoryFields, default_kind: str) -> MemoryInput:
 
 def memory_fields(item: MemoryInput) -> dict[str, Any]:
     """The fields of a MemoryInput as request data (validated by the contract)."""
+    if not isinstance(item, MemoryInput):
+        raise InvalidInput(f"a memory must be a MemoryInput, not {type(item).__name__}")
+    position = item.position
+    if isinstance(position, Integral) and not isinstance(position, bool):
+        position = int(position)  # numpy and other integer types are integers
     data: dict[str, Any] = {
         "body": item.body,
         "kind": item.kind,
@@ -98,16 +106,17 @@ def memory_fields(item: MemoryInput) -> dict[str, Any]:
         "tags": _listed(item.tags, "tags"),
         "trust": item.trust,
         "occurred_at": item.occurred_at.isoformat()
-        if isinstance(item.occurred_at, datetime)
+        if isinstance(item.occurred_at, date)  # a datetime is a date too
         else item.occurred_at,
-        "source": dict(item.source) if item.source is not None else None,
+        # A mapping is copied; anything else goes on as it is, to be refused, not coerced.
+        "source": dict(item.source) if isinstance(item.source, Mapping) else item.source,
         "external_ref": item.external_ref,
         "pinned": item.pinned,
         "memory_type": item.memory_type,
         "scope": item.scope,
         "project_id": item.project_id,
         "episode_id": item.episode_id,
-        "position": item.position,
+        "position": position,
     }
     for name in ("path_patterns", "operations", "phases", "task_types"):
         data[name] = _listed(getattr(item, name), name)
@@ -196,6 +205,16 @@ def delivered_model(item: DeliveredItem, *, with_body: bool) -> dict[str, Any]:
     }
 
 
+_TYPE_WORDS = {
+    "bool_type": "true or false",
+    "int_type": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "string_type": "text",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "model_type": "an object",
+}
 _LABELS = {"trust": "trust level", "include_trust": "trust level", "memory_type": "memory type"}
 _TAGS = {"remember", "store", "ingest", "correct", "forget", "restore", "evict", "unevict"}
 
@@ -223,4 +242,6 @@ def invalid(exc: ValidationError) -> InvalidInput:
         return InvalidInput(f"unknown field {field!r}")
     if kind == "missing":
         return InvalidInput(f"{field} is required")
+    if kind in _TYPE_WORDS:
+        return InvalidInput(f"{field} must be {_TYPE_WORDS[kind]}, not {kind_of(value)}")
     return InvalidInput(f"{label}: {err.get('msg', 'invalid')}")

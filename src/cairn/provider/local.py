@@ -73,6 +73,7 @@ from cairn.services.tasks import Tasks
 from cairn.services.transfer import Transfer
 from cairn.services.writes import Writes
 from cairn.storage.ports import RecordQuery, RecordStore, SearchIndex
+from cairn.validation import check_name
 
 Progress = Callable[[int, int], None]
 
@@ -126,7 +127,7 @@ class LocalProvider:
         self.progress: Progress | None = None  # bulk work reports here when set
 
     def _ns(self, agent: str | None) -> Namespace:
-        return Namespace(self.tenant, agent or self.agent)
+        return Namespace(self.tenant, check_name("agent", agent) if agent else self.agent)
 
     def close(self) -> None:
         if self._owner:
@@ -139,12 +140,10 @@ class LocalProvider:
 
     def bound(self, *, tenant: str | None = None, agent: str | None = None) -> LocalProvider:
         """This engine bound to another tenant or default agent (the same services)."""
-        from cairn.compose import check_name
-
         return LocalProvider(
             self._s,
-            tenant=check_name("tenant", tenant or self.tenant),
-            agent=check_name("agent", agent or self.agent),
+            tenant=check_name("tenant", tenant) if tenant is not None else self.tenant,
+            agent=check_name("agent", agent) if agent is not None else self.agent,
             owner=False,
         )
 

@@ -9,20 +9,18 @@ from cairn.errors import InvalidInput, NotFound
 from cairn.model import Event, Record, Tombstone
 from cairn.services.journal import Namespace
 from cairn.storage.ports import RecordQuery, RecordStore, StoreStats
-from cairn.timeutil import parse_time, to_iso
+from cairn.validation import check_line, check_time, check_token
 
 
 def record_id_of(text: object) -> str:
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("a memory id is needed")
-    cleaned = text.strip().upper()
-    if len(cleaned) > 64 or not cleaned.isprintable():
-        raise InvalidInput(f"not a memory id: {text[:64]!r}")
-    return cleaned
+    return check_token("memory id", text, 64).upper()
 
 
-def time_of(value: str | datetime | None) -> str | None:
-    return to_iso(parse_time(value)) if value is not None else None
+def time_of(value: str | datetime | None, name: str = "as_of") -> str | None:
+    """A time the caller gives, as stored (ISO-8601 UTC text with a four-digit year)."""
+    return check_time(name, value) if value is not None else None
 
 
 class Reads:
@@ -47,6 +45,9 @@ class Reads:
         return versions
 
     def records(self, query: RecordQuery) -> list[Record]:
+        for name, value in (("project id", query.project_id), ("tag", query.tag)):
+            if value is not None:
+                check_line(name, value, 4096)
         return self._records.list_records(query)
 
     def tombstones(self, ns: Namespace) -> list[Tombstone]:

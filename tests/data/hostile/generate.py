@@ -99,7 +99,7 @@ INGEST_FIELDS: dict[str, list[Any]] = {
     "operations": [*list_values(500), ["de\u200bploy"]],
     "phases": list_values(500),
     "task_types": list_values(500),
-    "kind": choice_values("fact"),
+    "kind": [v for v in choice_values("fact") if v is not None],  # null: the default kind
     "trust": choice_values("learned"),
     "occurred_at": NOT_TIME,
     "source": [*NOT_SOURCE, nested(6), nested(50), nested(400)],
@@ -192,7 +192,7 @@ RECORD_FIELDS: dict[str, list[Any]] = {
     ],
     "version": [0, -1, 1.5, "1", True, 2**31, None, [], 1e400],
     "tenant": ["a/b", "", 5, "..", "x" * 300, "a\u0000", None],
-    "agent": ["a/b", "", 5, ".", "a b", None],
+    "agent": ["a/b", "", 5, ".", " a", None],
     "body": BAD_TEXT,
     "kind": choice_values("fact"),
     "memory_type": choice_values("semantic"),
@@ -319,8 +319,8 @@ INT_ARGS = ["0", "-1", "-0", "9223372036854775808", "99999999999999999999", "1e3
             "0x10", "NaN", "inf", "", " ", "1 2"]  # fmt: skip
 TIME_ARGS = ["0999-01-01", "10000-01-01", "9999-12-31T23:00-05:00", "yesterday", "", "\u0000",
              "2023-02-30", "2023-01-01\n", "\udcff"]  # fmt: skip
-NAME_ARGS = ["", "a/b", "..", ".", "a\\b", "x" * 300, "a\u0000b", "a b", "a\nb", "\u202eevil",
-             "a\u200bb", "-", "\udcff", "../../etc", "con:", "_x"]  # fmt: skip
+NAME_ARGS = ["", "a/b", "..", ".", "a\\b", "x" * 201, "a\u0000b", " a", "a ", "a\nb",
+             "\u202eevil", "a\u200bb", "\udcff", "../../etc", "a\u2028b", "\u3000a"]  # fmt: skip
 ID_ARGS = ["", " ", "\u0000", "\udcff", "a b", "x" * 300, "a\nb", "\u200b"]
 TEXT_ARGS = ["", "   ", "\u0000", "a\u0000b", "\udcff", "\ud800", "\u001b[2J"]
 

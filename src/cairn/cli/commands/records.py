@@ -4,7 +4,6 @@ import, rebuild, sync, journal, status."""
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -12,12 +11,13 @@ from typing import Any
 
 import click
 
-from cairn.cli.app import App, emit, pass_app, read_text_argument
+from cairn.cli.app import App, PathArgument, emit, pass_app, read_text_argument
 from cairn.cli.project import resolve_project
 from cairn.cli.render import one_line, record_detail, record_table
 from cairn.errors import CairnError, InvalidInput
 from cairn.model import KINDS, STATES, TRUST_LEVELS
 from cairn.provider import contract as c
+from cairn.validation import check_file_argument, parse_json_line, validate_memory_fields
 
 _KINDS = click.Choice(KINDS)
 
@@ -114,7 +114,7 @@ def _line_keys(lines: list[tuple[int, str]], app: App) -> list[str]:
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=PathArgument(dir_okay=False, allow_dash=True))
 @click.option("--batch-size", type=click.IntRange(1, 100_000), default=256, show_default=True)
 @pass_app
 def ingest(app: App, file: str, batch_size: int) -> None:
@@ -129,21 +129,21 @@ def ingest(app: App, file: str, batch_size: int) -> None:
 
     from cairn.provider.convert import invalid
 
+    check_file_argument("FILE", file)
     raw = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidInput(f"{file}: not valid UTF-8 text") from None
     lines = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    limit = app.config().memory.store.maxBodyChars
     items: list[dict[str, Any]] = []
     for number, line in lines:
         where = f"{file}:{number}"
-        try:
-            data = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
-            raise InvalidInput(f"{where}: not JSON") from None
+        data = parse_json_line(line, where=where)
         if not isinstance(data, dict) or "body" not in data:
             raise InvalidInput(f"{where}: expected an object with a body")
+        validate_memory_fields(data, where=where, max_body_chars=limit)  # names file:line
         try:
             items.append(c.MemoryFields(**data).model_dump())
         except ValidationError as exc:
@@ -223,7 +223,7 @@ def list_(
         if here is not None:
             data.update(project_id=here.id, with_global=scope is None)
         elif scope is None:
-            data.update(scope="global")
+            scope = "global"  # outside a repository: the global memories
     response = app.query(
         c.ListQuery,
         c.RecordsResponse,
@@ -332,10 +332,14 @@ def restore(app: App, record_id: str) -> None:
 
 
 @click.command()
-@click.argument("file", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", required=False, type=PathArgument(dir_okay=False, allow_dash=True))
 @pass_app
 def export(app: App, file: str | None) -> None:
     """Export all memories, history and tombstones as JSONL (standard output by default)."""
+    if file is not None and file != "-":
+        if not Path(file).name:
+            raise InvalidInput("export needs a file name")
+        check_file_argument("FILE", file)
     lines = app.query(c.ExportQuery, c.ExportResponse).lines
     if file in (None, "-"):
         for line in lines:
@@ -356,11 +360,12 @@ def export(app: App, file: str | None) -> None:
 
 
 @click.command(name="import")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=PathArgument(dir_okay=False, allow_dash=True))
 @pass_app
 def import_(app: App, file: str) -> None:
     """Import a cairn export (JSONL) as this tenant's own copy. Importing the same file
     twice changes nothing."""
+    check_file_argument("FILE", file)
     raw = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     try:
         lines = raw.decode("utf-8").split("\n")
