@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, TypeVar
-
-from pydantic import ValidationError
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Config
@@ -23,95 +20,31 @@ from cairn.engine.recall.pipeline import RecallResult
 from cairn.engine.recall.rerank import Reranker
 from cairn.errors import InvalidInput
 from cairn.ids import new_ulid
-from cairn.model import Application, Event, MemoryInput, Record, Tombstone
+from cairn.model import Event, MemoryInput, Record, Tombstone
 from cairn.provider import Provider, expect
 from cairn.provider import contract as c
 from cairn.provider.convert import (
-    invalid,
     memory_fields,
+    request_list,
     to_application,
     to_event,
     to_recall_result,
     to_record,
     to_tombstone,
 )
+from cairn.results import (
+    DeliveredItem,
+    Expanded,
+    TaskContext,
+    build_request,
+    delivered,
+    input_fields,
+)
 from cairn.timeutil import utc_now
 from cairn.validation import check_path_or_none
 
 Progress = Callable[[int, int], None]
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class DeliveredItem:
-    record_id: str
-    version: int
-    title: str
-    summary: str
-    body: str | None
-    kind: str
-    trust: str
-    delivery: str
-    why_applied: tuple[str, ...]
-    application_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class TaskContext:
-    task: str
-    resident: tuple[DeliveredItem, ...]
-    manifest: tuple[DeliveredItem, ...]
-    constraints: tuple[str, ...]
-    applications: tuple[Application, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Expanded:
-    record: Record
-    application_id: str
-    sources: dict[str, Any]
-    verification: dict[str, Any]
-
-
-def _build(model: type[Any], **data: Any) -> Any:
-    try:
-        return model(**data)
-    except ValidationError as exc:
-        raise invalid(exc) from None
-
-
-def _input(body: str, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
-    try:
-        item = MemoryInput(body=body, kind=kind, **fields)
-    except TypeError as exc:
-        raise InvalidInput(f"unknown field: {exc}") from None
-    return memory_fields(item)
-
-
-def _listed(name: str, values: Any) -> Any:
-    """A list for the request; a string is refused rather than split into characters."""
-    if values is None or isinstance(values, list):
-        return values
-    if isinstance(values, tuple):
-        return list(values)
-    if isinstance(values, str):
-        raise InvalidInput(f"{name} must be a list of text, not a string")
-    return values  # anything else: the contract refuses it, naming the field
-
-
-def _delivered(item: c.DeliveredModel) -> DeliveredItem:
-    return DeliveredItem(
-        item.id,
-        item.version,
-        item.title,
-        item.summary,
-        item.body,
-        item.kind,
-        item.trust,
-        item.delivery,
-        tuple(item.why_applied),
-        item.application_id,
-    )
 
 
 class Memory:
@@ -147,8 +80,6 @@ class Memory:
         from cairn.compose import open_provider, resolve
 
         check_path_or_none("path", path)
-        if not isinstance(config, Config | Mapping):
-            check_path_or_none("config", config)
         cfg = resolve(config)
         provider = open_provider(
             cfg,
@@ -193,10 +124,10 @@ class Memory:
         self.close()
 
     def _query(self, model: type[Any], answer: type[T], **data: Any) -> T:
-        return expect(self._provider.query(_build(model, **data)), answer)
+        return expect(self._provider.query(build_request(model, **data)), answer)
 
     def _apply(self, model: type[Any], answer: type[T], event_id: str | None, **data: Any) -> T:
-        request = _build(model, idempotency_key=event_id or new_ulid(), **data)
+        request = build_request(model, idempotency_key=event_id or new_ulid(), **data)
         return expect(self._provider.apply(request), answer)
 
     # -- writes --------------------------------------------------------------------------
@@ -214,7 +145,7 @@ class Memory:
         """Store something the agent learned (authority ``inferred``, state ``trial``).
 
         ``fields``: any of :class:`cairn.MemoryInput`'s optional fields."""
-        item = _input(body, kind, fields)
+        item = input_fields(body, kind, fields)
         response = self._apply(
             c.StoreRequest, c.WriteResponse, event_id, agent=agent, origin=origin, **item
         )
@@ -231,7 +162,7 @@ class Memory:
     ) -> Record:
         """Store what the user said explicitly: authority ``explicit``, state ``proven``.
         Repeating a live memory of the same scope returns that memory."""
-        item = _input(body, kind, fields)
+        item = input_fields(body, kind, fields)
         response = self._apply(c.RememberRequest, c.WriteResponse, event_id, agent=agent, **item)
         return to_record(response.record)
 
@@ -427,7 +358,7 @@ class Memory:
             project_id=project_id,
             max_results=max_results,
             max_chars=max_chars,
-            include_trust=_listed("include_trust", include_trust),
+            include_trust=request_list("include_trust", include_trust),
         )
         return to_recall_result(response)
 
@@ -457,7 +388,7 @@ class Memory:
             agent=agent,
             task=task,
             project_id=project_id,
-            paths=_listed("paths", paths),
+            paths=request_list("paths", paths),
             operation=operation,
             phase=phase,
             task_type=task_type,
@@ -467,8 +398,8 @@ class Memory:
         )
         return TaskContext(
             task=response.task,
-            resident=tuple(_delivered(i) for i in response.resident),
-            manifest=tuple(_delivered(i) for i in response.manifest),
+            resident=tuple(delivered(i) for i in response.resident),
+            manifest=tuple(delivered(i) for i in response.manifest),
             constraints=tuple(x.text for x in response.constraints),
             applications=tuple(to_application(a) for a in response.applications),
         )

@@ -129,6 +129,19 @@ class Record:
         return out
 
 
+def record_from_dict(data: Mapping[str, Any]) -> Record:
+    """A record from its dict form (export lines, journal payloads): lists become tuples.
+    Unknown fields raise TypeError; values are taken as they are (check them first)."""
+    values = dict(data)
+    for name in ("tags", "path_patterns", "operations", "phases", "task_types", "evidence"):
+        values[name] = tuple(values.get(name) or ())
+    return Record(**values)
+
+
+# The first line of an export (and of a restore from Markdown).
+EXPORT_FORMAT = "cairn.export.v1"
+
+
 @dataclass(frozen=True, slots=True)
 class Tombstone:
     record_id: str

@@ -20,22 +20,12 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from cairn.engine.apply import REDACTED
 from cairn.errors import InvalidInput
-from cairn.model import (
-    AUTHORITIES,
-    KINDS,
-    MEMORY_TYPES,
-    ORIGINS,
-    SCOPES,
-    STATES,
-    TOMBSTONE_REASONS,
-    TRUST_LEVELS,
-)
-from cairn.text import text_hash
+from cairn.model import KINDS, MEMORY_TYPES, SCOPES, TRUST_LEVELS
 from cairn.timeutil import to_iso
 
-MAX_NAME_CHARS = 200
+# The body cairn writes in place of a purged one (cairn.engine.apply.REDACTED).
+REDACTED = "[permanently forgotten]"
 MAX_KEY_CHARS = 200  # event ids, idempotency keys, sessions, episodes, lookup ids
 MAX_TITLE_CHARS = 1000
 MAX_TAG_CHARS = 200
@@ -58,17 +48,14 @@ _BAD_IN_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 # One-line fields also refuse line breaks of every kind, U+2028 and U+2029 included.
 _BAD_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\Z")
-_HEX64 = re.compile(r"[0-9a-f]{64}\Z")
-# Ids are ULIDs when cairn makes them; hand-written Markdown may hold others. Lookups are
-# upper-cased, so a stored id must be upper-case to be found again.
-_RECORD_ID = re.compile(r"[0-9A-Z][0-9A-Z_-]{0,63}\Z")
 
 
-def _say(where: str, message: str) -> InvalidInput:
+def error_at(where: str, message: str) -> InvalidInput:
+    """The one error of a check, prefixed by where the value came from (``file:line``)."""
     return InvalidInput(f"{where}: {message}" if where else message)
 
 
-def _show(value: Any, limit: int = 40) -> str:
+def shown(value: Any, limit: int = 40) -> str:
     """A value for an error message: repr (so controls and surrogates are escaped), cut."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -99,22 +86,24 @@ def _bad_character(name: str, value: str, pattern: re.Pattern[str], where: str) 
         return
     char = found.group()
     if "\ud800" <= char <= "\udfff":
-        raise _say(where, f"{name} is not valid UTF-8 text (a lone surrogate U+{ord(char):04X})")
+        raise error_at(
+            where, f"{name} is not valid UTF-8 text (a lone surrogate U+{ord(char):04X})"
+        )
     what = "a NUL byte" if char == "\x00" else f"the character U+{ord(char):04X}"
     breaks = pattern is _BAD_IN_LINE and char in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
     detail = " (it must be one line)" if breaks else ""
-    raise _say(where, f"{name} contains {what}{detail}")
+    raise error_at(where, f"{name} contains {what}{detail}")
 
 
 def check_text(name: str, value: Any, limit: int, *, where: str = "") -> str:
     """Free text (a body, a query, a task): no NUL, controls or lone surrogates."""
     if not isinstance(value, str):
-        raise _say(where, f"{name} must be text, not {kind_of(value)}")
+        raise error_at(where, f"{name} must be text, not {kind_of(value)}")
     if len(value) > limit:
-        raise _say(where, f"{name} is {len(value):,} characters; the limit is {limit:,}")
+        raise error_at(where, f"{name} is {len(value):,} characters; the limit is {limit:,}")
     _bad_character(name, value, _BAD_IN_TEXT, where)
     if not value.strip():
-        raise _say(where, f"{name} is empty")
+        raise error_at(where, f"{name} is empty")
     return value
 
 
@@ -123,7 +112,7 @@ def check_body(value: Any, limit: int, *, where: str = "") -> str:
     body equal to it would be purged as soon as it is applied, or at the next rebuild)."""
     body = check_text("body", value, limit, where=where)
     if body == REDACTED:
-        raise _say(where, f"body cannot be {REDACTED!r}: cairn marks purged memories with it")
+        raise error_at(where, f"body cannot be {REDACTED!r}: cairn marks purged memories with it")
     return body
 
 
@@ -132,12 +121,12 @@ def check_line(
 ) -> str:
     """One line of text (a title, a tag, a source field): no line breaks either."""
     if not isinstance(value, str):
-        raise _say(where, f"{name} must be text, not {kind_of(value)}")
+        raise error_at(where, f"{name} must be text, not {kind_of(value)}")
     if len(value) > limit:
-        raise _say(where, f"{name} is {len(value):,} characters; the limit is {limit:,}")
+        raise error_at(where, f"{name} is {len(value):,} characters; the limit is {limit:,}")
     _bad_character(name, value, _BAD_IN_LINE, where)
     if not empty_ok and not value.strip():
-        raise _say(where, f"{name} is empty")
+        raise error_at(where, f"{name} is empty")
     return value
 
 
@@ -145,48 +134,30 @@ def check_token(name: str, value: Any, limit: int = MAX_KEY_CHARS, *, where: str
     """A printable token without spaces or invisible characters (ids, keys, languages)."""
     text = check_line(name, value, limit, where=where).strip()
     if not text.isprintable() or any(c.isspace() for c in text):
-        raise _say(where, f"{name} {_show(text)} must be printable, without spaces")
+        raise error_at(where, f"{name} {shown(text)} must be printable, without spaces")
     return text
-
-
-def check_name(what: str, value: Any) -> str:
-    """A tenant or agent name: it keys every row and names a folder part, so it is
-    printable (no control, invisible or line-separator characters), has no path
-    separator and no surrounding space, is not ``.`` or ``..``, and is bounded."""
-    if not isinstance(value, str):
-        raise InvalidInput(f"{what} name must be text, not {kind_of(value)}")
-    if not (
-        0 < len(value) <= MAX_NAME_CHARS
-        and value.isprintable()
-        and value == value.strip()
-        and not any(c in value for c in "/\\")
-        and value not in (".", "..")
-    ):
-        raise InvalidInput(
-            f"invalid {what} name {_show(value)}: 1-{MAX_NAME_CHARS} printable characters,"
-            " no / or \\, no surrounding spaces, not . or .."
-        )
-    return value
 
 
 def check_choice(name: str, value: Any, allowed: Sequence[str], *, where: str = "") -> str:
     if not isinstance(value, str) or value not in allowed:
-        raise _say(where, f"unknown {name} {_show(value)} (expected one of: {', '.join(allowed)})")
+        raise error_at(
+            where, f"unknown {name} {shown(value)} (expected one of: {', '.join(allowed)})"
+        )
     return value
 
 
 def check_bool(name: str, value: Any, *, where: str = "") -> bool:
     if not isinstance(value, bool):
-        raise _say(where, f"{name} must be true or false, not {kind_of(value)}")
+        raise error_at(where, f"{name} must be true or false, not {kind_of(value)}")
     return value
 
 
 def check_int(name: str, value: Any, low: int, high: int, *, where: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, Integral):
-        raise _say(where, f"{name} must be an integer, not {kind_of(value)}")
+        raise error_at(where, f"{name} must be an integer, not {kind_of(value)}")
     number = int(value)
     if not low <= number <= high:
-        raise _say(where, f"{name} must be between {low:,} and {high:,}, not {_show(number)}")
+        raise error_at(where, f"{name} must be between {low:,} and {high:,}, not {shown(number)}")
     return number
 
 
@@ -197,10 +168,10 @@ def check_limit(name: str, value: Any, high: int = MAX_INT32) -> int | None:
 
 def check_fraction(name: str, value: Any, *, where: str = "") -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise _say(where, f"{name} must be a number, not {kind_of(value)}")
+        raise error_at(where, f"{name} must be a number, not {kind_of(value)}")
     number = float(value)
     if not (math.isfinite(number) and 0.0 <= number <= 1.0):
-        raise _say(where, f"{name} must be between 0 and 1, not {_show(number)}")
+        raise error_at(where, f"{name} must be between 0 and 1, not {shown(number)}")
     return number
 
 
@@ -215,15 +186,15 @@ def check_text_list(
 ) -> tuple[str, ...]:
     """A list of one-line texts, each stripped. A string is refused, never split."""
     if not isinstance(value, list | tuple):
-        raise _say(where, f"{name} must be a list of text, not {kind_of(value)}")
+        raise error_at(where, f"{name} must be a list of text, not {kind_of(value)}")
     if len(value) > max_items:
-        raise _say(where, f"{name} has {len(value):,} items; the limit is {max_items:,}")
+        raise error_at(where, f"{name} has {len(value):,} items; the limit is {max_items:,}")
     out = []
     for index, item in enumerate(value):
         label = f"{name}[{index}]"
         text = check_line(label, item, limit, where=where).strip()
         if printable and not text.isprintable():
-            raise _say(where, f"{label} {_show(text)} holds an invisible character")
+            raise error_at(where, f"{label} {shown(text)} holds an invisible character")
         out.append(text)
     return tuple(out)
 
@@ -243,32 +214,33 @@ def check_time(name: str, value: Any, *, where: str = "") -> str:
         try:
             parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" else text)
         except ValueError:
-            raise _say(where, f"{name} is not an ISO-8601 time: {_show(value)}") from None
+            raise error_at(where, f"{name} is not an ISO-8601 time: {shown(value)}") from None
         moment = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     else:
-        raise _say(where, f"{name} must be an ISO-8601 time as text, not {kind_of(value)}")
+        raise error_at(where, f"{name} must be an ISO-8601 time as text, not {kind_of(value)}")
     try:
         utc = moment.astimezone(UTC)
     except (OverflowError, ValueError):
         utc = None
     if utc is None or not 1000 <= utc.year <= 9999:
-        raise _say(where, f"{name} {_show(str(value))} is outside the years 1000 to 9999 (UTC)")
+        raise error_at(where, f"{name} {shown(str(value))} is outside the years 1000 to 9999 (UTC)")
     return to_iso(utc)
 
 
 def check_stored_time(name: str, value: Any, *, where: str = "") -> str:
     """A time as cairn writes it (``2026-06-01T12:00:00.000000Z``), e.g. in an export."""
     if not (isinstance(value, str) and _CANONICAL_TIME.match(value)):
-        raise _say(
+        raise error_at(
             where,
-            f"{name} must be a UTC time like 2026-06-01T12:00:00.000000Z, not {_show(value)}",
+            f"{name} must be a UTC time like 2026-06-01T12:00:00.000000Z, not {shown(value)}",
         )
     if check_time(name, value, where=where) != value:
-        raise _say(where, f"{name} {_show(value)} is not a valid UTC time")
+        raise error_at(where, f"{name} {shown(value)} is not a valid UTC time")
     return value
 
 
-def _optional(check: Any, name: str, value: Any, *args: Any, where: str) -> Any:
+def optional(check: Any, name: str, value: Any, *args: Any, where: str) -> Any:
+    """``check`` the value unless it is None."""
     return None if value is None else check(name, value, *args, where=where)
 
 
@@ -277,20 +249,20 @@ def check_source(value: Any, *, where: str = "") -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):
-        raise _say(where, f"source must be an object, not {kind_of(value)}")
+        raise error_at(where, f"source must be an object, not {kind_of(value)}")
     budget = [MAX_SOURCE_ITEMS]
     out = _json_value("source", value, 1, budget, where)
     size = len(json.dumps(out, ensure_ascii=False, separators=(",", ":")))
     if size > MAX_SOURCE_CHARS:
         limit = MAX_SOURCE_CHARS
-        raise _say(where, f"source is {size:,} characters as JSON; the limit is {limit:,}")
+        raise error_at(where, f"source is {size:,} characters as JSON; the limit is {limit:,}")
     return dict(out)
 
 
 def _json_value(name: str, value: Any, depth: int, budget: list[int], where: str) -> Any:
     budget[0] -= 1
     if budget[0] < 0:
-        raise _say(where, f"source has more than {MAX_SOURCE_ITEMS} values")
+        raise error_at(where, f"source has more than {MAX_SOURCE_ITEMS} values")
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -300,17 +272,19 @@ def _json_value(name: str, value: Any, depth: int, budget: list[int], where: str
     if isinstance(value, Real):
         number = float(value)
         if not math.isfinite(number):
-            raise _say(where, f"{name} must be a finite number, not {_show(number)}")
+            raise error_at(where, f"{name} must be a finite number, not {shown(number)}")
         return number
     if not isinstance(value, Mapping | list | tuple):
-        raise _say(where, f"{name} must be JSON (text, number, boolean, list or object)")
+        raise error_at(where, f"{name} must be JSON (text, number, boolean, list or object)")
     if depth >= MAX_SOURCE_DEPTH:
-        raise _say(where, f"{name} is nested too deeply (the limit is {MAX_SOURCE_DEPTH} levels)")
+        raise error_at(
+            where, f"{name} is nested too deeply (the limit is {MAX_SOURCE_DEPTH} levels)"
+        )
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise _say(where, f"{name} keys must be text, not {kind_of(key)}")
+                raise error_at(where, f"{name} keys must be text, not {kind_of(key)}")
             check_line(f"a key of {name}", key, 100, where=where)
             out[key] = _json_value(f"{name}.{key}", item, depth + 1, budget, where)
         return out
@@ -345,7 +319,7 @@ def check_file_argument(name: str, value: Any, *, dash_ok: bool = True) -> str:
     if "\x00" in value:
         raise InvalidInput(f"{name} contains a NUL byte")
     if value != "-" and Path(value).name in ("", ".", ".."):
-        raise InvalidInput(f"{name} {_show(value)} names a folder, not a file")
+        raise InvalidInput(f"{name} {shown(value)} names a folder, not a file")
     return value
 
 
@@ -382,7 +356,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise InvalidInput(f"the key {_show(key)} appears twice")
+            raise InvalidInput(f"the key {shown(key)} appears twice")
         out[key] = value
     return out
 
@@ -394,14 +368,14 @@ def _no_constant(word: str) -> Any:
 def _bounded_int(text: str) -> int:
     digits = text.lstrip("-")
     if len(digits) > 19 or abs(number := int(text)) > MAX_JSON_INT:
-        raise InvalidInput(f"the integer {_show(text)} is out of range (64 bits)")
+        raise InvalidInput(f"the integer {shown(text)} is out of range (64 bits)")
     return number
 
 
 def _finite_float(text: str) -> float:
     number = float(text)
     if not math.isfinite(number):
-        raise InvalidInput(f"the number {_show(text)} is out of range")
+        raise InvalidInput(f"the number {shown(text)} is out of range")
     return number
 
 
@@ -416,11 +390,11 @@ def parse_json_line(line: str, *, where: str) -> Any:
             parse_float=_finite_float,
         )
     except InvalidInput as exc:
-        raise _say(where, str(exc)) from None
+        raise error_at(where, str(exc)) from None
     except RecursionError:
-        raise _say(where, "nested too deeply") from None
+        raise error_at(where, "nested too deeply") from None
     except ValueError as exc:  # json.JSONDecodeError, and the number parsers
-        raise _say(where, f"not JSON ({str(exc).split(':')[0]})") from None
+        raise error_at(where, f"not JSON ({str(exc).split(':')[0]})") from None
 
 
 def split_lines(data: bytes, *, name: str) -> list[str]:
@@ -443,14 +417,15 @@ _MEMORY_FIELDS = (
     "pinned", "memory_type", "scope", "project_id", "path_patterns", "operations", "phases",
     "task_types", "episode_id", "position",
 )  # fmt: skip
-_SELECTORS = ("path_patterns", "operations", "phases", "task_types")
-_LOWER_SELECTORS = ("operations", "phases", "task_types")  # compared case-insensitively
+SELECTORS = ("path_patterns", "operations", "phases", "task_types")
+LOWER_SELECTORS = ("operations", "phases", "task_types")  # compared case-insensitively
 
 
-def _unknown(data: Mapping[str, Any], known: Sequence[str], where: str) -> None:
+def refuse_unknown(data: Mapping[str, Any], known: Sequence[str], where: str) -> None:
+    """One error naming the first field that is not one of ``known``."""
     for key in data:
         if key not in known:
-            raise _say(where, f"unknown field {_show(key)}")
+            raise error_at(where, f"unknown field {shown(key)}")
 
 
 def validate_memory_fields(
@@ -458,186 +433,42 @@ def validate_memory_fields(
 ) -> dict[str, Any]:
     """The fields of a new memory (``MemoryInput``), checked and in their stored form."""
     if not isinstance(data, Mapping):
-        raise _say(where, f"a memory must be an object, not {kind_of(data)}")
-    _unknown(data, _MEMORY_FIELDS, where)
+        raise error_at(where, f"a memory must be an object, not {kind_of(data)}")
+    refuse_unknown(data, _MEMORY_FIELDS, where)
     if "body" not in data:
-        raise _say(where, "body is required")
+        raise error_at(where, "body is required")
     get = data.get
     # A null kind is the caller's default (the contract's: fact; remember: preference).
     kind = check_choice("kind", get("kind") or "fact", KINDS, where=where)
     scope = check_choice("scope", get("scope", "global"), SCOPES, where=where)
-    project_id = _optional(check_line, "project_id", get("project_id"), 500, where=where)
+    project_id = optional(check_line, "project_id", get("project_id"), 500, where=where)
     if scope == "project" and project_id is None:
-        raise _say(where, "a project-scoped memory needs a project id")
+        raise error_at(where, "a project-scoped memory needs a project id")
     if scope == "global" and project_id is not None:
-        raise _say(where, "project_id is given but scope is 'global'")
+        raise error_at(where, "project_id is given but scope is 'global'")
     out: dict[str, Any] = {
         "body": check_body(data["body"], max_body_chars, where=where),
         "kind": kind,
-        "title": _optional(check_line, "title", get("title"), MAX_TITLE_CHARS, where=where),
+        "title": optional(check_line, "title", get("title"), MAX_TITLE_CHARS, where=where),
         "tags": check_text_list("tags", get("tags", ()), MAX_TAG_CHARS, where=where),
         "trust": check_choice("trust level", get("trust", "learned"), TRUST_LEVELS, where=where),
-        "occurred_at": _optional(check_time, "occurred_at", get("occurred_at"), where=where),
+        "occurred_at": optional(check_time, "occurred_at", get("occurred_at"), where=where),
         "source": check_source(get("source"), where=where),
-        "external_ref": _optional(
+        "external_ref": optional(
             check_line, "external_ref", get("external_ref"), MAX_REF_CHARS, where=where
         ),
         "pinned": check_bool("pinned", get("pinned", False), where=where),
-        "memory_type": _optional(
+        "memory_type": optional(
             check_choice, "memory type", get("memory_type"), MEMORY_TYPES, where=where
         ),
         "scope": scope,
         "project_id": project_id.strip() if project_id else None,
-        "episode_id": _optional(check_token, "episode_id", get("episode_id"), where=where),
-        "position": _optional(check_int, "position", get("position"), 0, MAX_INT32, where=where),
+        "episode_id": optional(check_token, "episode_id", get("episode_id"), where=where),
+        "position": optional(check_int, "position", get("position"), 0, MAX_INT32, where=where),
     }
-    for name in _SELECTORS:
+    for name in SELECTORS:
         values = check_text_list(
             name, get(name, ()), MAX_SELECTOR_CHARS, where=where, printable=True
         )
-        out[name] = tuple(v.lower() for v in values) if name in _LOWER_SELECTORS else values
-    return out
-
-
-_RECORD_TIMES = (
-    "evicted_at", "forgotten_at", "last_applied_at", "last_success_at", "occurred_at",
-    "valid_to", "expired_at",
-)  # fmt: skip
-_RECORD_COUNTERS = ("proof_count", "failure_count", "used_count", "ignored_count")
-_RECORD_CHOICES = (
-    ("kind", KINDS, "fact"),
-    ("memory_type", MEMORY_TYPES, "semantic"),
-    ("authority", AUTHORITIES, "inferred"),
-    ("origin", ORIGINS, "tool"),
-    ("trust", TRUST_LEVELS, "learned"),
-    ("scope", SCOPES, "global"),
-    ("state", STATES, "trial"),
-)
-_RECORD_FIELDS = (
-    "id", "version", "tenant", "agent", "body", "title", "tags", "language", "project_id",
-    "pinned", "confidence", "importance", "evidence", "source", "external_ref", "episode_id",
-    "position", "recorded_at", "supersedes", "superseded_by", "text_hash",
-    *_RECORD_TIMES, *_RECORD_COUNTERS, *(c[0] for c in _RECORD_CHOICES), *_SELECTORS,
-)  # fmt: skip
-
-
-def _required(data: Mapping[str, Any], names: Sequence[str], where: str) -> None:
-    for name in names:
-        if name not in data:
-            raise _say(where, f"{name} is required")
-
-
-def _check_identity(data: Mapping[str, Any], id_field: str, where: str) -> dict[str, Any]:
-    record_id = data[id_field]
-    if not (isinstance(record_id, str) and _RECORD_ID.match(record_id)):
-        raise _say(
-            where,
-            f"{id_field} must be 1-64 upper-case letters, digits, - or _ (a ULID),"
-            f" not {_show(record_id)}",
-        )
-    out: dict[str, Any] = {id_field: record_id}
-    for what in ("tenant", "agent"):
-        if what in data:
-            try:
-                out[what] = check_name(what, data[what])
-            except InvalidInput as exc:
-                raise _say(where, str(exc)) from None
-    return out
-
-
-def _check_scope(data: Mapping[str, Any], where: str) -> tuple[str, str | None]:
-    scope = check_choice("scope", data.get("scope", "global"), SCOPES, where=where)
-    project_id = _optional(check_line, "project_id", data.get("project_id"), 500, where=where)
-    if (scope == "project") != (project_id is not None):
-        raise _say(where, "project_id must be set exactly when scope is 'project'")
-    return scope, project_id
-
-
-def _check_hash(data: Mapping[str, Any], where: str) -> str:
-    value = data["text_hash"]
-    if not (isinstance(value, str) and _HEX64.match(value)):
-        raise _say(where, f"text_hash must be 64 lower-case hex digits, not {_show(value)}")
-    return value
-
-
-def validate_export_record(
-    data: Any, *, where: str, max_body_chars: int = MAX_BODY_CHARS
-) -> dict[str, Any]:
-    """One record of an export line: every field with its type and range."""
-    if not isinstance(data, Mapping):
-        raise _say(where, f"record must be an object, not {kind_of(data)}")
-    _unknown(data, _RECORD_FIELDS, where)
-    _required(data, ("id", "version", "body", "recorded_at", "text_hash"), where)
-    get = data.get
-    out = _check_identity(data, "id", where)
-    version = check_int("version", data["version"], 1, MAX_INT32, where=where)
-    out["version"] = version
-    out["body"] = check_body(data["body"], max_body_chars, where=where)
-    for name, allowed, default in _RECORD_CHOICES:
-        out[name] = check_choice(name, get(name, default), allowed, where=where)
-    if out["trust"] == "system" and out["origin"] in ("reflection", "review"):
-        raise _say(where, f"trust 'system' cannot come from origin {out['origin']!r}")
-    out["scope"], out["project_id"] = _check_scope(data, where)
-    out["title"] = _optional(check_line, "title", get("title"), MAX_TITLE_CHARS, where=where)
-    out["tags"] = check_text_list("tags", get("tags", ()), MAX_TAG_CHARS, where=where)
-    out["language"] = _optional(check_token, "language", get("language"), 35, where=where)
-    for name in _SELECTORS:
-        values = check_text_list(
-            name, get(name, ()), MAX_SELECTOR_CHARS, where=where, printable=True
-        )
-        out[name] = tuple(v.lower() for v in values) if name in _LOWER_SELECTORS else values
-    out["pinned"] = check_bool("pinned", get("pinned", False), where=where)
-    for name in _RECORD_COUNTERS:
-        out[name] = check_int(name, get(name, 0), 0, MAX_INT32, where=where)
-    out["confidence"] = check_fraction("confidence", get("confidence", 1.0), where=where)
-    out["importance"] = check_fraction("importance", get("importance", 0.5), where=where)
-    out["evidence"] = check_text_list(
-        "evidence", get("evidence", ()), MAX_KEY_CHARS, where=where, max_items=MAX_EVIDENCE_ITEMS
-    )
-    source = check_source(get("source", {}), where=where)
-    if source is None:
-        raise _say(where, "source must be an object, not null")
-    out["source"] = source
-    out["external_ref"] = _optional(
-        check_line, "external_ref", get("external_ref"), MAX_REF_CHARS, where=where
-    )
-    out["episode_id"] = _optional(check_token, "episode_id", get("episode_id"), where=where)
-    out["position"] = _optional(check_int, "position", get("position"), 0, MAX_INT32, where=where)
-    out["recorded_at"] = check_stored_time("recorded_at", data["recorded_at"], where=where)
-    for name in _RECORD_TIMES:
-        out[name] = _optional(check_stored_time, name, get(name), where=where)
-    out["supersedes"] = _optional(
-        check_int, "supersedes", get("supersedes"), 1, version - 1, where=where
-    )
-    out["superseded_by"] = _optional(
-        check_int, "superseded_by", get("superseded_by"), version + 1, MAX_INT32, where=where
-    )
-    out["text_hash"] = _check_hash(data, where)
-    if out["text_hash"] != text_hash(out["body"]):
-        raise _say(where, "text_hash does not match the body")
-    return out
-
-
-_TOMBSTONE_FIELDS = (
-    "record_id", "tenant", "agent", "scope", "project_id", "text_hash", "reason", "permanent",
-    "removed_at", "restored_at",
-)  # fmt: skip
-
-
-def validate_export_tombstone(data: Any, *, where: str) -> dict[str, Any]:
-    """One tombstone of an export line: every field with its type and range."""
-    if not isinstance(data, Mapping):
-        raise _say(where, f"tombstone must be an object, not {kind_of(data)}")
-    _unknown(data, _TOMBSTONE_FIELDS, where)
-    _required(data, ("record_id", "text_hash", "reason", "removed_at"), where)
-    out = _check_identity(data, "record_id", where)
-    out["scope"], out["project_id"] = _check_scope(data, where)
-    out["text_hash"] = _check_hash(data, where)
-    out["reason"] = check_choice("reason", data["reason"], TOMBSTONE_REASONS, where=where)
-    out["permanent"] = check_bool("permanent", data.get("permanent", False), where=where)
-    out["removed_at"] = check_stored_time("removed_at", data["removed_at"], where=where)
-    restored = _optional(check_stored_time, "restored_at", data.get("restored_at"), where=where)
-    if restored is not None and (out["permanent"] or restored < out["removed_at"]):
-        raise _say(where, "restored_at must follow removed_at, and only when not permanent")
-    out["restored_at"] = restored
+        out[name] = tuple(v.lower() for v in values) if name in LOWER_SELECTORS else values
     return out

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from cairn import InvalidInput, Memory
+from cairn.model import EXPORT_FORMAT
 from cairn.projection import MarkdownProjection, parse_document, parse_projection
-from cairn.services.transfer import EXPORT_FORMAT
 
 DATA = Path(__file__).parent / "data"
 

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from cairn import InvalidInput, Memory, MemoryInput
-from cairn.validation import check_name, parse_json_line
+from cairn.identifiers import check_name
+from cairn.validation import parse_json_line
 from reliability.hostile_corpus import (
     CONFIG,
     CORPUS,

@@ -88,9 +88,9 @@ def cli(
 
 
 def _register() -> None:
-    from cairn.cli.commands import records, settings, tasks
+    from cairn.cli.commands import records, settings, store, tasks
 
-    for module in (records, tasks, settings):
+    for module in (records, store, tasks, settings):
         for command in module.COMMANDS:
             cli.add_command(command)
 

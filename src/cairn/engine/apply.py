@@ -15,7 +15,7 @@ import numpy as np
 
 from cairn.engine.entities import extract_entity_keys
 from cairn.errors import Conflict, InvalidInput, NotFound
-from cairn.model import Application, Event, Record, Tombstone
+from cairn.model import Application, Event, Record, Tombstone, record_from_dict
 from cairn.storage.ports import NewRow, RecordTransaction
 
 VectorFor = Callable[[Record], tuple[np.ndarray | None, str | None]]
@@ -24,11 +24,7 @@ LinksFor = Callable[[str], bool]
 REDACTED = "[permanently forgotten]"
 
 
-def record_from_payload(data: dict[str, Any]) -> Record:
-    values = dict(data)
-    for name in ("tags", "path_patterns", "operations", "phases", "task_types", "evidence"):
-        values[name] = tuple(values.get(name) or ())
-    return Record(**values)
+record_from_payload = record_from_dict  # the journal payload of a record is its dict
 
 
 def _always(_agent: str) -> bool:

@@ -40,6 +40,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from cairn.engine.selector_vocabulary import LANGUAGE_GLOBS, OPERATIONS, PHASES, TASK_TYPES
 from cairn.engine.selectors import Scope, Selector
 from cairn.engine.signals import mask_quotes
 
@@ -54,55 +55,6 @@ __all__ = [
     "scope_spans",
     "unquote",
 ]
-
-OPERATIONS: tuple[str, ...] = (
-    "edit",
-    "commit",
-    "push",
-    "merge",
-    "rebase",
-    "install",
-    "test",
-    "build",
-    "deploy",
-    "release",
-)
-PHASES: tuple[str, ...] = ("plan", "implement", "verify", "review", "release")
-TASK_TYPES: tuple[str, ...] = ("bugfix", "feature", "refactor", "docs")
-
-LANGUAGE_GLOBS: dict[str, tuple[str, ...]] = {
-    "python": ("*.py",),
-    "go": ("*.go",),
-    "golang": ("*.go",),
-    "javascript": ("*.js", "*.jsx"),
-    "js": ("*.js", "*.jsx"),
-    "typescript": ("*.ts", "*.tsx"),
-    "ts": ("*.ts", "*.tsx"),
-    "rust": ("*.rs",),
-    "java": ("*.java",),
-    "kotlin": ("*.kt",),
-    "ruby": ("*.rb",),
-    "php": ("*.php",),
-    "c#": ("*.cs",),
-    "c++": ("*.cpp", "*.hpp", "*.cc"),
-    "c": ("*.c", "*.h"),
-    "swift": ("*.swift",),
-    "shell": ("*.sh",),
-    "bash": ("*.sh",),
-    "markdown": ("*.md",),
-    "yaml": ("*.yaml", "*.yml"),
-    "json": ("*.json",),
-    "toml": ("*.toml",),
-    "sql": ("*.sql",),
-    "html": ("*.html",),
-    "css": ("*.css",),
-    "scss": ("*.scss",),
-    "vue": ("*.vue",),
-    "terraform": ("*.tf",),
-    "dart": ("*.dart",),
-    "scala": ("*.scala",),
-    "lua": ("*.lua",),
-}
 
 
 def read_selector(text: str) -> Selector:
@@ -484,6 +436,18 @@ _ZH_WHEN_BEFORE = re.compile(r"(?:每次|每回|每当|每个|每一次|凡是|�
 _ZH_WHEN_AFTER = re.compile(
     r"(?:\s*[A-Za-z0-9_./-]+\s*)?[^，。；,;]{0,4}?(?:之前|以前|之后|以后|的时候|时候|前|后|时|阶段|都)"
 )
+
+
+def mentioned_actions(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(operations, phases, task types) a task's text names anywhere ("install lodash and
+    push" names install and push): a task, unlike a rule, states what it is doing."""
+    masked = mask_quotes(text.replace("`", " "))
+    found = [w for w in _WORDS if w.pattern.search(masked)]
+    return (
+        _ordered(found, "operation", OPERATIONS),
+        _ordered(found, "phase", PHASES),
+        _ordered(found, "task_type", TASK_TYPES),
+    )
 
 
 def _actions(masked: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:

@@ -36,20 +36,44 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from cairn.engine.signal_cues import (  # the grammar's tables
+    _CJK,
+    _CLAUSE_JUNK,
+    _CLAUSE_PUNCT,
+    _CONCESSIVE,
+    _CONTRAST,
+    _CUES,
+    _EN_ACTION,
+    _EN_ADVERB_LEADS,
+    _EN_DESCRIPTIVE_NEXT,
+    _EN_EVER_LEADS,
+    _EN_EXEMPTION,
+    _EN_FRONT_LEADS,
+    _EN_GROUP_SUBJECTS,
+    _EN_MODALS,
+    _EN_NOMINAL_BEFORE,
+    _EN_REPORT,
+    _FLAGS,
+    _LATIN_WORD,
+    _NEGATED_BEFORE,
+    _POLITE_QUESTION,
+    _QUOTE_PAIRS,
+    _SENTENCE_END,
+    _SUBSUMED_AFTER,
+    _SUBSUMED_BEFORE,
+    _THRESHOLD,
+    _ZH_ACTION,
+    _ZH_DESCRIPTIVE_NEXT,
+    _ZH_DESCRIPTIVE_PREDICATE,
+    _ZH_FRONT_LEAD,
+    _Cue,
+    _CueKind,
+    language_of,
+)
+
 __all__ = ["SignalClassification", "SignalKind", "classify_statement", "mask_quotes"]
 
 SignalKind = Literal["rule", "one-off", "forget", "correct", "neutral"]
-_CueKind = Literal["rule", "one-off"]
-# plain: counts wherever it appears.
-# adverb_en: "always"-like; needs an instruction position before it and no description after.
-# lead_en: an imperative verb ("prefer …"); needs an instruction position before it.
-# adverb_zh: "总是"-like; must not be followed by a descriptive predicate ("总是返回").
-# habit_zh: "以后"/"每次"; the clause must not be a prediction ("以后可能会改", "每次都会报错").
-# weak: a bare time word; counts more when the sentence also gives an instruction.
-# fronted: a scope ("for this PR", "这次"); full weight when it fronts the clause.
-_Mode = Literal["plain", "adverb_en", "lead_en", "adverb_zh", "habit_zh", "weak", "fronted"]
-
-
 @dataclass(frozen=True, slots=True)
 class SignalClassification:
     kind: SignalKind
@@ -57,14 +81,6 @@ class SignalClassification:
     cue: str | None
     language: str
     statement: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Cue:
-    kind: _CueKind
-    pattern: re.Pattern[str]
-    weight: float
-    mode: _Mode = "plain"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,271 +98,6 @@ class _Clause:
     weight: float
     question: bool
 
-
-# A kind must gather at least this much weighted evidence; weak or badly placed cues score
-# below it on their own so that "今天天气不错" or "open a PR for this branch" stay neutral.
-_THRESHOLD = 0.6
-_FLAGS = re.IGNORECASE
-
-
-def _en(pattern: str) -> re.Pattern[str]:
-    # English cues are whole words; lookarounds instead of \b so that identifiers such as
-    # always_inline do not match while adjacency to CJK text ("always用") still does.
-    return re.compile(rf"(?<![A-Za-z0-9_]){pattern}(?![A-Za-z0-9_])", _FLAGS)
-
-
-def _zh(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-# "for this <anything>" scopes an instruction to the current item, except for the containers
-# that rules live in ("in this repo we …").
-_NOT_A_SCOPE = r"(?!(?:repo|repository|project|codebase|monorepo|team|org|company|machine)\b)"
-
-_CUES: tuple[_Cue, ...] = (
-    # --- long-term rules -------------------------------------------------------------------
-    _Cue(
-        "rule",
-        _en(
-            r"from (?:now|today|here) on(?: out)?|for now on|from this point (?:on|forward)"
-            r"|starting (?:today|now)|as of (?:today|now)"
-        ),
-        1.0,
-    ),
-    _Cue("rule", _en(r"going forward|moving forward|in (?:the )?future|henceforth"), 1.0),
-    _Cue("rule", _en(r"permanently|for good|at all times|in all cases|until further notice"), 1.0),
-    _Cue("rule", _en(r"as always|as usual"), 0.8),
-    _Cue("rule", _en(r"always|forever"), 1.0, "adverb_en"),
-    _Cue("rule", _en(r"never(?!\s+mind)"), 1.0, "adverb_en"),
-    _Cue("rule", _en(r"ever"), 0.9, "adverb_en"),
-    # A team habit stated in the present tense is a convention ("we don't merge without …").
-    _Cue("rule", _en(r"we (?:don't|do not|use|follow|stick to|go with)"), 0.7, "adverb_en"),
-    _Cue("rule", _en(r"prefer|(?:stop|quit) \w+ing"), 0.8, "lead_en"),
-    _Cue("rule", _en(r"every time|each time|whenever|every single time"), 0.9),
-    _Cue(
-        "rule",
-        _en(r"(?:for )?(?:every|each|all) (?:prs?|pull requests?|commits?|changes?|releases?)"),
-        0.9,
-    ),
-    # A quantified subject with a modal is a standing requirement ("every migration must …").
-    _Cue(
-        "rule",
-        _en(
-            r"(?:every|each|all|any)(?: new)?(?: [\w./-]+){1,3} "
-            r"(?:must|should|needs?|has to|shall)"
-        ),
-        1.0,
-    ),
-    _Cue(
-        "rule",
-        _en(
-            r"(?:to|in|for|on) (?:all |any |every )?new (?:files|modules|code|endpoints|tests"
-            r"|functions|classes|components|packages)|(?:every|each|any|all) new|for everything"
-            r"|everywhere"
-        ),
-        0.7,
-    ),
-    _Cue("rule", _en(r"no more"), 0.6),
-    _Cue("rule", _en(r"by default|rule of thumb|as a habit|make (?:it )?a (?:habit|rule)"), 0.9),
-    _Cue(
-        "rule",
-        _en(
-            r"(?:as a|our|the|my|team)(?: general| standing)? "
-            r"(?:convention|preference|standard|policy|rule)"
-        ),
-        0.9,
-    ),
-    _Cue("rule", _en(r"(?:i|we)(?:'d| would)? (?:really |generally )?(?:prefer|rather)"), 0.9),
-    _Cue("rule", _en(r"(?:i|we) (?:really )?(?:like|love|hate|dislike)"), 0.6),
-    _Cue("rule", _en(r"i'm (?:not )?(?:a )?(?:big |huge )?fan of"), 0.6),
-    # "in all Python files", "for every YAML file": a rule over a whole class of files.
-    _Cue("rule", _en(r"(?:in|for|to|across) (?:all|every|any) (?:[\w.*+#-]+ ){0,2}files?"), 0.7),
-    _Cue(
-        "rule",
-        _en(r"remember(?! to)(?: that)?|keep (?:that |this |it )?in mind(?: that)?"),
-        0.6,
-        "lead_en",
-    ),
-    _Cue("rule", _en(r"for (?:future reference|the future)"), 0.9),
-    # A standing aversion ("I don't want any TODOs", "we never want to see …").
-    _Cue("rule", _en(r"(?:i|we) (?:don't|do not|never) want (?:any|to see)"), 0.9),
-    _Cue(
-        "rule",
-        _en(
-            r"(?:in|for|across) (?:this|our|the whole) (?:repo|repository|project|codebase"
-            r"|monorepo|team|org)"
-        ),
-        0.7,
-    ),
-    _Cue("rule", _en(r"how we do (?:it|things) (?:here|in this \w+)"), 1.0),
-    _Cue(
-        "rule",
-        _zh(r"以后(?!再)|今后|往后|从今以后|从今往后|从现在(?:开始|起)|从此"),
-        1.0,
-        "habit_zh",
-    ),
-    _Cue("rule", _zh(r"总是|始终|永远|一直|默认"), 1.0, "adverb_zh"),
-    _Cue("rule", _zh(r"一律|统一|凡是"), 1.0),
-    _Cue("rule", _zh(r"每次|每一次|每当|每回|每天|每个(?:提交|PR|分支)"), 0.9, "habit_zh"),
-    _Cue("rule", _zh(r"从来不|从不|千万(?:不要|别|不能)|原则上"), 0.9),
-    _Cue("rule", _zh(r"不管什么情况|无论如何|不管怎样"), 0.9),
-    _Cue("rule", _zh(r"不许|不准|禁止|严禁"), 0.8),
-    _Cue(
-        "rule",
-        _zh(
-            r"(?:我们?(?:组|团队|这边|个人)?|团队)(?:更|比较|还是|一般)?(?:喜欢|偏好|倾向于?|习惯)"
-            r"|我们?的(?:偏好|习惯)"
-        ),
-        0.9,
-    ),
-    _Cue("rule", _zh(r"规矩|规定|规范|约定|原则"), 0.8),
-    _Cue("rule", _zh(r"(?:所有|任何).{0,15}都(?:必须|要|得|应该|不能|不要|别)"), 1.0),
-    _Cue("rule", _zh(r"记住"), 0.6),
-    _Cue("rule", _zh(r"记得"), 0.5),
-    _Cue("rule", _zh(r"在这个(?:仓库|项目|代码库|repo|工程)里"), 0.7),
-    _Cue("rule", _zh(r"这个(?:仓库|项目|代码库|repo|工程)里"), 0.5),
-    # "都要" states a requirement for a whole class of things; alone it is too common.
-    _Cue("rule", _zh(r"都(?:要|必须|得)"), 0.4),
-    # "合并前都要 …": a requirement tied to a recurring step.
-    _Cue("rule", _zh(r"(?:前|之前|以前|后|之后|时|的时候)(?:都|一定|必须|务必)(?:要|得|先)?"), 0.8),
-    # A standing dislike, as "I hate …" is in English.
-    _Cue("rule", _zh(r"我(?:个人)?(?:很|真的|最|特别|比较)?(?:讨厌|不喜欢|受不了)"), 0.6),
-    # --- one-off instructions --------------------------------------------------------------
-    _Cue(
-        "one-off",
-        _en(
-            r"this (?:one )?(?:time|round|pass|go)(?: around)?|this once|(?:just|only) once"
-            r"|one time only|just the once"
-        ),
-        1.0,
-    ),
-    _Cue("one-off", _en(r"(?:just |only )?for (?:now|the moment|the time being|today)"), 1.0),
-    _Cue("one-off", _en(r"right now|at the moment|temporarily|for a bit|until tomorrow"), 1.0),
-    # "until <event>" bounds an instruction in time.
-    _Cue("one-off", _en(r"until(?! further notice)"), 0.7),
-    # A condition that will end ("while I'm debugging this") bounds the instruction.
-    _Cue("one-off", _en(r"while (?:i'm|i am|we're|we are) \w+ing"), 0.8),
-    _Cue("one-off", _en(r"(?:for|on|in) this one"), 0.9),
-    _Cue(
-        "one-off",
-        _en(rf"(?:just |only )?(?:for|on|in) this {_NOT_A_SCOPE}[a-z][\w-]*(?: [a-z][\w-]*)?"),
-        0.9,
-        "fronted",
-    ),
-    _Cue("one-off", _en(r"today|tonight|this (?:morning|afternoon|evening)"), 0.5, "weak"),
-    _Cue("one-off", _zh(r"就这一次|这一次|这一回|这次|这回|本次"), 1.0, "fronted"),
-    _Cue("one-off", _zh(r"(?:这个|本)\s*(?:PR|pr|分支|任务|会话|需求)"), 0.7, "fronted"),
-    _Cue("one-off", _zh(r"先不要|先别|先不用|先不"), 0.9),
-    _Cue("one-off", _zh(r"暂时|临时|暂且|姑且|一次性|这一轮|这轮"), 1.0),
-    # Deferring the proper fix ("之后再改") marks what is done now as temporary.
-    _Cue("one-off", _zh(r"(?:之后|回头|晚点|稍后|过后|以后|等我.{0,6})再"), 0.8),
-    # Bare time words are weak: "我今天下午不在" reports, "今天先别部署" instructs.
-    _Cue("one-off", _zh(r"今天(?:晚上|下午|上午)?|今晚|现在|目前|眼下"), 0.5, "weak"),
-)
-
-# --- context vocabularies --------------------------------------------------------------------
-
-# Words that may precede "always"/"never" while it still starts an instruction or states a
-# convention ("please always …", "we never …", "you must always …", "but actually always …").
-_EN_ADVERB_LEADS = _words(
-    """everyone everybody please pls just so and then also you we i u should must to will
-    shall but now ok okay yes really do dont don't not can could would let's lets always
-    never guys team folks actually definitely seriously honestly simply"""
-)
-# Groups whose habits are conventions; they take third-person verbs ("the team always writes").
-_EN_GROUP_SUBJECTS = _words("team everyone everybody")
-_EN_MODALS = _words("should must shall")
-# "ever" needs a negation in front ("don't ever …") or to stand alone ("…, ever.").
-_EN_EVER_LEADS = _words("don't dont not never")
-# The word after "always"/"never" tells a description ("always returns", "never understood",
-# "always the same") from an instruction ("always run").
-_EN_DESCRIPTIVE_NEXT = _words(
-    """is are was were been be has had does did the a an seems seemed happens happened mind
-    understood knew thought said saw got made found told heard went came felt worked works
-    gets get will would could have know need see understand care"""
-)
-_ZH_DESCRIPTIVE_NEXT = re.compile(
-    r"^[不都也]*(?:返回|失败|出现|报错|是|会|有|没|超时|崩|卡|通过|成功|知道|懂|明白|值|为|等于|显示)"
-)
-# Chinese future/habit words followed by a word of likelihood describe ("以后可能会改",
-# "每次都会报错") rather than instruct.
-_ZH_DESCRIPTIVE_PREDICATE = re.compile(r"可能|也许|或许|大概|(?:都|总|就|也)?会(?!议)|都是|都在")
-
-_EN_ACTION = re.compile(
-    r"(?<![A-Za-z])(?:skip|don't|do not|just|let's|let us|please|use|ignore|leave|hold|only|"
-    r"disable|push|merge|deploy|run|focus|so|can)(?![A-Za-z])",
-    _FLAGS,
-)
-_ZH_ACTION = re.compile(r"先|就|要|不用|别|不要|把|吧|只|跳过|可以|得|用|帮|禁用|关掉|留着|允许")
-# An exemption verb makes a scoped phrase an exemption for that item ("skip X for this spike"),
-# unlike a plain object ("open a PR for this branch").
-_EN_EXEMPTION = re.compile(
-    # A subject in front makes "don't" a description ("we don't have tests for this module").
-    r"(?<![A-Za-z])(?<!we )(?<!i )(?<!they )(?<!you )(?:skip|don't|do not|bother|ignore|"
-    r"bypass|leave|disable|without|no need|hardcode|allow|just)(?![A-Za-z])",
-    _FLAGS,
-)
-# A clause reporting a state ("it fails right now") describes; it does not scope an instruction.
-_EN_REPORT = re.compile(
-    r"\s*(?:it|this|that|there|the [\w.-]+|[\w.-]+ (?:tests?|build|ci|job))\s+(?:is|are|was|"
-    r"were|'s|fails|failed|breaks|broke|crashes|crashed|returns|throws|shows|looks|seems|has|"
-    r"had|doesn't|isn't|wasn't|keeps)(?![A-Za-z])",
-    _FLAGS,
-)
-# "between this time and the last run": a time phrase used as a noun, not as a scope.
-_EN_NOMINAL_BEFORE = re.compile(r"(?<![A-Za-z])(?:between|since|than|from)\s+$", _FLAGS)
-
-# Lead-ins allowed before a fronted scope ("just for this run", "但这次", "只在这次").
-_EN_FRONT_LEADS = _words("just only and so but then ok okay please")
-_ZH_FRONT_LEAD = re.compile(
-    r"^(?:但是|但|不过|可是|那就|那|就|只在|只有|只|我们|你|请|先|所以|因此|好|嗯|能不能|可不可以"
-    r"|可以|麻烦)*$"
-)
-
-_NEGATED_BEFORE = re.compile(
-    r"(?:(?<![A-Za-z])not\s+(?:just\s+|only\s+)?|不是(?:只有)?|不只(?:是)?|不仅(?:是)?|不光)$",
-    _FLAGS,
-)
-_SUBSUMED_BEFORE = re.compile(
-    r"(?:(?<![A-Za-z])(?:even|including|includes|incl\.?)\s*|包括|连)$", _FLAGS
-)
-_SUBSUMED_AFTER = re.compile(
-    r"(?:\s+(?:included|inclusive)(?![A-Za-z])|\s+and (?:every time|always|from now on|going "
-    r"forward|in (?:the )?future)|也一样|也不例外|也照样|也算|(?:和|跟|以及)以后)",
-    _FLAGS,
-)
-
-_CONTRAST = re.compile(
-    r"(?<![A-Za-z])(?:but|however|whereas)(?![A-Za-z])|但是|(?<!不)但|不过|可是|然而", _FLAGS
-)
-_CONCESSIVE = re.compile(
-    r"(?<![A-Za-z])(?:normally|usually|generally|typically|although|though|even though|"
-    r"i know|i realize|i understand)(?![A-Za-z])|虽然|尽管|平时|平常|一般|通常|我知道|本来",
-    _FLAGS,
-)
-_POLITE_QUESTION = re.compile(
-    r"\s*(?:(?:can|could|would|will) you|please|请|麻烦|能不能|可不可以)", _FLAGS
-)
-
-# Clause boundaries are punctuation and dashes; contrast words open a clause of their own.
-_CLAUSE_PUNCT = re.compile(r"[,，、:：;；—–()（）]|\s-{1,2}\s")
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？；;\n]")
-_CLAUSE_JUNK = " \t.,，、:：;；—–-!！?？。()（）"
-
-_QUOTE_PAIRS = (
-    re.compile(r'"[^"\n]*"'),
-    re.compile(r"“[^”\n]*”"),
-    re.compile(r"‘[^’\n]*’"),
-    re.compile(r"「[^」\n]*」"),
-    re.compile(r"『[^』\n]*』"),
-    re.compile(r"`[^`\n]*`"),
-    # Single quotes only when they sit at word edges, so apostrophes ("don't") survive.
-    re.compile(r"(?<![A-Za-z0-9])'[^'\n]+'(?![A-Za-z0-9])"),
-)
 
 # --- forget grammar --------------------------------------------------------------------------
 
@@ -459,25 +210,11 @@ def _match_correction(original: str, masked: str) -> tuple[str, str, float] | No
     return original[cue_start:cue_end], statement, confidence
 
 
-# --- language --------------------------------------------------------------------------------
-
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_LATIN_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
-# Everyday English words: Chinese messages are full of English jargon (pnpm, PR, merge), which
-# does not make them mixed; an English function word or cue does.
-_EN_COMMON = _words(
-    """the a an to of in on for with and or but not no is are was be this that it i you we
-    please always never from now time once just use run don't do does forget skip only today
-    rule why what how when where which who should can could would will my your our all every
-    fix add remove delete make keep before after then so if there here new old"""
-)
-
-
 def classify_statement(text: str) -> SignalClassification:
     """Classify one user statement; see the module docstring for the grammar."""
     stripped = text.strip()
     masked = mask_quotes(stripped)
-    language = _language(masked if masked.strip() else stripped)
+    language = language_of(masked if masked.strip() else stripped)
     if not stripped:
         return SignalClassification("neutral", 1.0, None, language, "")
 
@@ -739,21 +476,3 @@ def _is_fronted(before: str, cue_text: str) -> bool:
     if lowered.startswith(("just ", "only ")) or lowered.endswith(" only"):
         return True
     return all(word.lower() in _EN_FRONT_LEADS for word in _LATIN_WORD.findall(before))
-
-
-# --- language --------------------------------------------------------------------------------
-
-
-def _language(text: str) -> str:
-    cjk = len(_CJK.findall(text))
-    if cjk == 0:
-        return "en"
-    words = _LATIN_WORD.findall(text)
-    if not any(word.lower() in _EN_COMMON for word in words):
-        return "zh"
-    english_share = len(words) / (len(words) + cjk / 1.5)
-    if english_share < 0.1:
-        return "zh"
-    if english_share > 0.9:
-        return "en"
-    return "mixed"

@@ -24,9 +24,8 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from cairn.engine.apply import record_from_payload
 from cairn.errors import CairnError, InvalidInput, NotFound
-from cairn.model import KINDS, Record
+from cairn.model import EXPORT_FORMAT, KINDS, Record, record_from_dict
 from cairn.projection.markdown_files import (
     PROFILE_FILE,
     PROJECTS_DIR,
@@ -279,8 +278,6 @@ class MarkdownProjection:
         several files the highest version wins. Entries added by hand and kept conflicts are
         left for ``sync``. Returns the number of records imported.
         """
-        from cairn.services.transfer import EXPORT_FORMAT
-
         chosen: dict[str, tuple[ProjectedEntry, Path, Mapping[str, Any] | None]] = {}
         for path in self.files() if files is None else [Path(p) for p in files]:
             doc = parse_document(read_text(path), source=str(path))
@@ -493,7 +490,7 @@ def _record_data(
     if data["scope"] == "project" and not isinstance(data.get("project_id"), str):
         fail("a project-scoped memory without a project id")
     try:
-        record_from_payload(data)
+        record_from_dict(data)
     except (TypeError, ValueError) as exc:
         fail(f"malformed metadata ({exc})")
     return data

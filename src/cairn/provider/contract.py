@@ -18,149 +18,32 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from cairn.provider.models import (
+    STRICT,
+    ApplicationModel,
+    EventModel,
+    Kind,
+    MemoryFields,
+    RecordModel,
+    Scope,
+    Short,
+    Text,
+    TombstoneModel,
+    Trust,
+)
+
 CONTRACT_VERSION = "cairn.provider.v1"
 
-Trust = Literal["system", "learned", "external"]
-Scope = Literal["global", "project"]
-Kind = Literal["fact", "preference", "policy", "profile", "episode", "skill", "topic"]
 Outcome = Literal[
     "used-successfully", "ignored", "overridden", "corrected", "contributed-to-failure"
 ]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Key = Annotated[str, Field(min_length=1, max_length=200)]
 RecordId = Annotated[str, Field(min_length=1, max_length=64)]
-Text = Annotated[str, Field(max_length=50_000_000)]
-Short = Annotated[str, Field(max_length=4096)]
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-# Requests are strict: a boolean is true or false (never "no" or 0), an integer is not
-# 1.0 or "3", a list is a list. What the values mean is checked by the services
-# (cairn.validation), the same for every interface.
-_STRICT = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-# -- values ---------------------------------------------------------------------------------
-
-
-class RecordModel(_Model):
-    """One version of a memory (every field of :class:`cairn.model.Record`)."""
-
-    id: str
-    version: int
-    tenant: str
-    agent: str
-    body: str
-    kind: str
-    memory_type: str
-    title: str | None = None
-    tags: list[str] = []
-    language: str | None = None
-    authority: str
-    origin: str
-    trust: str
-    scope: str
-    project_id: str | None = None
-    path_patterns: list[str] = []
-    operations: list[str] = []
-    phases: list[str] = []
-    task_types: list[str] = []
-    state: str
-    pinned: bool = False
-    evicted_at: str | None = None
-    forgotten_at: str | None = None
-    proof_count: int = 0
-    failure_count: int = 0
-    used_count: int = 0
-    ignored_count: int = 0
-    last_applied_at: str | None = None
-    last_success_at: str | None = None
-    confidence: float = 1.0
-    importance: float = 0.5
-    evidence: list[str] = []
-    source: dict[str, Any] = {}
-    external_ref: str | None = None
-    episode_id: str | None = None
-    position: int | None = None
-    occurred_at: str | None = None
-    recorded_at: str
-    valid_to: str | None = None
-    expired_at: str | None = None
-    supersedes: int | None = None
-    superseded_by: int | None = None
-    text_hash: str
-
-
-class TombstoneModel(_Model):
-    record_id: str
-    tenant: str
-    agent: str
-    scope: str
-    project_id: str | None
-    text_hash: str
-    reason: str
-    permanent: bool
-    removed_at: str
-    restored_at: str | None = None
-
-
-class ApplicationModel(_Model):
-    application_id: str
-    tenant: str
-    agent: str
-    record_id: str
-    record_version: int
-    task: str | None
-    delivery: str
-    why_applied: list[str]
-    created_at: str
-    outcome: str | None = None
-    outcome_at: str | None = None
-    session_id: str | None = None
-
-
-class EventModel(_Model):
-    event_id: str
-    type: str
-    tenant: str
-    agent: str
-    payload: dict[str, Any]
-    occurred_at: str
-    recorded_at: str
-    seq: int | None = None
-    episode_id: str | None = None
-    session_id: str | None = None
-    sender: str | None = None
-    caused_by: str | None = None
-    supersedes: str | None = None
-
-
-class MemoryFields(_Model):
-    """A memory to write: the body and every optional field a caller may set."""
-
-    model_config = _STRICT
-
-    body: Text
-    kind: Kind | None = None  # remember: preference; store and ingest: fact
-    title: Short | None = None
-    tags: list[Short] = []
-    trust: Trust = "learned"
-    occurred_at: Short | None = None
-    source: dict[str, Any] | None = None
-    external_ref: Short | None = None
-    pinned: bool = False
-    memory_type: Literal["semantic", "episodic", "procedural", "working"] | None = None
-    scope: Scope = "global"
-    project_id: Short | None = None
-    path_patterns: list[Short] = []
-    operations: list[Short] = []
-    phases: list[Short] = []
-    task_types: list[Short] = []
-    episode_id: Short | None = None
-    position: int | None = Field(None, ge=0, le=2**31 - 1)
 
 
 # -- status ---------------------------------------------------------------------------------
@@ -186,7 +69,7 @@ class StatusResponse(_Model):
 
 
 class _Query(_Model):
-    model_config = _STRICT
+    model_config = STRICT
     agent: Name | None = None
 
 
@@ -280,6 +163,13 @@ QueryRequest = Annotated[
 ]
 
 
+class RelevanceModel(_Model):
+    score: float  # absolute, in [0, 1]: what rag.minScore is a floor on
+    evidence: float
+    cosine: float | None
+    coverage: float
+
+
 class RecalledModel(_Model):
     row: int
     record: RecordModel
@@ -287,6 +177,7 @@ class RecalledModel(_Model):
     fused: float
     ranks: dict[str, int]
     factors: dict[str, float]
+    relevance: RelevanceModel
     line: str = ""
 
 
@@ -404,7 +295,7 @@ QueryResponse = (
 
 
 class _Mutation(_Model):
-    model_config = _STRICT
+    model_config = STRICT
     idempotency_key: Key
     agent: Name | None = None
 
@@ -600,3 +491,12 @@ def parse_query(data: Any) -> Any:
 
 def parse_apply(data: Any) -> Any:
     return APPLY.validate_python(data)
+
+
+__all__ = [
+    "ApplicationModel",
+    "EventModel",
+    "MemoryFields",
+    "RecordModel",
+    "TombstoneModel",
+]

@@ -8,6 +8,7 @@ from typing import Any
 
 from cairn.engine.recall.formatting import ContextEntry, Fence, format_context
 from cairn.errors import InvalidInput
+from cairn.identifiers import check_name
 from cairn.provider.contract import (
     ApplyRequest,
     ApplyResponse,
@@ -73,7 +74,6 @@ from cairn.services.tasks import Tasks
 from cairn.services.transfer import Transfer
 from cairn.services.writes import Writes
 from cairn.storage.ports import RecordQuery, RecordStore, SearchIndex
-from cairn.validation import check_name
 
 Progress = Callable[[int, int], None]
 

@@ -5,17 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 
-from cairn.errors import InvalidInput, NotFound
+from cairn.errors import NotFound
+from cairn.identifiers import record_id_of
 from cairn.model import Event, Record, Tombstone
 from cairn.services.journal import Namespace
 from cairn.storage.ports import RecordQuery, RecordStore, StoreStats
-from cairn.validation import check_line, check_time, check_token
-
-
-def record_id_of(text: object) -> str:
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidInput("a memory id is needed")
-    return check_token("memory id", text, 64).upper()
+from cairn.validation import check_line, check_time
 
 
 def time_of(value: str | datetime | None, name: str = "as_of") -> str | None:

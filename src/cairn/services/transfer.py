@@ -15,23 +15,18 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from cairn.config import Config
-from cairn.engine.apply import record_from_payload
 from cairn.errors import InvalidInput
+from cairn.export_checks import validate_export_record, validate_export_tombstone
 from cairn.model import (
+    EXPORT_FORMAT,
     Event,
     Record,
     Tombstone,
+    record_from_dict,
 )
 from cairn.services.journal import Journal, Namespace
 from cairn.storage.ports import RecordQuery, RecordStore
-from cairn.validation import (
-    check_line,
-    parse_json_line,
-    validate_export_record,
-    validate_export_tombstone,
-)
-
-EXPORT_FORMAT = "cairn.export.v1"
+from cairn.validation import check_line, parse_json_line
 
 
 def _line(data: dict[str, Any]) -> str:
@@ -104,8 +99,6 @@ class Transfer:
         """All lines validated first, then written in one transaction; returns how many
         entries were new."""
         events = self.parse(lines, ns, source=source)
-        records = [
-            record_from_payload(e.payload["record"]) for e in events if "record" in e.payload
-        ]
+        records = [record_from_dict(e.payload["record"]) for e in events if "record" in e.payload]
         applied = self._journal.commit(events, self._journal.embed(records))
         return sum(applied)

@@ -1,0 +1,147 @@
+"""The values of the provider contract: records, tombstones, applications, journal events,
+and the fields of a memory to write. Shared by requests and responses
+(:mod:`cairn.provider.contract`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from cairn.model import Record
+
+Trust = Literal["system", "learned", "external"]
+Scope = Literal["global", "project"]
+Kind = Literal["fact", "preference", "policy", "profile", "episode", "skill", "topic"]
+Text = Annotated[str, Field(max_length=50_000_000)]
+Short = Annotated[str, Field(max_length=4096)]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# Requests are strict: a boolean is true or false (never "no" or 0), an integer is not
+# 1.0 or "3", a list is a list. What the values mean is checked by the services
+# (cairn.validation), the same for every interface.
+STRICT = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class RecordModel(Model):
+    """One version of a memory (every field of :class:`cairn.model.Record`)."""
+
+    id: str
+    version: int
+    tenant: str
+    agent: str
+    body: str
+    kind: str
+    memory_type: str
+    title: str | None = None
+    tags: list[str] = []
+    language: str | None = None
+    authority: str
+    origin: str
+    trust: str
+    scope: str
+    project_id: str | None = None
+    path_patterns: list[str] = []
+    operations: list[str] = []
+    phases: list[str] = []
+    task_types: list[str] = []
+    state: str
+    pinned: bool = False
+    evicted_at: str | None = None
+    forgotten_at: str | None = None
+    proof_count: int = 0
+    failure_count: int = 0
+    used_count: int = 0
+    ignored_count: int = 0
+    last_applied_at: str | None = None
+    last_success_at: str | None = None
+    confidence: float = 1.0
+    importance: float = 0.5
+    evidence: list[str] = []
+    source: dict[str, Any] = {}
+    external_ref: str | None = None
+    episode_id: str | None = None
+    position: int | None = None
+    occurred_at: str | None = None
+    recorded_at: str
+    valid_to: str | None = None
+    expired_at: str | None = None
+    supersedes: int | None = None
+    superseded_by: int | None = None
+    text_hash: str
+    # The engine's own value when the model was built in this process (never serialized):
+    # turning a local response back into a Record then costs nothing.
+    _record: Record | None = PrivateAttr(default=None)
+
+
+class TombstoneModel(Model):
+    record_id: str
+    tenant: str
+    agent: str
+    scope: str
+    project_id: str | None
+    text_hash: str
+    reason: str
+    permanent: bool
+    removed_at: str
+    restored_at: str | None = None
+
+
+class ApplicationModel(Model):
+    application_id: str
+    tenant: str
+    agent: str
+    record_id: str
+    record_version: int
+    task: str | None
+    delivery: str
+    why_applied: list[str]
+    created_at: str
+    outcome: str | None = None
+    outcome_at: str | None = None
+    session_id: str | None = None
+
+
+class EventModel(Model):
+    event_id: str
+    type: str
+    tenant: str
+    agent: str
+    payload: dict[str, Any]
+    occurred_at: str
+    recorded_at: str
+    seq: int | None = None
+    episode_id: str | None = None
+    session_id: str | None = None
+    sender: str | None = None
+    caused_by: str | None = None
+    supersedes: str | None = None
+
+
+class MemoryFields(Model):
+    """A memory to write: the body and every optional field a caller may set."""
+
+    model_config = STRICT
+
+    body: Text
+    kind: Kind | None = None  # remember: preference; store and ingest: fact
+    title: Short | None = None
+    tags: list[Short] = []
+    trust: Trust = "learned"
+    occurred_at: Short | None = None
+    source: dict[str, Any] | None = None
+    external_ref: Short | None = None
+    pinned: bool = False
+    memory_type: Literal["semantic", "episodic", "procedural", "working"] | None = None
+    scope: Scope = "global"
+    project_id: Short | None = None
+    path_patterns: list[Short] = []
+    operations: list[Short] = []
+    phases: list[Short] = []
+    task_types: list[Short] = []
+    episode_id: Short | None = None
+    position: int | None = Field(None, ge=0, le=2**31 - 1)
