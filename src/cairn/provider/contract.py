@@ -19,12 +19,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from cairn.provider.models import (
-    STRICT,
     ApplicationModel,
     EventModel,
     Kind,
     MemoryFields,
     RecordModel,
+    Request,
     Scope,
     Short,
     Text,
@@ -68,8 +68,7 @@ class StatusResponse(_Model):
 # -- queries --------------------------------------------------------------------------------
 
 
-class _Query(_Model):
-    model_config = STRICT
+class _Query(Request, _Model):
     agent: Name | None = None
 
 
@@ -294,8 +293,7 @@ QueryResponse = (
 # -- mutations ------------------------------------------------------------------------------
 
 
-class _Mutation(_Model):
-    model_config = STRICT
+class _Mutation(Request, _Model):
     idempotency_key: Key
     agent: Name | None = None
 

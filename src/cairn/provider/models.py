@@ -27,6 +27,12 @@ class Model(BaseModel):
 STRICT = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+class Request(Model):
+    """The base of every query and mutation (strict, see above)."""
+
+    model_config = STRICT
+
+
 class RecordModel(Model):
     """One version of a memory (every field of :class:`cairn.model.Record`)."""
 
