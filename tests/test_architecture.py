@@ -12,7 +12,8 @@ Layers, top to bottom (a layer may import the ones below it, never those above):
     engine              cairn.engine
     storage             cairn.storage.ports (the ports) | the implementations beside them
     adapters            cairn.adapters
-    foundation          model, errors, ids, identifiers, timeutil, text, config, validation
+    foundation          model, errors, ids, identifiers, timeutil, text, config, validation,
+                        export_checks
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ FOUNDATION = {
     "cairn.text",
     "cairn.config",
     "cairn.validation",
+    "cairn.export_checks",
 }
 STORAGE_PORTS = {"cairn.storage.ports"}
 MAX_LINES = 500

@@ -45,6 +45,7 @@ from cairn.storage.inprocess import InProcessSearchIndex
 from cairn.storage.ports import PendingPurge, RecordStore, SearchIndex
 from cairn.storage.sqlite.record_store import SqliteRecordStore
 from cairn.timeutil import utc_now
+from cairn.validation import check_database_path, check_path_or_none
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ def resolve(config: Config | Mapping[str, Any] | str | Path | None) -> Config:
         return config
     if isinstance(config, Mapping):
         return parse_config(dict(config))
+    check_path_or_none("config", config)
     return resolve_config(default_home(), config)
 
 
@@ -138,6 +140,7 @@ def _open_sqlite(
     config: Config, path: Path | None, home: Path, embedder: Embedder
 ) -> tuple[RecordStore, SearchIndex, Path, dict[str, Any]]:
     db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
+    check_database_path(db_path)
     records = SqliteRecordStore(db_path, rank_hint=stored_rank)
     _check_embedder(records, embedder, str(db_path))
     index = InProcessSearchIndex(

@@ -299,6 +299,8 @@ def load_config(path: Path | str | None) -> Config:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
         raise ConfigError(f"{path}: malformed YAML{where}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: malformed YAML (nested too deeply)") from None
     return parse_config(data, origin=str(path))
 
 

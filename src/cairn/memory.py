@@ -26,6 +26,7 @@ from cairn.provider import Provider, expect
 from cairn.provider import contract as c
 from cairn.provider.convert import (
     memory_fields,
+    request_list,
     to_application,
     to_event,
     to_recall_result,
@@ -41,6 +42,7 @@ from cairn.results import (
     input_fields,
 )
 from cairn.timeutil import utc_now
+from cairn.validation import check_path_or_none
 
 Progress = Callable[[int, int], None]
 T = TypeVar("T")
@@ -78,6 +80,7 @@ class Memory(LearningMethods):
         """
         from cairn.compose import open_provider, resolve
 
+        check_path_or_none("path", path)
         cfg = resolve(config)
         provider = open_provider(
             cfg,
@@ -336,7 +339,7 @@ class Memory(LearningMethods):
             project_id=project_id,
             max_results=max_results,
             max_chars=max_chars,
-            include_trust=list(include_trust) if include_trust is not None else None,
+            include_trust=request_list("include_trust", include_trust),
             as_of=as_of.isoformat() if isinstance(as_of, datetime) else as_of,
         )
         return to_recall_result(response)
@@ -367,7 +370,7 @@ class Memory(LearningMethods):
             agent=agent,
             task=task,
             project_id=project_id,
-            paths=list(paths),
+            paths=request_list("paths", paths),
             operation=operation,
             phase=phase,
             task_type=task_type,
@@ -457,7 +460,7 @@ class Memory(LearningMethods):
         self, lines: Iterable[str], *, source: str = "import", agent: str | None = None
     ) -> int:
         """Import an export: validated first, one transaction, idempotent."""
-        if isinstance(lines, str):
+        if isinstance(lines, str | bytes) or not isinstance(lines, Iterable):
             raise InvalidInput("import takes the lines of an export, not one string")
         response = self._apply(
             c.ImportRequest, c.ImportResponse, None, agent=agent, lines=list(lines), source=source

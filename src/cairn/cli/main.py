@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from cairn.cli.app import App
+from cairn.cli.app import App, PathArgument
 
 _GLOBAL_VALUES = frozenset(("--home", "--tenant", "--agent", "--config"))
 _GLOBAL_FLAGS = frozenset(("--json",))
@@ -58,7 +58,7 @@ class CairnGroup(click.Group):
 @click.group(cls=CairnGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--home",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=PathArgument(file_okay=False, path_type=Path),
     envvar="CAIRN_HOME",
     default=None,
     help="Folder holding memory.db and config.yaml (env CAIRN_HOME; default ~/.cairn).",

@@ -27,6 +27,7 @@ from cairn.provider.models import (
     MemoryFields,
     RecordModel,
     RelevanceModel,
+    Request,
     Scope,
     Short,
     Text,
@@ -68,7 +69,7 @@ class StatusResponse(_Model):
 # -- queries --------------------------------------------------------------------------------
 
 
-class _Query(_Model):
+class _Query(Request, _Model):
     agent: Name | None = None
 
 
@@ -289,7 +290,7 @@ QueryResponse = (
 # -- mutations ------------------------------------------------------------------------------
 
 
-class _Mutation(_Model):
+class _Mutation(Request, _Model):
     idempotency_key: Key
     agent: Name | None = None
 

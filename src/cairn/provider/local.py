@@ -136,7 +136,7 @@ class LocalProvider:
         self.progress: Progress | None = None  # bulk work reports here when set
 
     def _ns(self, agent: str | None) -> Namespace:
-        return Namespace(self.tenant, agent or self.agent)
+        return Namespace(self.tenant, check_name("agent", agent) if agent else self.agent)
 
     def close(self) -> None:
         if self._owner:
@@ -151,8 +151,8 @@ class LocalProvider:
         """This engine bound to another tenant or default agent (the same services)."""
         return LocalProvider(
             self._s,
-            tenant=check_name("tenant", tenant or self.tenant),
-            agent=check_name("agent", agent or self.agent),
+            tenant=check_name("tenant", tenant) if tenant is not None else self.tenant,
+            agent=check_name("agent", agent) if agent is not None else self.agent,
             owner=False,
         )
 

@@ -22,6 +22,18 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# Requests are strict: a boolean is true or false (never "no" or 0), an integer is not
+# 1.0 or "3", a list is a list. What the values mean is checked by the services
+# (cairn.validation), the same for every interface.
+STRICT = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Request(Model):
+    """The base of every query and mutation (strict, see above)."""
+
+    model_config = STRICT
+
+
 class RecordModel(Model):
     """One version of a memory (every field of :class:`cairn.model.Record`)."""
 
@@ -128,6 +140,8 @@ class EventModel(Model):
 
 class MemoryFields(Model):
     """A memory to write: the body and every optional field a caller may set."""
+
+    model_config = STRICT
 
     body: Text
     kind: Kind | None = None  # remember: preference; store and ingest: fact

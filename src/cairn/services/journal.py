@@ -15,6 +15,7 @@ from cairn.ids import new_ulid
 from cairn.model import Event, Record
 from cairn.storage.ports import RecordStore
 from cairn.timeutil import to_iso
+from cairn.validation import check_line, check_token
 
 Clock = Callable[[], datetime]
 LinksFor = Callable[[str], bool]
@@ -55,6 +56,10 @@ class Journal:
         episode_id: str | None = None,
     ) -> Event:
         now = self.now()
+        if event_id is not None:
+            check_line("idempotency key", event_id, 200)
+        if session_id is not None:
+            check_token("session id", session_id)
         return Event(
             event_id=event_id or new_ulid(),
             type=type_,

@@ -11,7 +11,7 @@ from cairn.errors import InvalidInput
 from cairn.model import TRUST_LEVELS
 from cairn.services.journal import Namespace
 from cairn.timeutil import parse_time
-from cairn.validation import check_choice
+from cairn.validation import check_choice, check_line, check_text
 
 MAX_QUERY_CHARS = 10_000
 # Told each recall's latency by stage (telemetry: counts only, never the query).
@@ -51,6 +51,12 @@ class Recall:
             raise InvalidInput(f"the query is {len(query):,} characters; the limit is 10,000")
         if "\x00" in query:
             raise InvalidInput("the query contains a NUL byte")
+        if query.strip():  # an empty query is allowed (it recalls nothing)
+            check_text("the query", query, MAX_QUERY_CHARS)
+        if project_id is not None:
+            check_line("project id", project_id, 4096)
+        if include_trust is not None and not isinstance(include_trust, list | tuple):
+            raise InvalidInput("include_trust must be a list of trust levels")
         if include_trust is not None:
             for level in include_trust:
                 check_choice("trust level", level, TRUST_LEVELS)

@@ -22,7 +22,14 @@ from cairn.services.journal import Journal, Namespace
 from cairn.services.recall import Recall
 from cairn.storage.ports import RecordStore, RuleQuery
 from cairn.timeutil import to_iso
-from cairn.validation import check_choice, check_text
+from cairn.validation import (
+    MAX_SELECTOR_CHARS,
+    check_choice,
+    check_line,
+    check_text,
+    check_text_list,
+    check_token,
+)
 
 # Kinds a task receives by selector alone; facts and episodes come only through recall.
 DIRECTOR_KINDS = ("policy", "preference", "profile", "skill")
@@ -90,7 +97,7 @@ def _selector_of(record: Record) -> Selector:
 def _word(name: str, value: str | None) -> str | None:
     if value is None:
         return None
-    return check_text(name, value, 200).strip().lower()
+    return check_line(name, value, MAX_SELECTOR_CHARS).strip().lower()
 
 
 class Tasks:
@@ -128,13 +135,18 @@ class Tasks:
         handle for ``feedback``.
         """
         task = check_text("task", task, 10_000)
+        if project_id is not None:
+            check_line("project id", project_id, 4096)
+        if session_id is not None:
+            check_token("session id", session_id)
+        paths = check_text_list("paths", paths, 4096, max_items=10_000, printable=True)
         for name, budget in (("profile budget", profile_budget), ("task budget", task_budget)):
             if isinstance(budget, bool) or not 0 <= budget <= 1_000_000:
                 raise InvalidInput(f"{name} must be between 0 and 1,000,000 characters")
         operations, phases, task_types = mentioned_actions(task)  # named by the task's words
         conditions = TaskConditions(
             project_id=project_id,
-            paths=tuple(normalize_path(check_text("path", p, 4096)) for p in paths),
+            paths=tuple(normalize_path(p) for p in paths),
             operation=_word("operation", operation),
             phase=_word("phase", phase),
             task_type=_word("task type", task_type),
