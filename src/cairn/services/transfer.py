@@ -10,6 +10,7 @@ so importing the same file twice changes nothing.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import fields
@@ -74,6 +75,7 @@ class Transfer:
     def parse(self, lines: Iterable[str], ns: Namespace, *, source: str = "import") -> list[Event]:
         """Validate every line first; the events an import would append."""
         events: list[Event] = []
+        chains: dict[str, list[tuple[str, Record]]] = {}  # record id -> (where, version)
         header_seen = False
         for number, line in enumerate(lines, start=1):
             if not line.strip():
@@ -94,6 +96,7 @@ class Transfer:
             key = f"import:{digest[:32]}"
             if data.get("type") == "record":
                 record = self._record(data.get("record"), ns, where)
+                chains.setdefault(record.id, []).append((where, record))
                 events.append(
                     self._journal.event("memory.imported", {"record": record.to_dict()}, ns, key)
                 )
@@ -106,6 +109,8 @@ class Transfer:
                 raise InvalidInput(f"{where}: unknown type {str(data.get('type'))[:40]!r}")
         if not header_seen:
             raise InvalidInput(f"{source}: empty import: no cairn export header")
+        for chain in chains.values():
+            _check_history(chain)
         return events
 
     def _record(self, data: Any, ns: Namespace, where: str) -> Record:
@@ -148,3 +153,20 @@ class Transfer:
         records = [record_from_payload(e.payload["record"]) for e in events if "record" in e.payload]
         applied = self._journal.commit(events, self._journal.embed(records))
         return sum(applied)
+
+
+def _check_history(chain: list[tuple[str, Record]]) -> None:
+    """The versions of one record in an export: consecutive, each superseded by the next,
+    the newest by none (so an import can never leave two current versions, or none)."""
+    for (_, old), (where, new) in itertools.pairwise(chain):
+        if new.version != old.version + 1 or old.superseded_by != new.version:
+            raise InvalidInput(
+                f"{where}: version {new.version} of memory {new.id} does not follow"
+                f" version {old.version} (superseded by {old.superseded_by})"
+            )
+    where, newest = chain[-1]
+    if newest.superseded_by is not None:
+        raise InvalidInput(
+            f"{where}: version {newest.version} of memory {newest.id} is superseded by"
+            f" version {newest.superseded_by}, which the import does not hold"
+        )
