@@ -263,6 +263,12 @@ def test_importing_a_newer_export_of_the_same_store_carries_its_changes(
     assert {t.record_id: t.permanent for t in mem.tombstones()} == {note.id: False, gone.id: True}
     assert all(r.id != gone.id for r in mem.list(include_forgotten=True))
     assert _export(mem) == _export(source)
+    source.restore(note.id)  # a restore at the source arrives too
+    mem.import_(_export(source))
+    assert mem.get(note.id).forgotten_at is None and _export(mem) == _export(source)
+    mem.forget(note.id)  # ... but what was done here later wins over an older export
+    mem.import_(_export(source))
+    assert mem.get(note.id).forgotten_at is not None
     before = _export(mem)
     mem.rebuild()  # replay gives the same state
     assert _export(mem) == before

@@ -184,17 +184,26 @@ def _apply_import(
     _insert_or_skeleton(tx, replace(record, forgotten_at=forgotten), vector_for, links_for)
 
 
+def _changed_at(stone: Tombstone) -> str:
+    return stone.restored_at or stone.removed_at
+
+
 def _apply_imported_tombstone(tx: RecordTransaction, stone: Tombstone) -> None:
-    """An imported tombstone forgets this namespace's copy as the export says (for good,
-    when it is permanent); a tombstone held here already wins."""
-    if tx.tombstone(stone.tenant, stone.agent, stone.record_id) is not None:
+    """An imported tombstone forgets (for good, when permanent) or restores this
+    namespace's copy as the export says, unless the tombstone held here changed later;
+    a permanent forget is never undone."""
+    held = tx.tombstone(stone.tenant, stone.agent, stone.record_id)
+    if held is not None and (
+        held.permanent or (not stone.permanent and _changed_at(stone) <= _changed_at(held))
+    ):
         return
     tx.put_tombstone(stone)
     found = tx.current(stone.tenant, stone.agent, stone.record_id)
     if found is None:
         return  # a tombstone alone keeps the memory out of later imports
-    if stone.restored_at is None:
-        tx.update_record(found[0], forgotten_at=stone.removed_at)
+    forgotten = stone.removed_at if stone.restored_at is None else None
+    if found[1].forgotten_at != forgotten:
+        tx.update_record(found[0], forgotten_at=forgotten)
     if stone.permanent:
         tx.purge(stone.tenant, stone.agent, stone.record_id, REDACTED)
 
