@@ -296,12 +296,12 @@ def test_an_import_that_would_fork_a_history_changes_nothing(mem: Memory) -> Non
     header, v1, v2 = lines[0], json.loads(lines[1])["record"], json.loads(lines[2])["record"]
     v9 = {**v2, "version": 9, "supersedes": 8, "body": "forged"}
     before = _export(mem)
-    with pytest.raises(InvalidInput, match="version 9 of memory .* does not follow version 2"):
+    with pytest.raises(InvalidInput, match=r"version 9 of memory .* does not follow version 2"):
         mem.import_([header, json.dumps({"type": "record", "record": v9})])
     gap = {**v1, "superseded_by": 3}
     with pytest.raises(InvalidInput, match="import:3: version 9 of memory"):
         mem.import_([header, *(json.dumps({"type": "record", "record": r}) for r in (gap, v9))])
-    with pytest.raises(InvalidInput, match="import:2: version 1 .* superseded by version 2"):
+    with pytest.raises(InvalidInput, match=r"import:2: version 1 .* superseded by version 2"):
         mem.import_([header, lines[1]])
     assert _export(mem) == before
 

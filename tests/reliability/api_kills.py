@@ -92,12 +92,13 @@ class WorkerScenario(Scenario):
             })
             at_rest = leaks(self.home, acked_words)
             for leak in at_rest:
-                tally.problem("leaked", f"{what}: acknowledged permanent forget left {leak}")
+                tally.problem("leaked", f"{what}: acknowledged permanent forget left {leak}"
+                              f" (warnings: {_warnings(log)})")
         touched = {intents[n].get("id") or acks.get(n, {}).get("id") for n in intents}
         self.check(tally, what, {t for t in touched if t})
 
     def _needles(self, intents: dict[int, dict[str, Any]], acks: dict[int, dict[str, Any]],
-                 flight: list[int]) -> set[bytes]:
+                 flight: list[int]) -> dict[bytes, str]:
         """Words of every record a permanent forget of this run may have purged."""
         words: set[str] = set()
         for n in [*acks, *flight]:
@@ -172,6 +173,11 @@ def _read_log(log: Path) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str,
         elif "n" in data:
             intents[data["n"]] = data
     return intents, acks
+
+
+def _warnings(log: Path) -> list[str]:
+    text = log.read_text(encoding="utf-8") if log.exists() else ""
+    return [json.loads(x)["warning"] for x in text.split("\n")[:-1] if '"warning"' in x]
 
 
 def _event(db: Path, key: str) -> dict[str, Any] | None:

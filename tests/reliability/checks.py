@@ -95,7 +95,7 @@ class Model:
             out += sorted(e.words | e.secrets if e.state != "live" else e.words - {e.word})
         return out
 
-    def purged_needles(self) -> set[bytes]:
+    def purged_needles(self) -> dict[bytes, str]:
         gone = [e for e in self.records.values() if e.state == "purged"]
         return needles_of({w for e in gone for w in e.words | e.secrets})
 

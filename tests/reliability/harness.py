@@ -79,13 +79,14 @@ def word_of(body: str) -> str | None:
     return found.group(0) if found else None
 
 
-def needles_of(words: set[str]) -> set[bytes]:
+def needles_of(words: set[str]) -> dict[bytes, str]:
     """What must not survive of a permanently forgotten body: its words in UTF-8 and their
-    keyword-index term keys (64-bit hashes, which would still betray the word)."""
-    out: set[bytes] = set()
+    keyword-index term keys (64-bit hashes, which would still betray the word); each
+    needle with what it is, for the report."""
+    out: dict[bytes, str] = {}
     for word in words:
-        out.add(word.encode())
-        out.add(term_key(word).to_bytes(8, "little", signed=True))
+        out[word.encode()] = word
+        out[term_key(word).to_bytes(8, "little", signed=True)] = f"the term key of {word}"
     return out
 
 
@@ -125,14 +126,13 @@ def file_bytes(home: Path) -> dict[Path, bytes]:
     return {p: p.read_bytes() for p in sorted(home.rglob("*")) if p.is_file()}
 
 
-def leaks(home: Path, needles: set[bytes]) -> list[str]:
-    """``file: needle`` for each needle found in a file under the home."""
+def leaks(home: Path, needles: dict[bytes, str]) -> list[str]:
+    """``file: what`` for each needle found in a file under the home."""
     found = []
     for path, data in file_bytes(home).items():
-        for needle in needles:
+        for needle, what in needles.items():
             if needle in data:
-                shown = needle.decode() if needle.isascii() and needle.isalpha() else needle.hex()
-                found.append(f"{path.relative_to(home)}: {shown}")
+                found.append(f"{path.relative_to(home)}: {what}")
     return sorted(found)
 
 

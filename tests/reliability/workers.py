@@ -14,6 +14,7 @@ swallowed: it ends the worker with a traceback, which the harness counts.
 from __future__ import annotations
 
 import json
+import logging
 import random
 import sys
 import time
@@ -46,6 +47,7 @@ def ops(home: Path, state_file: Path, log: Path, seed: int, namespace: int, mix:
     weights = MIXES[mix]
     mem = open_memory(home)
     with log.open("a", encoding="utf-8") as out:
+        logging.getLogger("cairn").addHandler(_Warnings(out))
         _line(out, {"ready": True})
         n = 0
         while True:
@@ -92,6 +94,18 @@ def ops(home: Path, state_file: Path, log: Path, seed: int, namespace: int, mix:
             if record is not None:
                 ack.update(id=record.id, version=record.version)
             _line(out, ack)
+
+
+class _Warnings(logging.Handler):
+    """cairn's warnings (e.g. a permanent forget whose files are not clean yet) go to the
+    log, so the harness can tell why a file still held something."""
+
+    def __init__(self, out: IO[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.out = out
+
+    def emit(self, record: logging.LogRecord) -> None:
+        _line(self.out, {"warning": record.getMessage()})
 
 
 def _possible(op: str, live: dict[str, str], forgotten: dict[str, str]) -> bool:
