@@ -150,7 +150,9 @@ class Transfer:
         """All lines validated first, then written in one transaction; returns how many
         entries were new."""
         events = self.parse(lines, ns, source=source)
-        records = [record_from_payload(e.payload["record"]) for e in events if "record" in e.payload]
+        records = [
+            record_from_payload(e.payload["record"]) for e in events if "record" in e.payload
+        ]
         applied = self._journal.commit(events, self._journal.embed(records))
         return sum(applied)
 
