@@ -31,12 +31,12 @@ WORKERS = Path(__file__).with_name("workers.py")
 # word is never part of another; no English suffix, so the stemmer leaves it whole.
 _ALPHABET = "bcdfghjklmnpvwxz"
 WORD = re.compile(r"\bzq[bcdfghjklmnpvwxz]{8}q\b")
-_FILLER = (
+_FILLER = (  # no word twice in a body, and none of the template's own words
     ("blue", "quiet", "late", "shared", "small", "remote", "nightly", "careful"),
     ("lantern", "build", "ledger", "garden", "deploy", "invoice", "review", "kettle"),
     ("sits", "runs", "waits", "breaks", "ships", "moves", "stays", "fails"),
-    ("near the door", "after lunch", "on Fridays", "in staging", "before the release",
-     "at the office", "every morning", "under load"),
+    ("near doors", "after lunch", "on Fridays", "in staging", "before release",
+     "at offices", "every morning", "under load"),
 )
 
 
@@ -65,12 +65,13 @@ class Words:
 
 
 def body_for(word: str, rng: random.Random, *, secret: str | None = None) -> str:
-    """A body holding ``word`` twice among shared filler words (so the lanes have
-    competitors; twice, so the hashing embedder's sign collisions never cancel it)."""
+    """A body holding ``word`` three times among shared filler words, each once (so the
+    lanes have competitors, and no sign collision of the hashing embedder's buckets can
+    cancel the word: that would take three other words in its bucket)."""
     adj, noun, verb, place = (rng.choice(options) for options in _FILLER)
-    text = f"{word} note: the {adj} {noun} {verb} {place}, filed under {word}."
+    text = f"{word} note: the {adj} {noun} {verb} {place}; see {word} and {word}."
     if secret is not None:
-        text += f" The vault phrase is {secret}."
+        text += f" Vault phrase: {secret}."
     return text
 
 
