@@ -92,24 +92,15 @@ def apply_event(
     payload = event.payload
     kind = event.type
     action = payload.get("action")
+    if kind == "memory.imported":
+        _apply_import(tx, record_from_payload(payload["record"]), vector_for, links_for)
+        return
     if (
-        kind in ("memory.stored", "memory.imported")
+        kind == "memory.stored"
         or (kind == "user.signal" and action == "remember")
         or _delta_op(event) == "create"  # a mental-model doc reflection learned
     ):
-        record = record_from_payload(payload["record"])
-        if kind == "memory.imported" and any(
-            v.version == record.version
-            for _, v in tx.versions(record.tenant, record.agent, record.id)
-        ):
-            return  # importing what is already here is a no-op
-        redacted = record.body == REDACTED
-        if redacted:
-            record = replace(record, body="", title=None, tags=())
-        _insert(tx, record, vector_for, links_for)
-        if redacted:
-            # A permanently forgotten memory replays as its redacted skeleton.
-            tx.purge(record.tenant, record.agent, record.id, REDACTED)
+        _insert_or_skeleton(tx, record_from_payload(payload["record"]), vector_for, links_for)
         return
     if kind == "user.signal" and action == "correct":
         _apply_correct(tx, event, vector_for, links_for)
@@ -132,9 +123,7 @@ def apply_event(
         tx.update_record(row, forgotten_at=None)
         return
     if kind == "import.tombstone":
-        stone = Tombstone(**payload["tombstone"])
-        if tx.tombstone(stone.tenant, stone.agent, stone.record_id) is None:
-            tx.put_tombstone(stone)
+        _apply_imported_tombstone(tx, Tombstone(**payload["tombstone"]))
         return
     if kind == "lifecycle.evicted":
         row, record = _require_current(tx, event, payload["record_id"])
@@ -158,6 +147,77 @@ def apply_event(
         apply_learning_event(tx, event, lambda record: _insert(tx, record, vector_for, links_for))
         return
     raise InvalidInput(f"unknown event type {kind!r}" + (f" ({action})" if action else ""))
+
+
+def _insert_or_skeleton(
+    tx: RecordTransaction, record: Record, vector_for: VectorFor, links_for: LinksFor
+) -> None:
+    redacted = record.body == REDACTED
+    if redacted:
+        record = replace(record, body="", title=None, tags=())
+    _insert(tx, record, vector_for, links_for)
+    if redacted:
+        # A permanently forgotten memory replays as its redacted skeleton.
+        tx.purge(record.tenant, record.agent, record.id, REDACTED)
+
+
+def _apply_import(
+    tx: RecordTransaction, record: Record, vector_for: VectorFor, links_for: LinksFor
+) -> None:
+    """An imported version extends the history this namespace holds of the record.
+
+    A version already held is a no-op (a re-import); a memory forgotten here for good
+    never comes back; the next version supersedes the one held, so one version stays
+    current; whether it is forgotten follows this namespace's tombstones (the export's
+    tombstone lines come after its records). A record not held may start at any version
+    (a restore from Markdown brings back only the current one)."""
+    versions = tx.versions(record.tenant, record.agent, record.id)
+    if any(v.version == record.version for _, v in versions):
+        return
+    stone = tx.tombstone(record.tenant, record.agent, record.id)
+    if stone is not None and stone.permanent:
+        return
+    held = versions[-1][1].version if versions else None
+    if held is not None and record.version != held + 1:
+        raise InvalidInput(
+            f"version {record.version} of memory {record.id} does not follow version"
+            f" {held}, the newest held"
+        )
+    if versions and versions[-1][1].superseded_by is None:
+        row, newest = versions[-1]
+        tx.update_record(
+            row,
+            state="superseded",
+            superseded_by=record.version,
+            expired_at=newest.expired_at or record.recorded_at,
+        )
+    active = stone is not None and stone.restored_at is None
+    forgotten = stone.removed_at if stone is not None and active else None
+    _insert_or_skeleton(tx, replace(record, forgotten_at=forgotten), vector_for, links_for)
+
+
+def _changed_at(stone: Tombstone) -> str:
+    return stone.restored_at or stone.removed_at
+
+
+def _apply_imported_tombstone(tx: RecordTransaction, stone: Tombstone) -> None:
+    """An imported tombstone forgets (for good, when permanent) or restores this
+    namespace's copy as the export says, unless the tombstone held here changed later;
+    a permanent forget is never undone."""
+    held = tx.tombstone(stone.tenant, stone.agent, stone.record_id)
+    if held is not None and (
+        held.permanent or (not stone.permanent and _changed_at(stone) <= _changed_at(held))
+    ):
+        return
+    tx.put_tombstone(stone)
+    found = tx.current(stone.tenant, stone.agent, stone.record_id)
+    if found is None:
+        return  # a tombstone alone keeps the memory out of later imports
+    forgotten = stone.removed_at if stone.restored_at is None else None
+    if found[1].forgotten_at != forgotten:
+        tx.update_record(found[0], forgotten_at=forgotten)
+    if stone.permanent:
+        tx.purge(stone.tenant, stone.agent, stone.record_id, REDACTED)
 
 
 def _apply_correct(

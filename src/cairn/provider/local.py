@@ -409,7 +409,8 @@ class LocalProvider:
             return self._signal(request, ns)
         if isinstance(request, ImportRequest):
             count = s.transfer.import_(request.lines, ns, source=request.source)
-            return ImportResponse.model_construct(imported=count, warnings=[])
+            warnings = s.purges.finish()  # an imported permanent tombstone purges the copy
+            return ImportResponse.model_construct(imported=count, warnings=warnings)
         if isinstance(request, RebuildRequest):
             replayed = s.replay.rebuild(ns.tenant, progress=self.progress)
             warnings = s.purges.finish()

@@ -10,6 +10,7 @@ so importing the same file twice changes nothing.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -57,6 +58,7 @@ class Transfer:
         if isinstance(lines, str | bytes):
             raise InvalidInput("import takes the lines of an export, not one string")
         events: list[Event] = []
+        chains: dict[str, list[tuple[str, Record]]] = {}  # record id -> (where, version)
         header_seen = False
         for number, line in enumerate(lines, start=1):
             where = f"{source}:{number}"
@@ -89,10 +91,17 @@ class Transfer:
             # Hashed only now: every string of the line is known to be valid UTF-8.
             digest = hashlib.sha256(f"{ns.tenant}/{ns.agent}/{line.strip()}".encode()).hexdigest()
             key = f"import:{digest[:32]}"
+            if kind == "record":
+                chain = chains.setdefault(record.id, [])
+                if any(held == record for _, held in chain):
+                    continue  # the same line twice: one import of it
+                chain.append((where, record))
             event_type = "memory.imported" if kind == "record" else "import.tombstone"
             events.append(self._journal.event(event_type, payload, ns, key))
         if not header_seen:
             raise InvalidInput(f"{source}: empty import: no cairn export header")
+        for chain in chains.values():
+            _check_history(chain)
         return events
 
     def import_(self, lines: Iterable[str], ns: Namespace, *, source: str = "import") -> int:
@@ -102,3 +111,20 @@ class Transfer:
         records = [record_from_dict(e.payload["record"]) for e in events if "record" in e.payload]
         applied = self._journal.commit(events, self._journal.embed(records))
         return sum(applied)
+
+
+def _check_history(chain: list[tuple[str, Record]]) -> None:
+    """The versions of one record in an export: consecutive, each superseded by the next,
+    the newest by none (so an import can never leave two current versions, or none)."""
+    for (_, old), (where, new) in itertools.pairwise(chain):
+        if new.version != old.version + 1 or old.superseded_by != new.version:
+            raise InvalidInput(
+                f"{where}: version {new.version} of memory {new.id} does not follow"
+                f" version {old.version} (superseded by {old.superseded_by})"
+            )
+    where, newest = chain[-1]
+    if newest.superseded_by is not None:
+        raise InvalidInput(
+            f"{where}: version {newest.version} of memory {newest.id} is superseded by"
+            f" version {newest.superseded_by}, which the import does not hold"
+        )

@@ -6,6 +6,9 @@ Settings chosen on purpose:
   readers never block the writer.
 - ``secure_delete=ON``: freed cells and pages are zeroed, so a permanently forgotten body
   cannot linger in free space. Costs some write speed; correctness of forgetting wins.
+  It does not reach the stale copies a b-tree balance can leave inside pages still in
+  use, so finishing a permanent forget also rewrites the file (``VACUUM``, in
+  :meth:`SqliteRecordStore.checkpoint`).
 - ``BEGIN IMMEDIATE`` for every write with a long busy timeout, so several processes can
   write the same file and none loses an acknowledged write.
 
@@ -395,6 +398,14 @@ class SqliteRecordStore:
 
     def checkpoint(self) -> None:
         with self._lock:
+            if self._conn.execute("SELECT 1 FROM pending_purges LIMIT 1").fetchone():
+                # secure_delete zeroes a deleted cell, but a b-tree balance can leave a
+                # copy of a moved cell in the free space of a page still in use (seen: a
+                # purged row's term keys). Only rebuilding every page clears those.
+                try:
+                    self._conn.execute("VACUUM")
+                except sqlite3.OperationalError as exc:
+                    raise StorageError(f"could not rewrite {self.path}: {exc}") from None
             # A reader in another process can hold old WAL frames; retry briefly.
             for _ in range(50):
                 found = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
