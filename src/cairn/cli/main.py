@@ -54,6 +54,17 @@ class CairnGroup(click.Group):
             i += 1
         return super().parse_args(ctx, front + rest)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            # click would turn it into exit 1; the reader went away, which is no failure.
+            raise _PipeClosed from None
+
+
+class _PipeClosed(Exception):
+    """Standard output's reader closed the pipe (``cairn export | head -1``)."""
+
 
 @click.group(cls=CairnGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
@@ -125,7 +136,7 @@ def run(args: list[str] | None = None) -> int:
         return _fail(exc.format_message(), exc.exit_code, as_json)
     except click.Abort:
         return _fail("interrupted", 130, as_json)
-    except BrokenPipeError:
+    except (BrokenPipeError, _PipeClosed):
         _quiet_stdout()
         return 0
     except InvalidInput as exc:

@@ -162,8 +162,19 @@ class Signals:
         if not terms:
             return []
         wanted = reading.target
-        hits = self._recall.recall(wanted, ns, project_id=project_id, max_results=CANDIDATES)
-        ranked = [c for c in hits.ranked if c.record.is_live][: CANDIDATES * 2]
+        # The candidates are the nearest memories whatever their relevance score: a clear
+        # match has evidence of its own (below), and with none the user is shown the closest
+        # to pick from. Without a current project only global memories are in scope: a
+        # repository's rules are never forgotten or corrected from outside it by words.
+        rag = self._config.agent(ns.agent).rag.model_copy(update={"minScore": 0.0})
+        hits = self._recall.recall(
+            wanted, ns, project_id=project_id, max_results=CANDIDATES, rag=rag
+        )
+        ranked = [
+            c
+            for c in hits.ranked
+            if c.record.is_live and (project_id is not None or c.record.scope == "global")
+        ][: CANDIDATES * 2]
         if not ranked:
             return []
         where = LaneFilter(ns.tenant, ns.agent, project_id)
