@@ -29,10 +29,11 @@ class World:
 
     home: Path
     places: dict[str, Path]
+    real: bool = False  # the real embedding model rather than the hashing one
     _ids: dict[str, str] = field(default_factory=dict)
 
     def run(self, place: str, *args: str) -> subprocess.CompletedProcess[str]:
-        return run_cairn(self.home, *args, cwd=self.places[place])
+        return run_cairn(self.home, *args, cwd=self.places[place], real=self.real)
 
     def ok(self, place: str, *args: str) -> str:
         proc = self.run(place, *args)
@@ -58,7 +59,7 @@ class World:
         return self._ids[place]
 
 
-def make_world(root: Path) -> World:
+def make_world(root: Path, *, real: bool = False) -> World:
     """Two repositories (the shop with a linked worktree and a clone, and the blog), a
     folder of the shop, and a folder outside any repository."""
     shop = make_repo(root / "shop", "the shop")
@@ -79,7 +80,7 @@ def make_world(root: Path) -> World:
         "blog": blog,
         "outside": outside,
     }
-    return World(root / "home", places)
+    return World(root / "home", places, real)
 
 
 def bodies(items: list[dict[str, Any]]) -> list[str]:
