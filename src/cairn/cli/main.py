@@ -130,7 +130,8 @@ def run(args: list[str] | None = None) -> int:
     except click.exceptions.Exit as done:
         return int(done.exit_code)
     except click.UsageError as exc:
-        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        path = exc.ctx.command_path if exc.ctx is not None else _command_path(argv)
+        hint = f" (see '{path} --help')"
         return _fail(f"{exc.format_message()}{hint}", 2, as_json)
     except click.ClickException as exc:
         return _fail(exc.format_message(), exc.exit_code, as_json)
@@ -151,6 +152,12 @@ def run(args: list[str] | None = None) -> int:
     except Exception as exc:  # a defect of cairn's: one line here, the details in a log
         where = _log_internal_error(argv)
         return _fail(f"internal error: {type(exc).__name__}: {exc} (details: {where})", 1, as_json)
+
+
+def _command_path(argv: list[str]) -> str:
+    """The command an error without a click context belongs to (its first known name)."""
+    name = next((arg for arg in argv if arg in cli.commands), None)
+    return f"cairn {name}" if name else "cairn"
 
 
 def _log_internal_error(argv: list[str]) -> str:
