@@ -279,3 +279,7 @@ def test_chinese_forget_by_words_with_the_real_model(
     said = real.ok("worktree", "signal", "忘掉集成测试那条规则")
     assert said.startswith(f"forgot {ids['integration']}: ")
     assert {r["id"] for r in real.js("shop", "list")} == {ids["english"], ids["one-line"]}
+    # Chinese names a rule in its own word order: "用英文写提交信息" is "提交信息一律用英文写".
+    said = real.ok("shop", "signal", "用英文写提交信息那条，忘了吧")
+    assert said.startswith(f"forgot {ids['english']}: ")
+    assert {r["id"] for r in real.js("shop", "list")} == {ids["one-line"]}
