@@ -232,6 +232,11 @@ def test_recall_context_list_follow_the_current_repository(
     assert {r["project_id"] for r in only_project} == {world.project_id("shop")}
     only_global = world.js("shop", "list", "--scope", "global")
     assert only_global and {r["scope"] for r in only_global} == {"global"}
+    # `remember --scope project` binds to the repository of the folder it is run in.
+    bound = world.js("worktree", "remember", "Lint with ruff", "--scope", "project")["record"]
+    assert bound["project_id"] == world.project_id("shop")
+    assert bound["id"] in {r["id"] for r in world.js("clone", "list", "--scope", "project")}
+    assert bound["id"] not in {r["id"] for r in world.js("blog", "list")}
 
 
 def test_a_project_named_by_path_dot_or_id_is_the_same_project(
