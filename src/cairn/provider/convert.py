@@ -6,12 +6,14 @@ valid, and a large ingest or export should not pay for validating them again.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
 from cairn.engine.recall.pipeline import Candidate, RecallResult
+from cairn.engine.recall.relevance import Relevance
 from cairn.engine.recall.scoring import ScoreBreakdown
 from cairn.errors import InvalidInput
 from cairn.model import Application, Event, MemoryInput, Record, Tombstone
@@ -22,19 +24,37 @@ from cairn.provider.contract import (
     RecalledModel,
     RecallResponse,
     RecordModel,
+    RelevanceModel,
     TombstoneModel,
 )
 from cairn.services.tasks import DeliveredItem
 
 _LIST_FIELDS = ("tags", "path_patterns", "operations", "phases", "task_types", "evidence")
+_RECORD_FIELDS = tuple(f.name for f in fields(Record))
+_FIELDS_SET = frozenset(_RECORD_FIELDS)
 
 
 def record_model(record: Record) -> RecordModel:
-    return RecordModel.model_construct(**record.to_dict())
+    """The contract's model of a record from the store (valid already: not checked again,
+    which a response of hundreds of records would otherwise pay for)."""
+    data = {name: getattr(record, name) for name in _RECORD_FIELDS}
+    for name in _LIST_FIELDS:
+        data[name] = list(data[name])
+    model = RecordModel.__new__(RecordModel)
+    object.__setattr__(model, "__dict__", data)
+    object.__setattr__(model, "__pydantic_fields_set__", set(_FIELDS_SET))
+    object.__setattr__(model, "__pydantic_extra__", None)
+    object.__setattr__(model, "__pydantic_private__", {"_record": record})
+    return model
 
 
 def to_record(model: RecordModel | dict[str, Any]) -> Record:
-    data = dict(model.model_dump() if isinstance(model, RecordModel) else model)
+    if isinstance(model, RecordModel):
+        if model._record is not None:
+            return model._record
+        data = {name: getattr(model, name) for name in _RECORD_FIELDS}
+    else:
+        data = dict(model)
     for name in _LIST_FIELDS:
         data[name] = tuple(data.get(name) or ())
     return Record(**data)
@@ -120,24 +140,36 @@ def _listed(value: Any, name: str) -> Any:
     return list(value) if isinstance(value, list | tuple) else value
 
 
-def recalled(c: Candidate) -> RecalledModel:
+def recalled(c: Candidate, models: dict[int, RecordModel] | None = None) -> RecalledModel:
+    model = models.get(c.row) if models is not None else None
+    if model is None:
+        model = record_model(c.record)
+        if models is not None:
+            models[c.row] = model
     return RecalledModel.model_construct(
         row=c.row,
-        record=record_model(c.record),
+        record=model,
         score=c.score,
         fused=c.fused,
         ranks=dict(c.ranks),
         factors=c.breakdown.as_dict(),
+        relevance=RelevanceModel.model_construct(
+            score=c.relevance.score,
+            evidence=c.relevance.evidence,
+            cosine=c.relevance.cosine,
+            coverage=c.relevance.coverage,
+        ),
         line=c.line,
     )
 
 
 def recall_response(result: RecallResult) -> RecallResponse:
+    models: dict[int, RecordModel] = {}  # a delivered memory is also among the ranked
     return RecallResponse.model_construct(
         query=result.query,
         preamble=result.preamble,
-        memories=[recalled(c) for c in result.memories],
-        ranked=[recalled(c) for c in result.ranked],
+        memories=[recalled(c, models) for c in result.memories],
+        ranked=[recalled(c, models) for c in result.ranked],
         trace=list(result.trace),
         timings_ms=dict(result.timings_ms),
         rerank=result.rerank,
@@ -157,8 +189,16 @@ def to_candidate(model: RecalledModel) -> Candidate:
         f["forget"],
         f["final"],
     )
+    r = model.relevance
+    relevance = Relevance(r.score, r.evidence, r.cosine, r.coverage)
     return Candidate(
-        model.row, to_record(model.record), dict(model.ranks), model.fused, breakdown, model.line
+        model.row,
+        to_record(model.record),
+        dict(model.ranks),
+        model.fused,
+        breakdown,
+        relevance,
+        model.line,
     )
 
 
@@ -206,6 +246,9 @@ def invalid(exc: ValidationError) -> InvalidInput:
     loc = [str(p) for p in err.get("loc", ())]
     if loc and (loc[0] in _TAGS or loc[0].endswith("Request") or loc[0].endswith("Query")):
         loc = loc[1:]  # the discriminated union's tag
+    prefix = ""
+    if len(loc) >= 2 and loc[0] == "items" and loc[1].isdigit():  # a bulk write's item
+        prefix, loc = f"item {int(loc[1]) + 1}: ", loc[2:]
     field = ".".join(loc) or "request"
     label = _LABELS.get(loc[-1] if loc else "", field)
     kind = err.get("type", "")
@@ -213,14 +256,15 @@ def invalid(exc: ValidationError) -> InvalidInput:
     value = err.get("input")
     shown = repr(value)[:60]
     if kind == "literal_error":
-        return InvalidInput(f"unknown {label} {shown} (expected one of: {ctx.get('expected')})")
-    if kind == "string_unicode":
-        return InvalidInput(f"{label} is not valid UTF-8 text")
-    if kind == "string_too_long" and isinstance(value, str):
-        limit = ctx.get("max_length")
-        return InvalidInput(f"{label} is {len(value):,} characters; the limit is {limit:,}")
-    if kind == "extra_forbidden":
-        return InvalidInput(f"unknown field {field!r}")
-    if kind == "missing":
-        return InvalidInput(f"{field} is required")
-    return InvalidInput(f"{label}: {err.get('msg', 'invalid')}")
+        message = f"unknown {label} {shown} (expected one of: {ctx.get('expected')})"
+    elif kind == "string_unicode":
+        message = f"{label} is not valid UTF-8 text"
+    elif kind == "string_too_long" and isinstance(value, str):
+        message = f"{label} is {len(value):,} characters; the limit is {ctx.get('max_length'):,}"
+    elif kind == "extra_forbidden":
+        message = f"unknown field {field!r}"
+    elif kind == "missing":
+        message = f"{field} is required"
+    else:
+        message = f"{label}: {err.get('msg', 'invalid')}"
+    return InvalidInput(prefix + message)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from cairn.model import Record
 
 Trust = Literal["system", "learned", "external"]
 Scope = Literal["global", "project"]
@@ -65,6 +67,9 @@ class RecordModel(Model):
     supersedes: int | None = None
     superseded_by: int | None = None
     text_hash: str
+    # The engine's own value when the model was built in this process (never serialized):
+    # turning a local response back into a Record then costs nothing.
+    _record: Record | None = PrivateAttr(default=None)
 
 
 class TombstoneModel(Model):
