@@ -124,33 +124,23 @@ def test_a_clear_match_is_forgotten_and_can_be_restored(
     assert target["id"] in live_ids(world, place)
 
 
-def test_actually_corrects_the_one_clear_match(
+def test_a_correction_without_a_clear_match_changes_nothing(
     world: World, rules: dict[str, dict[str, Any]]
 ) -> None:
-    world.ok("shop", "signal", "Always use Node 20 for this project.")
-    # Said in the linked worktree: the shop's pnpm rule is the one clear match.
-    fixed = world.js("worktree", "signal", "Actually, use pnpm 10")
-    assert (fixed["kind"], fixed["outcome"]) == ("correct", "corrected")
-    record = fixed["record"]
-    assert (record["id"], record["version"], record["body"]) == (
-        rules["pnpm"]["id"], 2, "use pnpm 10",
-    )  # fmt: skip
-    assert (record["scope"], record["operations"]) == ("project", ["install"])
-    again = world.ok("clone", "signal", "不对，应该用 pnpm 9")
-    assert again.startswith(f"corrected {rules['pnpm']['id']} (now version 3)")
-    history = world.js("shop", "show", rules["pnpm"]["id"], "--history")
-    assert [(h["version"], h["state"]) for h in history] == [
-        (1, "superseded"), (2, "superseded"), (3, "proven"),
-    ]  # fmt: skip
-    # Nothing about yarn or Java is stored; the blog has no pnpm rule: nothing changes.
+    # Nothing about yarn or Java is stored; the blog has no pnpm rule (the shop's is not in
+    # its scope). Clear corrections are tested with the real model below: how close a
+    # correction is in meaning is the model's to say, not the hashing embedder's.
     for place, text in (
         ("shop", "Actually, use yarn 4"),
         ("shop", "不对，应该用 Java 21"),
         ("blog", "Actually, use pnpm 11"),
+        ("outside", "No, use pnpm 12"),
     ):
         data = refused_signal(world, place, text)
         assert (data["kind"], data["outcome"]) == ("correct", "no-match"), text
-    assert world.js("shop", "show", rules["pnpm"]["id"])["version"] == 3
+        if place != "shop":
+            assert rules["pnpm"]["id"] not in [c["record"]["id"] for c in data["candidates"]]
+    assert world.js("shop", "show", rules["pnpm"]["id"])["version"] == 1
 
 
 def test_a_correction_that_matches_several_asks_for_an_id(world: World) -> None:
@@ -249,12 +239,13 @@ def test_feedback_retried_then_replaced_counts_only_the_current_outcome(world: W
     assert "make check" in " ".join(context_bodies(ctx))
 
 
-# --- Chinese forgets by words need the real model: the hashing embedder has no sense of
-# Chinese words, so with it no Chinese statement is ever close enough to act on.
+# --- Clear Chinese forgets and clear corrections need the real model: the hashing embedder
+# has no sense of Chinese words, and none of paraphrase, so with it few statements are ever
+# close enough in meaning to act on.
 
 
 @pytest.mark.slow
-def test_chinese_forget_by_words_with_the_real_model(
+def test_chinese_and_clear_corrections_by_words_with_the_real_model(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     real = make_world(tmp_path_factory.mktemp("signals-real"), real=True)
@@ -279,7 +270,21 @@ def test_chinese_forget_by_words_with_the_real_model(
     said = real.ok("worktree", "signal", "忘掉集成测试那条规则")
     assert said.startswith(f"forgot {ids['integration']}: ")
     assert {r["id"] for r in real.js("shop", "list")} == {ids["english"], ids["one-line"]}
+    # A correction, in Chinese then in English: the one clear match gets a new version.
+    pnpm = real.js("clone", "signal", "在这个仓库里，一律用 pnpm 8 安装依赖")["record"]["id"]
+    fixed = real.js("worktree", "signal", "不对，应该用 pnpm 9")
+    assert (fixed["outcome"], fixed["record"]["id"]) == ("corrected", pnpm)
+    assert fixed["record"]["version"] == 2 and "pnpm 9" in fixed["record"]["body"]
+    assert (fixed["record"]["scope"], fixed["record"]["operations"]) == ("project", ["install"])
+    said = real.ok("shop", "signal", "Actually, use pnpm 10")
+    assert said.startswith(f"corrected {pnpm} (now version 3): ") and "pnpm 10" in said
+    history = real.js("shop", "show", pnpm, "--history")
+    assert [(h["version"], h["state"]) for h in history] == [
+        (1, "superseded"), (2, "superseded"), (3, "proven"),
+    ]  # fmt: skip
+    refused = real.refused("blog", "--json", "signal", "Actually, use pnpm 11")
+    assert json.loads(refused.stdout)["outcome"] == "no-match"
     # Chinese names a rule in its own word order: "用英文写提交信息" is "提交信息一律用英文写".
     said = real.ok("shop", "signal", "用英文写提交信息那条，忘了吧")
     assert said.startswith(f"forgot {ids['english']}: ")
-    assert {r["id"] for r in real.js("shop", "list")} == {ids["one-line"]}
+    assert {r["id"] for r in real.js("shop", "list")} == {ids["one-line"], pnpm}
