@@ -5,13 +5,15 @@ reads no clock, and no module grows past what one reads in a sitting.
 Layers, top to bottom (a layer may import the ones below it, never those above):
 
     composition roots   cairn.compose (and the entry points' own)
-    interfaces          cairn.memory + cairn.results (Python API), cairn.cli, cairn.projection
+    interfaces          cairn.memory + cairn.memory_learning + cairn.results (Python API),
+                        cairn.cli, cairn.projection
     provider            cairn.provider (the contract, local and remote providers)
     services            cairn.services
     engine              cairn.engine
     storage             cairn.storage.ports (the ports) | the implementations beside them
     adapters            cairn.adapters
-    foundation          model, errors, ids, identifiers, timeutil, text, config, validation
+    foundation          model, errors, ids, identifiers, timeutil, text, config, validation,
+                        export_checks
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ FOUNDATION = {
     "cairn.text",
     "cairn.config",
     "cairn.validation",
+    "cairn.export_checks",
 }
 STORAGE_PORTS = {"cairn.storage.ports"}
 MAX_LINES = 500
@@ -115,6 +118,7 @@ def test_the_provider_sits_over_the_services() -> None:
 def test_interfaces_go_through_the_provider() -> None:
     interfaces = [
         PACKAGE / "memory.py",
+        PACKAGE / "memory_learning.py",
         PACKAGE / "results.py",
         *modules_under("cli"),
         *modules_under("projection"),
@@ -126,6 +130,7 @@ def test_interfaces_go_through_the_provider() -> None:
         allowed(
             path,
             "cairn.memory",
+            "cairn.memory_learning",
             "cairn.results",
             "cairn.cli",
             "cairn.projection",

@@ -39,7 +39,10 @@ class App:
     def config(self) -> Config:
         if self._config is None:
             from cairn.config import resolve_config
+            from cairn.validation import check_file_argument
 
+            if self.config_path is not None:
+                check_file_argument("--config", self.config_path, dash_ok=False)
             self._config = resolve_config(self.home, self.config_path)
         return self._config
 
@@ -98,6 +101,15 @@ def _request(model: type[Any], data: dict[str, Any]) -> Any:
 
 
 pass_app = click.make_pass_decorator(App)
+
+
+class PathArgument(click.Path):
+    """click.Path, but a NUL byte is a usage error rather than a ValueError from os.stat."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and "\x00" in value:
+            self.fail("the path contains a NUL byte", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 def emit(app: App, data: Any, text: str | Callable[[], str]) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from cairn.cli.app import App
+from cairn.cli.app import App, PathArgument
 
 _GLOBAL_VALUES = frozenset(("--home", "--tenant", "--agent", "--config"))
 _GLOBAL_FLAGS = frozenset(("--json",))
@@ -69,7 +69,7 @@ class _PipeClosed(Exception):
 @click.group(cls=CairnGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--home",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=PathArgument(file_okay=False, path_type=Path),
     envvar="CAIRN_HOME",
     default=None,
     help="Folder holding memory.db and config.yaml (env CAIRN_HOME; default ~/.cairn).",
@@ -99,9 +99,9 @@ def cli(
 
 
 def _register() -> None:
-    from cairn.cli.commands import records, settings, store, tasks
+    from cairn.cli.commands import learning, records, settings, store, tasks
 
-    for module in (records, store, tasks, settings):
+    for module in (records, store, tasks, learning, settings):
         for command in module.COMMANDS:
             cli.add_command(command)
 

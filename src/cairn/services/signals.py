@@ -25,6 +25,7 @@ from cairn.services.recall import Recall
 from cairn.services.writes import Corrected, Writes, Written
 from cairn.storage.ports import LaneFilter, SearchIndex
 from cairn.text import index_terms, normal_term
+from cairn.validation import check_line, check_text
 
 # A clear match contains at least this share of the statement's content words (a
 # correction: of its words other than numbers, which are usually the new value; and half
@@ -120,6 +121,9 @@ class Signals:
             raise InvalidInput("the statement is empty")
         if len(text) > limit:
             raise InvalidInput(f"the statement is {len(text):,} characters; the limit is {limit:,}")
+        check_text("the statement", text, limit)
+        if project_id is not None:
+            check_line("project id", project_id, 4096)
         reading = read_statement(text)
         base = SignalResult(
             reading.signal, reading.cue, reading.confidence, reading.language, reading.statement

@@ -43,10 +43,10 @@ def applied(url: str, schema: str) -> list[tuple[int, str]]:
 def test_a_new_schema_is_made_at_the_record_models_version(schema: tuple[str, str]) -> None:
     url, name = schema
     store = PostgresRecordStore(url, schema=name)
-    assert store.stats("t").schema_version == LATEST_VERSION == SQLITE_VERSION == 5
+    assert store.stats("t").schema_version == LATEST_VERSION == SQLITE_VERSION == 6
     store.close()
     first = applied(url, name)
-    assert [v for v, _ in first] == [5]
+    assert [v for v, _ in first] == [v for v, _ in MIGRATIONS]
     again = PostgresRecordStore(url, schema=name)  # up to date: nothing applied twice
     again.close()
     assert applied(url, name) == first
@@ -57,17 +57,18 @@ def test_a_forward_migration_keeps_the_data_and_records_its_version(
 ) -> None:
     url, name = schema
     store = PostgresRecordStore(url, schema=name)
-    insert(store, record("R1", "written under schema five"))
+    insert(store, record("R1", "written under the latest schema"))
     store.close()
-    later = (*MIGRATIONS, (6, "ALTER TABLE records ADD COLUMN note text NOT NULL DEFAULT 'six'"))
+    nxt = LATEST_VERSION + 1
+    later = (*MIGRATIONS, (nxt, "ALTER TABLE records ADD COLUMN note text NOT NULL DEFAULT 'x'"))
     with admin(url, name) as conn:
-        assert migrate(conn, name, migrations=later) == 6
-        assert schema_version(conn, name) == 6
+        assert migrate(conn, name, migrations=later) == nxt
+        assert schema_version(conn, name) == nxt
         assert conn.execute("SELECT body, note FROM records").fetchall() == [
-            ("written under schema five", "six")
+            ("written under the latest schema", "x")
         ]
-        assert migrate(conn, name, migrations=later) == 6  # applied once only
-    assert [v for v, _ in applied(url, name)] == [5, 6]
+        assert migrate(conn, name, migrations=later) == nxt  # applied once only
+    assert [v for v, _ in applied(url, name)] == [*(v for v, _ in MIGRATIONS), nxt]
 
 
 def test_a_failing_migration_changes_nothing(schema: tuple[str, str]) -> None:
@@ -75,12 +76,12 @@ def test_a_failing_migration_changes_nothing(schema: tuple[str, str]) -> None:
     PostgresRecordStore(url, schema=name).close()
     broken = (
         *MIGRATIONS,
-        (6, "ALTER TABLE records ADD COLUMN half_done text; SELECT 1 / 0;"),
+        (LATEST_VERSION + 1, "ALTER TABLE records ADD COLUMN half_done text; SELECT 1 / 0;"),
     )
     with admin(url, name) as conn:
         with pytest.raises(psycopg.errors.DivisionByZero):
             migrate(conn, name, migrations=broken)
-        assert schema_version(conn, name) == 5
+        assert schema_version(conn, name) == LATEST_VERSION
         columns = conn.execute(
             "SELECT column_name FROM information_schema.columns"
             " WHERE table_schema = %s AND table_name = 'records'",
@@ -135,4 +136,32 @@ def test_processes_opening_one_new_schema_at_once_migrate_it_once(
     assert stores[3].get("t1", "a", "R1") is not None
     for store in stores:
         store.close()
-    assert [v for v, _ in applied(url, name)] == [5]
+    assert [v for v, _ in applied(url, name)] == [v for v, _ in MIGRATIONS]
+
+
+def test_a_schema_five_store_gains_outcome_provenance_and_telemetry(
+    schema: tuple[str, str],
+) -> None:
+    from cairn.model import Application
+
+    url, name = schema
+    with admin(url, name) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("SET search_path TO {}, public").format(sql.Identifier(name)))
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+        assert migrate(conn, name, migrations=MIGRATIONS[:1]) == 5
+        conn.execute(
+            "INSERT INTO applications(tenant, agent, application_id, record_id, record_version,"
+            " task, delivery, created_at, outcome) VALUES ('t', 'a', 'APP', 'R', 1, 'x',"
+            " 'resident', '2026', 'ignored')"
+        )
+    store = PostgresRecordStore(url, schema=name)
+    assert store.stats("t").schema_version == LATEST_VERSION
+    (old,) = store.applications("t", "a")
+    assert isinstance(old, Application) and old.outcome_source is None
+    with store.transaction() as tx:
+        tx.set_outcome("t", "a", "APP", "contributed-to-failure", "2027", source="observed")
+        tx.add_counters("t", "a", {"reflect:runs": 1})
+    assert store.applications("t", "a")[0].outcome_source == "observed"
+    assert store.counters("t", None) == {"a": {"reflect:runs": 1.0}}
+    store.close()

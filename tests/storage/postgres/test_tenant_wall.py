@@ -40,6 +40,7 @@ def store() -> Iterator[PostgresRecordStore]:
                     [Application("AP", tenant, "a", "R1", 1, "task", "resident", (), "x")]
                 )
                 tx.purge(tenant, "a", "R2", "[gone]")  # leaves a pending purge row
+                tx.add_counters(tenant, "a", {"reflect:runs": 1})
         yield made
         made.close()
 

@@ -27,6 +27,7 @@ _PROJECT_HELP = "A folder in the repository, or its id (default: the current rep
     help="Trust levels admitted (default: the agent's includeTrustLevels).",
 )
 @click.option("--trace", is_flag=True, help="Show every candidate's fate.")
+@click.option("--as-of", default=None, help="As memory stood at this time (ISO-8601).")
 @pass_app
 def recall(
     app: App,
@@ -36,6 +37,7 @@ def recall(
     project: str | None,
     include_trust: tuple[str, ...],
     trace: bool,
+    as_of: str | None,
 ) -> None:
     """Recall the memories that apply to QUERY (global ones and the current repository's)
     and print the preamble."""
@@ -48,6 +50,7 @@ def recall(
         max_chars=max_chars,
         project_id=search_project_id(found),
         include_trust=list(include_trust) or None,
+        as_of=as_of,
     )
     data: dict[str, Any] = {
         "query": response.query,
@@ -230,8 +233,12 @@ def signal(app: App, text: str, project: str | None) -> None:
 @click.command()
 @pass_app
 def explain(app: App) -> None:
-    """Hit rate and outcome value of applied memories."""
+    """Hit rate and outcome value of applied memories; learning telemetry (counts only)
+    and the last reflection and sweep runs, per agent."""
+    from cairn.cli.commands.learning import telemetry_lines
+
     data = app.query(c.ExplainQuery, c.ExplainResponse).model_dump(exclude={"contract", "view"})
+    data["telemetry"], learned = telemetry_lines(app)
     rate = "n/a" if data["hit_rate"] is None else f"{data['hit_rate']:.2f}"
     lines = [
         f"applications {data['applications']}, with outcome {data['with_outcome']}, hit rate {rate}"
@@ -241,7 +248,7 @@ def explain(app: App) -> None:
         lines.append(
             f"  {record_id}  delivered {row['delivered']}  value {value}  {row['outcomes']}"
         )
-    emit(app, data, "\n".join(lines))
+    emit(app, data, "\n".join([*lines, *learned]))
 
 
 COMMANDS = (recall, context, expand, feedback, signal, explain)

@@ -31,7 +31,10 @@ from cairn.storage.ports import (
     RecordQuery,
     RuleQuery,
     StoreStats,
+    SweepQuery,
+    TrajectoryQuery,
 )
+from cairn.storage.postgres import learning
 from cairn.storage.postgres.database import Database, Session
 from cairn.storage.postgres.rows import (
     SELECT_APPLICATION,
@@ -242,6 +245,25 @@ class PostgresRecordStore:
             (tenant, agent, list(dict.fromkeys(event_ids))),
         )
         return {r[0] for r in found}
+
+    def recent_events(
+        self, tenant: str, agent: str | None, types: Sequence[str] | None, limit: int
+    ) -> list[Event]:
+        return learning.recent_events(self._all, tenant, agent, types, limit)
+
+    def trajectories(self, query: TrajectoryQuery) -> list[Event]:
+        return learning.trajectories(self._all, query)
+
+    def sweep_candidates(self, query: SweepQuery) -> list[Record]:
+        return learning.sweep_candidates(self._all, query)
+
+    def applications_by_id(
+        self, tenant: str, agent: str, application_ids: Sequence[str]
+    ) -> list[Application]:
+        return learning.applications_by_id(self._all, tenant, agent, application_ids)
+
+    def counters(self, tenant: str, agent: str | None) -> dict[str, dict[str, float]]:
+        return learning.counters(self._all, tenant, agent)
 
     def tombstones(self, tenant: str, agent: str) -> list[Tombstone]:
         found = self._all(

@@ -37,6 +37,7 @@ from cairn.model import (
     KINDS,
     MEMORY_TYPES,
     ORIGINS,
+    OUTCOME_SOURCES,
     OUTCOMES,
     SCOPES,
     STATES,
@@ -50,7 +51,7 @@ TENANT_SETTING = "cairn.tenant"
 EVERY_TENANT_SETTING = "cairn.every_tenant"
 
 # Tables holding one tenant's data each row: row-level security applies to all of them.
-TENANT_TABLES: tuple[str, ...] = (
+V5_TENANT_TABLES: tuple[str, ...] = (
     "events",
     "records",
     "tombstones",
@@ -63,6 +64,7 @@ TENANT_TABLES: tuple[str, ...] = (
     "partition_stats",
     "entity_links",
 )
+TENANT_TABLES: tuple[str, ...] = (*V5_TENANT_TABLES, "telemetry")
 
 
 def _in(column: str, words: tuple[str, ...]) -> str:
@@ -276,11 +278,32 @@ CREATE TABLE entity_links (
     row bigint NOT NULL,
     PRIMARY KEY (tenant, agent, key, row)
 );
-""" + "".join(_wall(table) for table in TENANT_TABLES)
+""" + "".join(_wall(table) for table in V5_TENANT_TABLES)
+
+
+def _v6() -> str:
+    sources = ", ".join(f"'{s}'" for s in OUTCOME_SOURCES)
+    return f"""
+-- v6, learning (as SQLite's v6): who judged each application's outcome, telemetry
+-- counters (counts only), the journal by event type.
+ALTER TABLE applications ADD COLUMN outcome_source {T}
+    CHECK (outcome_source IS NULL OR outcome_source IN ({sources}));
+ALTER TABLE applications ADD COLUMN outcome_session {T};
+CREATE TABLE telemetry (
+    tenant {T} NOT NULL,
+    agent {T} NOT NULL,
+    name {T} NOT NULL,
+    value double precision NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant, agent, name)
+);
+CREATE INDEX events_by_type ON events(tenant, agent, type, seq);
+CREATE INDEX records_sweep ON records(tenant, agent, failure_count) WHERE live;
+""" + _wall("telemetry")
 
 
 V5 = _v5()
-MIGRATIONS: tuple[tuple[int, str], ...] = ((5, V5),)
+V6 = _v6()
+MIGRATIONS: tuple[tuple[int, str], ...] = ((5, V5), (6, V6))
 LATEST_VERSION = MIGRATIONS[-1][0]
 OWN_TABLES = frozenset(("schema_version", "meta", *TENANT_TABLES))
 

@@ -9,7 +9,7 @@ inserted, and looks up any other row's tenant before writing under it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -311,13 +311,39 @@ class PostgresTransaction:
         return application_from_row(found) if found else None
 
     def set_outcome(
-        self, tenant: str, agent: str, application_id: str, outcome: str, at: str
+        self,
+        tenant: str,
+        agent: str,
+        application_id: str,
+        outcome: str,
+        at: str,
+        *,
+        source: str | None = None,
+        session: str | None = None,
     ) -> None:
         self._run(
             tenant,
-            "UPDATE applications SET outcome = %s, outcome_at = %s"
-            " WHERE tenant = %s AND agent = %s AND application_id = %s",
-            (outcome, at, tenant, agent, application_id),
+            "UPDATE applications SET outcome = %s, outcome_at = %s, outcome_source = %s,"
+            " outcome_session = %s WHERE tenant = %s AND agent = %s AND application_id = %s",
+            (outcome, at, source, session, tenant, agent, application_id),
+        )
+
+    def applications_of(self, tenant: str, agent: str, record_id: str) -> list[Application]:
+        found = self._run(
+            tenant,
+            SELECT_APPLICATION + " WHERE tenant = %s AND agent = %s AND record_id = %s"
+            " ORDER BY created_at, application_id",
+            (tenant, agent, record_id),
+        ).fetchall()
+        return [application_from_row(r) for r in found]
+
+    def add_counters(self, tenant: str, agent: str, counters: Mapping[str, float]) -> None:
+        self._s.scope(tenant)
+        self._s.cursor().executemany(
+            "INSERT INTO telemetry(tenant, agent, name, value) VALUES (%s, %s, %s, %s)"
+            " ON CONFLICT (tenant, agent, name) DO UPDATE"
+            " SET value = telemetry.value + excluded.value",
+            [(tenant, agent, name, float(v)) for name, v in sorted(counters.items())],
         )
 
     def set_entity_keys(self, links: Sequence[tuple[int, tuple[str, ...]]]) -> None:
