@@ -77,6 +77,13 @@ class App:
         text = json.dumps([self.tenant, self.agent, *map(str, parts)], ensure_ascii=False)
         return "cli:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
+    def journal_length(self) -> int:
+        """How many events the journal holds: part of the key of a command whose effect
+        depends on what is stored, so that saying it again after the store changed (the
+        memory it made was forgotten or corrected, the outcome it set was replaced) is a new
+        request, while a retry on an unchanged store is the same one."""
+        return int(self.provider().status().counts.get("events", 0))
+
     def close(self) -> None:
         if self._provider is not None:
             self._provider.close()

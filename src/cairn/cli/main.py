@@ -54,6 +54,17 @@ class CairnGroup(click.Group):
             i += 1
         return super().parse_args(ctx, front + rest)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            # click would turn it into exit 1; the reader went away, which is no failure.
+            raise _PipeClosed from None
+
+
+class _PipeClosed(Exception):
+    """Standard output's reader closed the pipe (``cairn export | head -1``)."""
+
 
 @click.group(cls=CairnGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
@@ -119,13 +130,14 @@ def run(args: list[str] | None = None) -> int:
     except click.exceptions.Exit as done:
         return int(done.exit_code)
     except click.UsageError as exc:
-        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        path = exc.ctx.command_path if exc.ctx is not None else _command_path(argv)
+        hint = f" (see '{path} --help')"
         return _fail(f"{exc.format_message()}{hint}", 2, as_json)
     except click.ClickException as exc:
         return _fail(exc.format_message(), exc.exit_code, as_json)
     except click.Abort:
         return _fail("interrupted", 130, as_json)
-    except BrokenPipeError:
+    except (BrokenPipeError, _PipeClosed):
         _quiet_stdout()
         return 0
     except InvalidInput as exc:
@@ -140,6 +152,12 @@ def run(args: list[str] | None = None) -> int:
     except Exception as exc:  # a defect of cairn's: one line here, the details in a log
         where = _log_internal_error(argv)
         return _fail(f"internal error: {type(exc).__name__}: {exc} (details: {where})", 1, as_json)
+
+
+def _command_path(argv: list[str]) -> str:
+    """The command an error without a click context belongs to (its first known name)."""
+    name = next((arg for arg in argv if arg in cli.commands), None)
+    return f"cairn {name}" if name else "cairn"
 
 
 def _log_internal_error(argv: list[str]) -> str:

@@ -61,6 +61,17 @@ def resolve_project(app: App, value: str | None, *, required: bool = False) -> P
     raise InvalidInput(f"--project {value!r} is neither a folder nor a known project id")
 
 
+def search_project_id(project: Project | None) -> str:
+    """The project a search is limited to: this one, or outside a repository the folder's
+    own identity, which no repository's memory carries, so that only global memory (and
+    any bound to this very folder) applies there, never every repository's rules."""
+    if project is not None:
+        return project.id
+    from cairn.adapters.repository import repository_identity
+
+    return repository_identity(Path.cwd()).project_id
+
+
 def relative_paths(project: Project | None, paths: tuple[str, ...]) -> tuple[str, ...]:
     """Task paths relative to the repository root (paths given relative to the cwd)."""
     if not paths:

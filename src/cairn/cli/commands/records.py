@@ -70,7 +70,18 @@ def remember(
     response = app.apply(
         c.RememberRequest,
         c.WriteResponse,
-        app.key("remember", body, kind, scope, found.id if found else None, paths, operations),
+        app.key(
+            "remember",
+            body,
+            kind,
+            scope,
+            found.id if found else None,
+            paths,
+            operations,
+            phases,
+            task_types,
+            app.journal_length(),
+        ),
         body=body,
         kind=kind,
         trust=trust,
@@ -214,7 +225,7 @@ def list_(
         found = resolve_project(app, named)
         data.update(project_id=found.id if found else None)
     elif not everywhere and scope != "global":
-        here = resolve_project(app, None)
+        here = resolve_project(app, None, required=scope == "project")
         if here is not None:
             data.update(project_id=here.id, with_global=scope is None)
         elif scope is None:

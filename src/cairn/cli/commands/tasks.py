@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from cairn.cli.app import App, emit, pass_app, read_text_argument
-from cairn.cli.project import relative_paths, resolve_project
+from cairn.cli.project import relative_paths, resolve_project, search_project_id
 from cairn.cli.render import one_line
 from cairn.model import OUTCOMES, TRUST_LEVELS
 from cairn.provider import contract as c
@@ -48,7 +48,7 @@ def recall(
         query=query,
         max_results=limit,
         max_chars=max_chars,
-        project_id=found.id if found else None,
+        project_id=search_project_id(found),
         include_trust=list(include_trust) or None,
         as_of=as_of,
     )
@@ -159,7 +159,7 @@ def feedback(app: App, application_id: str, outcome: str) -> None:
     response = app.apply(
         c.FeedbackRequest,
         c.FeedbackResponse,
-        app.key("feedback", application_id.strip().upper(), outcome),
+        app.key("feedback", application_id.strip().upper(), outcome, app.journal_length()),
         application_id=application_id,
         outcome=outcome,
     )
@@ -186,7 +186,7 @@ def signal(app: App, text: str, project: str | None) -> None:
     response = app.apply(
         c.SignalRequest,
         c.SignalResponse,
-        app.key("signal", statement, found.id if found else None),
+        app.key("signal", statement, found.id if found else None, app.journal_length()),
         text=statement,
         project_id=found.id if found else None,
     )
@@ -194,14 +194,14 @@ def signal(app: App, text: str, project: str | None) -> None:
     record = response.record
     if response.outcome in ("no-match", "ambiguous"):
         verb = "forgotten" if response.kind == "forget" else "corrected"
-        lines = [
-            f"nothing {verb}: "
-            + (
-                f"no memory clearly matches {response.statement!r}"
-                if response.outcome == "no-match"
-                else "several memories match; name one by id"
+        command = "forget ID" if response.kind == "forget" else "correct ID TEXT"
+        if response.outcome == "ambiguous":
+            said = f"several memories match; name one by id (cairn {command}):"
+        else:
+            said = f"no memory clearly matches {response.statement!r}" + (
+                f"; the closest (cairn {command}):" if response.candidates else ""
             )
-        ]
+        lines = [f"nothing {verb}: {said}"]
         lines += [
             f"  {m.record.id}  {one_line(m.record.body, 70)}  (words {m.coverage:.0%},"
             f" meaning {m.cosine:.2f})"
