@@ -2,15 +2,18 @@
 
 Only here are the storage pair, the embedder, the services and the Markdown projection
 chosen and wired; every interface (the Python API, the CLI) asks for a provider here.
+With ``memory.remote.endpoint`` set the provider is a remote one and nothing local is
+opened at all.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Config, default_home, parse_config, resolve_config
@@ -35,6 +38,9 @@ from cairn.storage.inprocess import InProcessSearchIndex
 from cairn.storage.ports import PendingPurge, RecordStore
 from cairn.storage.sqlite.record_store import SqliteRecordStore
 from cairn.timeutil import utc_now
+
+if TYPE_CHECKING:
+    from cairn.provider.remote import RemoteProvider
 
 log = logging.getLogger(__name__)
 
@@ -77,14 +83,21 @@ def open_provider(
     reranker: Reranker | None = None,
     clock: Callable[[], datetime] = utc_now,
     markdown: bool | None = None,
-) -> LocalProvider:
-    """The embedded engine on one SQLite file, as a provider bound to ``tenant``.
+) -> LocalProvider | RemoteProvider:
+    """The embedded engine on one SQLite file, as a provider bound to ``tenant``; or the
+    configured server (``memory.remote``), and then no local file is opened or read.
 
     ``markdown``: keep the Markdown projection beside the file (default: the config's
     ``memory.markdown.enabled``).
     """
     check_name("tenant", tenant)
     check_name("agent", agent)
+    if config.memory.remote.endpoint is not None:
+        return open_remote(
+            config,
+            tenant=None if tenant == "default" else tenant,
+            agent=None if agent == "default" else agent,
+        )
     home = home or default_home()
     db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
     if embedder is None:
@@ -114,6 +127,34 @@ def open_provider(
         markdown_folder=db_path.parent,
         markdown=markdown,
         describe={"backend": "sqlite", "location": str(db_path)},
+    )
+
+
+def open_remote(
+    config: Config, *, tenant: str | None = None, agent: str | None = None
+) -> RemoteProvider:
+    """The server of ``memory.remote``, with the token from its environment variable
+    (only from there: a token never sits in a config file). ``tenant``: the tenant the
+    caller expects the token to be for."""
+    from cairn.provider.remote import RemoteProvider
+
+    settings = config.memory.remote
+    endpoint = settings.endpoint
+    if endpoint is None:
+        raise InvalidInput("memory.remote.endpoint is not set")
+    token = os.environ.get(settings.tokenEnv, "").strip()
+    if not token:
+        raise InvalidInput(
+            f"memory.remote.tokenEnv: the environment variable {settings.tokenEnv} is not set;"
+            f" it must hold a token of the server at {endpoint} (cairn token create)"
+        )
+    return RemoteProvider(
+        endpoint,
+        token,
+        token_env=settings.tokenEnv,
+        timeout=settings.timeoutSeconds,
+        tenant=tenant,
+        agent=agent,
     )
 
 

@@ -88,9 +88,9 @@ def cli(
 
 
 def _register() -> None:
-    from cairn.cli.commands import records, settings, store, tasks
+    from cairn.cli.commands import records, serve, settings, store, tasks
 
-    for module in (records, store, tasks, settings):
+    for module in (records, store, tasks, settings, serve):
         for command in module.COMMANDS:
             cli.add_command(command)
 
