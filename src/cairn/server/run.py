@@ -9,6 +9,7 @@ requests in flight finish (up to ``grace`` seconds), then closes the engine.
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from cairn.server.auth import TokenStore, tokens_path
 log = logging.getLogger("cairn.server")
 
 DEFAULT_PORT = 8750
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def open_engine(config: Config, home: Path, path: Path | None = None) -> LocalProvider:
@@ -111,10 +113,18 @@ def serve(
             lifespan="on",
         )
     )
+    # uvicorn shuts down gracefully at the signal, then raises it again for the handler it
+    # found; that handler only notes it, so a graceful stop ends the command with exit 0.
+    stops: list[int] = []
+    previous = {sig: signal.signal(sig, lambda n, _: stops.append(n)) for sig in _STOP_SIGNALS}
     try:
         server.run(sockets=[sock])
     finally:
         sock.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if stops:
+        log.info("stopped by signal", extra={"signal": signal.Signals(stops[0]).name})
 
 
 def _url_host(host: str) -> str:
