@@ -79,7 +79,7 @@ def serve(
     logs.configure(log_level)
     from prometheus_client import disable_created_metrics
 
-    disable_created_metrics()  # the *_created series only double every series
+    disable_created_metrics()  # type: ignore[no-untyped-call]  # *_created: noise
     sock = listen(host, port)
     try:
         engine = open_engine(config, home, path)
