@@ -94,3 +94,25 @@ def test_a_home_configured_for_a_remote_is_not_served(tmp_path: Path) -> None:
             config={"memory": {"remote": {"endpoint": "http://127.0.0.1:9"}}},
         )
     assert not (tmp_path / "home" / "memory.db").exists()
+
+
+def test_several_worker_processes_serve_one_store(tmp_path: Path) -> None:
+    server = Server.start(tmp_path / "home", args=("--workers", "2"))
+    try:
+        token = server.token("acme")
+        bodies = [f"worker note {i} about kestrel" for i in range(20)]
+        with server.client(token) as http:
+            for i, body in enumerate(bodies):
+                write = {"mutation": "store", "idempotency_key": f"k{i}", "body": body}
+                reply = http.post("/v1/apply", json=write)
+                assert reply.status_code == 200
+        # New connections land on either process; each sees every write.
+        for _ in range(10):
+            with server.client(token) as http:
+                listed = http.post("/v1/query", json={"view": "manage"}).json()["records"]
+                assert sorted(r["body"] for r in listed) == sorted(bodies)
+    finally:
+        assert server.stop() == 0
+    started = [x for x in server.logs() if x["event"] == "started"]
+    stopped = [x for x in server.logs() if x["event"] == "stopped"]
+    assert len(started) == len(stopped) == 2  # two engines, each closed at the stop

@@ -8,14 +8,20 @@ requests in flight finish (up to ``grace`` seconds), then closes the engine.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import signal
 import socket
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import uvicorn
+from fastapi import FastAPI
+from uvicorn.supervisors import Multiprocess
 
-from cairn.config import Config
+from cairn.config import Config, parse_config
 from cairn.errors import InvalidInput
 from cairn.provider import contract as c
 from cairn.provider.local import LocalProvider
@@ -26,6 +32,7 @@ from cairn.server.auth import TokenStore, tokens_path
 log = logging.getLogger("cairn.server")
 
 DEFAULT_PORT = 8750
+SETTINGS_ENV = "CAIRN_SERVE_SETTINGS"
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -63,6 +70,36 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What a serving process needs; passed to worker processes as JSON."""
+
+    config: dict[str, Any]
+    home: str
+    tokens: str
+    path: str | None
+    max_body_bytes: int
+
+
+def build_app(settings: Settings) -> FastAPI:
+    """This process's engine, warmed, and the app over it."""
+    config = parse_config(settings.config)
+    path = Path(settings.path) if settings.path else None
+    engine = open_engine(config, Path(settings.home), path)
+    app = create_app(engine, TokenStore(settings.tokens), max_body_bytes=settings.max_body_bytes)
+    # Load the model (and the default partition) now, not in the first request.
+    engine.query(c.RecallQuery(query="warm up"))
+    return app
+
+
+def worker_app() -> FastAPI:
+    """The app of one worker process of ``--workers`` (uvicorn imports it by name)."""
+    from prometheus_client import disable_created_metrics
+
+    disable_created_metrics()  # type: ignore[no-untyped-call]  # *_created: noise
+    return build_app(Settings(**json.loads(os.environ[SETTINGS_ENV])))
+
+
 def serve(
     config: Config,
     *,
@@ -74,22 +111,37 @@ def serve(
     grace: int = 30,
     max_body_bytes: int = MAX_BODY_BYTES,
     log_level: str = "info",
+    workers: int = 1,
 ) -> None:
-    """Serve until SIGTERM or SIGINT."""
+    """Serve until SIGTERM or SIGINT.
+
+    ``workers`` > 1: that many processes accept on the one socket, each with an engine
+    of its own over the same store (an engine answers on one core at a time; the store
+    is shared by any number of processes). Metrics are then each process's own.
+    """
     logs.configure(log_level)
     from prometheus_client import disable_created_metrics
 
     disable_created_metrics()  # type: ignore[no-untyped-call]  # *_created: noise
+    settings = Settings(
+        config=config.to_dict(),
+        home=str(home),
+        tokens=str(tokens or tokens_path(home)),
+        path=str(path) if path else None,
+        max_body_bytes=max_body_bytes,
+    )
     sock = listen(host, port)
     try:
-        engine = open_engine(config, home, path)
+        if workers == 1:
+            app: FastAPI | str = build_app(settings)
+        else:
+            open_engine(config, home, path).close()  # a store that cannot open fails here
+            os.environ[SETTINGS_ENV] = json.dumps(asdict(settings))
+            app = f"{__name__}:worker_app"
     except BaseException:
         sock.close()
         raise
-    store = TokenStore(tokens or tokens_path(home))
-    app = create_app(engine, store, max_body_bytes=max_body_bytes)
-    # Load the model (and the default partition) now, not in the first request.
-    engine.query(c.RecallQuery(query="warm up"))
+    store = TokenStore(settings.tokens)
     bound_host, bound_port = sock.getsockname()[:2]
     log.info(
         "listening",
@@ -97,28 +149,31 @@ def serve(
             "host": bound_host,
             "port": bound_port,
             "url": f"http://{_url_host(bound_host)}:{bound_port}",
-            "backend": engine.status().backend,
+            "workers": workers,
             "tokens": str(store.path),
             "tenants": len({b.tenant for b in store.bindings()}),
         },
     )
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            log_config=logs.log_config(log_level),
-            access_log=False,
-            timeout_graceful_shutdown=grace,
-            server_header=False,
-            proxy_headers=False,
-            lifespan="on",
-        )
+    options = uvicorn.Config(
+        app,
+        factory=workers > 1,
+        workers=workers,
+        log_config=logs.log_config(log_level),
+        access_log=False,
+        timeout_graceful_shutdown=grace,
+        server_header=False,
+        proxy_headers=False,
+        lifespan="on",
     )
     # uvicorn shuts down gracefully at the signal, then raises it again for the handler it
     # found; that handler only notes it, so a graceful stop ends the command with exit 0.
     stops: list[int] = []
     previous = {sig: signal.signal(sig, lambda n, _: stops.append(n)) for sig in _STOP_SIGNALS}
     try:
-        server.run(sockets=[sock])
+        if workers == 1:
+            uvicorn.Server(options).run(sockets=[sock])
+        else:
+            Multiprocess(options, sockets=[sock]).run()
     finally:
         sock.close()
         for sig, handler in previous.items():

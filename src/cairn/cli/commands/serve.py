@@ -44,6 +44,13 @@ def _tokens(app: App, tokens: Path | None) -> Path:
     help="Largest request body accepted.",
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Processes serving the one port, each with its own engine over the same store.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="info",
@@ -57,6 +64,7 @@ def serve(
     tokens: Path | None,
     grace: int,
     max_body_mb: int,
+    workers: int,
     log_level: str,
 ) -> None:
     """Serve this home's store over HTTP: the provider contract (POST /v1/query,
@@ -79,6 +87,7 @@ def serve(
         grace=grace,
         max_body_bytes=max_body_mb * 2**20,
         log_level=log_level,
+        workers=workers,
     )
 
 
