@@ -345,6 +345,38 @@ def consistency(load: Load, urls: Sequence[str], tenants: Sequence[str], n: int)
     return {"writes": checked, "recalled_through_the_other": found}
 
 
+SCRAPED = {
+    "recall_in_server": ('cairn_request_seconds_{}{{operation="recall",route="/v1/query"}}'),
+    "engine_total": 'cairn_recall_stage_seconds_{}{{stage="total"}}',
+    "embed": 'cairn_recall_stage_seconds_{}{{stage="embed"}}',
+}
+
+
+def scrape(urls: Sequence[str]) -> dict[str, float]:
+    """Sums and counts of the server-side recall timings, over every server."""
+    totals: dict[str, float] = {}
+    with httpx.Client(timeout=60, trust_env=False) as http:
+        for url in urls:
+            lines = http.get(f"{url}/metrics").text.splitlines()
+            values = dict(line.rsplit(" ", 1) for line in lines if not line.startswith("#"))
+            for name, series in SCRAPED.items():
+                for part in ("sum", "count"):
+                    key = f"{name}_{part}"
+                    totals[key] = totals.get(key, 0.0) + float(values.get(series.format(part), 0))
+    return totals
+
+
+def server_means(before: dict[str, float], after: dict[str, float]) -> dict[str, float | None]:
+    """Mean milliseconds per recall inside the servers during a phase: the whole handler
+    (parse, engine, serialization), the engine's total, the query embedding."""
+    out: dict[str, float | None] = {}
+    for name in SCRAPED:
+        count = after[f"{name}_count"] - before[f"{name}_count"]
+        total = after[f"{name}_sum"] - before[f"{name}_sum"]
+        out[f"{name}_ms"] = total * 1000 / count if count else None
+    return out
+
+
 def summarize(phase: Phase, cpu: float, lost: int) -> dict[str, Any]:
     done = sum(len(v) for v in phase.latencies.values())
     ops = {
@@ -368,6 +400,9 @@ def summarize(phase: Phase, cpu: float, lost: int) -> dict[str, Any]:
         "acknowledged_writes": len(phase.writes),
         "lost_writes": lost,
         "server_cores_busy": cpu / phase.seconds,
+        # CPU the server processes spent per answered request: what the machine's load
+        # changes least (contention stretches wall time, not work)
+        "server_cpu_ms_per_request": cpu * 1000 / max(1, done),
         "ops": ops,
     }
 
@@ -404,10 +439,15 @@ def run_size(args: argparse.Namespace, size: int) -> dict[str, Any]:
             phase = Phase(name, clients, mix)
             cpu0 = sum(s.cpu_seconds() for s in servers[:count])
             mine = time.process_time()
+            load_before = os.getloadavg()[0]
+            scraped = scrape(urls)
             asyncio.run(load.run(phase, urls))
+            means = server_means(scraped, scrape(urls))
             cpu = sum(s.cpu_seconds() for s in servers[:count]) - cpu0
             row = summarize(phase, cpu, load.lost_writes(phase, urls))
             row["client_cores_busy"] = (time.process_time() - mine) / phase.seconds
+            row["loadavg_1m"] = [load_before, os.getloadavg()[0]]
+            row["server_recall_means"] = means
             result["phases"].append(row)
             recall = row["ops"].get("recall", {})
             log(
@@ -415,6 +455,9 @@ def run_size(args: argparse.Namespace, size: int) -> dict[str, Any]:
                 f" p50/p95/p99 {_ms(recall.get('p50_ms'))}/{_ms(recall.get('p95_ms'))}"
                 f"/{_ms(recall.get('p99_ms'))} ms  failed {row['failed']}"
                 f"  lost {row['lost_writes']}  server cores {row['server_cores_busy']:.2f}"
+                f" ({row['server_cpu_ms_per_request']:.1f} ms CPU/request)"
+                f"  load {row['loadavg_1m'][0]:.1f}  in server {_ms(means['recall_in_server_ms'])}"
+                f" engine {_ms(means['engine_total_ms'])} embed {_ms(means['embed_ms'])} ms"
             )
     finally:
         result["exit_codes"] = [s.stop() for s in servers]
