@@ -1,4 +1,5 @@
-"""Layering (SPEC §2): dependencies point downward only, one layer owns all SQL, the engine
+"""Layering (SPEC §2): dependencies point downward only, the two stores own all SQL (sqlite3
+only in ``storage/sqlite``, the PostgreSQL driver only in ``storage/postgres``), the engine
 reads no clock, and no module grows past what one reads in a sitting.
 
 Layers, top to bottom (a layer may import the ones below it, never those above):
@@ -168,6 +169,15 @@ def test_only_the_sqlite_store_runs_sql() -> None:
         if path.is_relative_to(PACKAGE / "storage" / "sqlite"):
             continue
         assert "sqlite3" not in imports_of(path), f"{module_name(path)} imports sqlite3"
+
+
+def test_only_the_postgres_store_speaks_to_postgresql() -> None:
+    drivers = ("psycopg", "psycopg_pool", "psycopg2")
+    for path in PACKAGE.rglob("*.py"):
+        if path.is_relative_to(PACKAGE / "storage" / "postgres"):
+            continue
+        found = {m for m in imports_of(path) if m.split(".")[0] in drivers}
+        assert not found, f"{module_name(path)} imports {sorted(found)}"
 
 
 def test_the_engine_never_reads_the_clock() -> None:

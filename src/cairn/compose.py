@@ -21,7 +21,7 @@ from cairn.engine.director import stored_rank
 from cairn.engine.entities import extract_entity_keys
 from cairn.engine.recall.pipeline import MemoryRecall
 from cairn.engine.recall.rerank import Reranker
-from cairn.errors import InvalidInput
+from cairn.errors import ConfigError, InvalidInput
 from cairn.identifiers import check_name
 from cairn.provider.local import LocalProvider, Ports, Services
 from cairn.services.journal import Journal, Namespace
@@ -35,7 +35,7 @@ from cairn.services.tasks import Tasks
 from cairn.services.transfer import Transfer
 from cairn.services.writes import Writes
 from cairn.storage.inprocess import InProcessSearchIndex
-from cairn.storage.ports import PendingPurge, RecordStore
+from cairn.storage.ports import PendingPurge, RecordStore, SearchIndex
 from cairn.storage.sqlite.record_store import SqliteRecordStore
 from cairn.timeutil import utc_now
 
@@ -84,11 +84,13 @@ def open_provider(
     clock: Callable[[], datetime] = utc_now,
     markdown: bool | None = None,
 ) -> LocalProvider | RemoteProvider:
-    """The embedded engine on one SQLite file, as a provider bound to ``tenant``; or the
-    configured server (``memory.remote``), and then no local file is opened or read.
+    """The engine on the configured store, as a provider bound to ``tenant``; or the
+    configured server (``memory.remote``), and then nothing local is opened or read.
 
-    ``markdown``: keep the Markdown projection beside the file (default: the config's
-    ``memory.markdown.enabled``).
+    ``memory.store.url`` names the store when set (``sqlite:///file`` or
+    ``postgresql://...``); else it is the SQLite file ``path``, ``memory.store.path`` or
+    ``<home>/memory.db``. ``markdown``: keep the Markdown projection beside the file (for
+    PostgreSQL, in ``home``; default: the config's ``memory.markdown.enabled``).
     """
     check_name("tenant", tenant)
     check_name("agent", agent)
@@ -99,23 +101,15 @@ def open_provider(
             agent=None if agent == "default" else agent,
         )
     home = home or default_home()
-    db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
     if embedder is None:
         embedder = make_embedder(config)
-    records = SqliteRecordStore(db_path, rank_hint=stored_rank)
-    stored = records.embedder()
-    if stored is not None and stored != embedder.model_id:
-        records.close()
-        raise InvalidInput(
-            f"{db_path} holds vectors of the embedder {stored!r}, not {embedder.model_id!r};"
-            " configure that embedder (memory.embeddings.provider) or use another file"
-        )
-    index = InProcessSearchIndex(
-        records,
-        dim=embedder.dim,
-        graphs_beside=db_path,
-        ann_threshold=config.memory.store.annThreshold,
-    )
+    url = config.memory.store.url
+    if url is not None and not url.startswith("sqlite:///"):
+        records, index, folder, describe = _open_postgres(config, url, home, embedder)
+    else:
+        if url is not None:
+            path = Path(url.removeprefix("sqlite:///"))
+        records, index, folder, describe = _open_sqlite(config, path, home, embedder)
     return assemble(
         config,
         Ports(records, index),
@@ -124,9 +118,9 @@ def open_provider(
         agent=agent,
         reranker=reranker,
         clock=clock,
-        markdown_folder=db_path.parent,
+        markdown_folder=folder,
         markdown=markdown,
-        describe={"backend": "sqlite", "location": str(db_path)},
+        describe=describe,
     )
 
 
@@ -156,6 +150,56 @@ def open_remote(
         tenant=tenant,
         agent=agent,
     )
+
+
+def _check_embedder(records: RecordStore, embedder: Embedder, location: str) -> None:
+    stored = records.embedder()
+    if stored is not None and stored != embedder.model_id:
+        records.close()
+        raise InvalidInput(
+            f"{location} holds vectors of the embedder {stored!r}, not {embedder.model_id!r};"
+            " configure that embedder (memory.embeddings.provider) or use another store"
+        )
+
+
+def _open_sqlite(
+    config: Config, path: Path | None, home: Path, embedder: Embedder
+) -> tuple[RecordStore, SearchIndex, Path, dict[str, Any]]:
+    db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
+    records = SqliteRecordStore(db_path, rank_hint=stored_rank)
+    _check_embedder(records, embedder, str(db_path))
+    index = InProcessSearchIndex(
+        records,
+        dim=embedder.dim,
+        graphs_beside=db_path,
+        ann_threshold=config.memory.store.annThreshold,
+    )
+    return records, index, db_path.parent, {"backend": "sqlite", "location": str(db_path)}
+
+
+def _open_postgres(
+    config: Config, url: str, home: Path, embedder: Embedder
+) -> tuple[RecordStore, SearchIndex, Path, dict[str, Any]]:
+    try:
+        from cairn.storage.postgres import PostgresRecordStore, PostgresSearchIndex
+        from cairn.storage.postgres.database import describe_url
+    except ImportError as exc:
+        raise ConfigError(
+            "memory.store.url: PostgreSQL needs the postgres extra"
+            f" (pip install 'cairn-memory[postgres]'): {exc}"
+        ) from None
+    store = config.memory.store
+    records = PostgresRecordStore(
+        url, schema=store.postgresSchema, rank_hint=stored_rank, max_connections=store.poolSize
+    )
+    location = f"{describe_url(url)} (schema {store.postgresSchema})"
+    _check_embedder(records, embedder, location)
+    try:
+        index = PostgresSearchIndex(records, dim=embedder.dim, ann_threshold=store.annThreshold)
+    except BaseException:
+        records.close()
+        raise
+    return records, index, home, {"backend": "postgresql", "location": location}
 
 
 def assemble(

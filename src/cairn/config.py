@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cairn.errors import ConfigError
 
@@ -136,10 +136,30 @@ class AgentConfig(_Strict):
 
 class StoreConfig(_Strict):
     path: str | None = None  # default: <home>/memory.db
+    # The backend by URL: sqlite:///path/to/memory.db (the embedded default) or
+    # postgresql://user@host:port/db (the server backend; needs the postgres extra).
+    url: str | None = None
+    postgresSchema: str = Field("cairn", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    poolSize: int = Field(8, ge=1, le=256)  # PostgreSQL connections per process
     maxBodyChars: int = Field(100_000, ge=1, le=50_000_000)
     # A tenant+agent with at least this many live vectors is searched through an HNSW
     # graph (needs the optional usearch); null keeps every search exact.
     annThreshold: int | None = Field(50_000, ge=1)
+
+    @field_validator("url")
+    @classmethod
+    def _known_backend(cls, value: str | None) -> str | None:
+        if value is None or value.startswith(("postgresql://", "postgres://")):
+            return value
+        if value.startswith("sqlite:///") and len(value) > len("sqlite:///"):
+            return value
+        raise ValueError("expected sqlite:///path/to/file or postgresql://user@host/database")
+
+    @model_validator(mode="after")
+    def _one_store(self) -> StoreConfig:
+        if self.url is not None and self.path is not None:
+            raise ValueError("path and url name two stores; keep one of them")
+        return self
 
 
 class EmbeddingsConfig(_Strict):

@@ -21,9 +21,18 @@ def _local_sqlite(tmp: Path, embedder: HashingEmbedder, clock: Callable[[], obje
     return Memory.open(tmp / "memory.db", config={}, embedder=embedder, clock=clock)  # type: ignore[arg-type]
 
 
+def _local_postgres(tmp: Path, embedder: HashingEmbedder, clock: Callable[[], object]) -> Memory:
+    from pg_support import new_schema_name, server_uri
+
+    store = {"url": server_uri(), "postgresSchema": new_schema_name("prov")}
+    config = {"memory": {"store": store, "markdown": {"enabled": False}}}
+    return Memory.open(config=config, embedder=embedder, clock=clock)  # type: ignore[arg-type]
+
+
 # backend -> the embedded engine on it
 LOCAL: dict[str, Callable[[Path, HashingEmbedder, Callable[[], object]], Memory]] = {
-    "sqlite": _local_sqlite
+    "sqlite": _local_sqlite,
+    "postgres": _local_postgres,
 }
 ROUTES = [("local", b) for b in sorted(LOCAL)] + [("server", b) for b in sorted(BACKENDS)]
 

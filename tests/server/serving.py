@@ -7,8 +7,8 @@ each test then works in a tenant of its own (a fresh token), so tests share the 
 but never each other's data (the wall between tenants is what the server is about).
 
 The backend is a parameter: ``BACKENDS`` maps its name to the configuration the server's
-store needs (the SQLite file in the server's home needs none); another storage pair joins
-by adding its entry.
+store needs (the SQLite file in the server's home needs none; PostgreSQL a schema of its
+own on the test server of ``pg_support``); another storage pair joins by adding its entry.
 """
 
 from __future__ import annotations
@@ -32,8 +32,20 @@ import yaml
 from cairn import Memory
 from cairn.server.auth import TokenStore, tokens_path
 
+
+def _postgres(home: Path) -> dict[str, Any]:
+    """A schema of its own on the test PostgreSQL (skips the test when none can start)."""
+    from pg_support import new_schema_name, server_uri
+
+    schema = new_schema_name("srv")
+    return {"memory": {"store": {"url": server_uri(), "postgresSchema": schema}}}
+
+
 # backend name -> the server's config for its store, given the server's home
-BACKENDS: dict[str, Callable[[Path], dict[str, Any]]] = {"sqlite": lambda home: {}}
+BACKENDS: dict[str, Callable[[Path], dict[str, Any]]] = {
+    "sqlite": lambda home: {},
+    "postgres": _postgres,
+}
 
 TEST_EMBEDDER = {"memory": {"embeddings": {"provider": "hashing"}}}
 

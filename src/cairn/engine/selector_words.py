@@ -438,6 +438,18 @@ _ZH_WHEN_AFTER = re.compile(
 )
 
 
+def mentioned_actions(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(operations, phases, task types) a task's text names anywhere ("install lodash and
+    push" names install and push): a task, unlike a rule, states what it is doing."""
+    masked = mask_quotes(text.replace("`", " "))
+    found = [w for w in _WORDS if w.pattern.search(masked)]
+    return (
+        _ordered(found, "operation", OPERATIONS),
+        _ordered(found, "phase", PHASES),
+        _ordered(found, "task_type", TASK_TYPES),
+    )
+
+
 def _actions(masked: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """(operations, phases, task types): the ones in "when" position, else governed actions."""
     taken: list[tuple[int, int]] = []

@@ -63,6 +63,11 @@ class TaskConditions:
     operation: str | None = None
     phase: str | None = None
     task_type: str | None = None
+    # Named by the task's own words when the caller stated no operation (phase, task
+    # type): one of them matching a rule's counts; none matching leaves it unstated.
+    mentioned_operations: tuple[str, ...] = ()
+    mentioned_phases: tuple[str, ...] = ()
+    mentioned_task_types: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,16 +242,21 @@ def match_selector(selector: Selector, task: TaskConditions) -> SelectorMatch:
             else:
                 mismatches.append(explanation)
 
-    for label, allowed, actual in (
-        ("operation", selector.operations, task.operation),
-        ("phase", selector.phases, task.phase),
-        ("task type", selector.task_types, task.task_type),
+    for label, allowed, actual, mentioned in (
+        ("operation", selector.operations, task.operation, task.mentioned_operations),
+        ("phase", selector.phases, task.phase, task.mentioned_phases),
+        ("task type", selector.task_types, task.task_type, task.mentioned_task_types),
     ):
         wanted = tuple(v for v in (v.strip() for v in allowed) if v)
         if not wanted:
             continue
         given = actual.strip() if actual else ""
-        if not given:
+        folded = {v.casefold() for v in wanted}
+        named = next((m for m in mentioned if m.casefold() in folded), None)
+        if not given and named is not None:
+            reasons.append(f"{label} {named} (named in the task) matches")
+            specificity += 1
+        elif not given:
             unstated.append(f"{label} not stated (rule applies to {label} {_or(wanted)})")
         elif given.casefold() in {v.casefold() for v in wanted}:
             reasons.append(f"{label} {given} matches")

@@ -71,6 +71,25 @@ _CUES: tuple[_Cue, ...] = (
     _Cue("rule", _en(r"we (?:don't|do not|use|follow|stick to|go with)"), 0.7, "adverb_en"),
     _Cue("rule", _en(r"prefer|(?:stop|quit) \w+ing"), 0.8, "lead_en"),
     _Cue("rule", _en(r"every time|each time|whenever|every single time"), 0.9),
+    # A workflow step as the condition of an instruction is a standing rule ("before you
+    # push, run the tests", "after merging, delete the branch"); other conditions are not
+    # ("before we start", "when you get a chance").
+    _Cue(
+        "rule",
+        _en(
+            r"(?:before|after|when|once) (?:you |we )?(?:open(?:ing)? a (?:pr|pull request)"
+            r"|commit(?:s|ted|ting)?|ship(?:s|ped|ping)?|tag(?:s|ged|ging)?"
+            r"|(?:push|merg|deploy|releas|rebas|publish)(?:e|es|ed|ing)?)"
+        ),
+        0.8,
+        "fronted",
+    ),
+    _Cue(
+        "rule",
+        _zh(r"(?:提交|推送|合并|部署|发布|上线|发版|打标签)(?:代码)?(?:之前|之后|以前|以后|前|后|的时候|时)"),
+        0.8,
+        "fronted",
+    ),
     _Cue(
         "rule",
         _en(r"(?:for )?(?:every|each|all) (?:prs?|pull requests?|commits?|changes?|releases?)"),

@@ -161,6 +161,13 @@ QueryRequest = Annotated[
 ]
 
 
+class RelevanceModel(_Model):
+    score: float  # absolute, in [0, 1]: what rag.minScore is a floor on
+    evidence: float
+    cosine: float | None
+    coverage: float
+
+
 class RecalledModel(_Model):
     row: int
     record: RecordModel
@@ -168,6 +175,7 @@ class RecalledModel(_Model):
     fused: float
     ranks: dict[str, int]
     factors: dict[str, float]
+    relevance: RelevanceModel
     line: str = ""
 
 

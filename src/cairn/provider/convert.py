@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from cairn.engine.recall.pipeline import Candidate, RecallResult
+from cairn.engine.recall.relevance import Relevance
 from cairn.engine.recall.scoring import ScoreBreakdown
 from cairn.errors import InvalidInput
 from cairn.model import Application, Event, MemoryInput, Record, Tombstone
@@ -23,6 +24,7 @@ from cairn.provider.contract import (
     RecalledModel,
     RecallResponse,
     RecordModel,
+    RelevanceModel,
     TombstoneModel,
 )
 from cairn.services.tasks import DeliveredItem
@@ -151,6 +153,12 @@ def recalled(c: Candidate, models: dict[int, RecordModel] | None = None) -> Reca
         fused=c.fused,
         ranks=dict(c.ranks),
         factors=c.breakdown.as_dict(),
+        relevance=RelevanceModel.model_construct(
+            score=c.relevance.score,
+            evidence=c.relevance.evidence,
+            cosine=c.relevance.cosine,
+            coverage=c.relevance.coverage,
+        ),
         line=c.line,
     )
 
@@ -181,8 +189,16 @@ def to_candidate(model: RecalledModel) -> Candidate:
         f["forget"],
         f["final"],
     )
+    r = model.relevance
+    relevance = Relevance(r.score, r.evidence, r.cosine, r.coverage)
     return Candidate(
-        model.row, to_record(model.record), dict(model.ranks), model.fused, breakdown, model.line
+        model.row,
+        to_record(model.record),
+        dict(model.ranks),
+        model.fused,
+        breakdown,
+        relevance,
+        model.line,
     )
 
 
@@ -230,6 +246,9 @@ def invalid(exc: ValidationError) -> InvalidInput:
     loc = [str(p) for p in err.get("loc", ())]
     if loc and (loc[0] in _TAGS or loc[0].endswith("Request") or loc[0].endswith("Query")):
         loc = loc[1:]  # the discriminated union's tag
+    prefix = ""
+    if len(loc) >= 2 and loc[0] == "items" and loc[1].isdigit():  # a bulk write's item
+        prefix, loc = f"item {int(loc[1]) + 1}: ", loc[2:]
     field = ".".join(loc) or "request"
     label = _LABELS.get(loc[-1] if loc else "", field)
     kind = err.get("type", "")
@@ -237,14 +256,15 @@ def invalid(exc: ValidationError) -> InvalidInput:
     value = err.get("input")
     shown = repr(value)[:60]
     if kind == "literal_error":
-        return InvalidInput(f"unknown {label} {shown} (expected one of: {ctx.get('expected')})")
-    if kind == "string_unicode":
-        return InvalidInput(f"{label} is not valid UTF-8 text")
-    if kind == "string_too_long" and isinstance(value, str):
-        limit = ctx.get("max_length")
-        return InvalidInput(f"{label} is {len(value):,} characters; the limit is {limit:,}")
-    if kind == "extra_forbidden":
-        return InvalidInput(f"unknown field {field!r}")
-    if kind == "missing":
-        return InvalidInput(f"{field} is required")
-    return InvalidInput(f"{label}: {err.get('msg', 'invalid')}")
+        message = f"unknown {label} {shown} (expected one of: {ctx.get('expected')})"
+    elif kind == "string_unicode":
+        message = f"{label} is not valid UTF-8 text"
+    elif kind == "string_too_long" and isinstance(value, str):
+        message = f"{label} is {len(value):,} characters; the limit is {ctx.get('max_length'):,}"
+    elif kind == "extra_forbidden":
+        message = f"unknown field {field!r}"
+    elif kind == "missing":
+        message = f"{field} is required"
+    else:
+        message = f"{label}: {err.get('msg', 'invalid')}"
+    return InvalidInput(prefix + message)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Config
+from cairn.engine.correction import revise
 from cairn.engine.statement import StatementReading, read_statement
 from cairn.errors import InvalidInput
 from cairn.model import MemoryInput, Record, Tombstone
@@ -127,7 +128,8 @@ class Signals:
             if reading.signal == "forget":
                 stone = self._writes.forget(target.id, ns, event_id=event_id)
                 return replace(base, forgotten=stone, target=target, outcome="forgotten")
-            corrected = self._writes.correct(target.id, reading.statement, ns, event_id=event_id)
+            body = revise(target.body, reading.statement)
+            corrected = self._writes.correct(target.id, body, ns, event_id=event_id)
             return replace(base, corrected=corrected, target=corrected.record, outcome="corrected")
         return base
 

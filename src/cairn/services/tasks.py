@@ -10,6 +10,7 @@ from typing import Any
 
 from cairn.config import Config
 from cairn.engine.director import PRERANK_LIMIT, DirectedItem, DirectorCandidate, direct
+from cairn.engine.selector_words import mentioned_actions
 from cairn.engine.selectors import Selector, TaskConditions, match_selector, normalize_path
 from cairn.engine.signals import classify_statement
 from cairn.errors import InvalidInput, NotFound
@@ -129,12 +130,16 @@ class Tasks:
         for name, budget in (("profile budget", profile_budget), ("task budget", task_budget)):
             if isinstance(budget, bool) or not 0 <= budget <= 1_000_000:
                 raise InvalidInput(f"{name} must be between 0 and 1,000,000 characters")
+        operations, phases, task_types = mentioned_actions(task)  # named by the task's words
         conditions = TaskConditions(
             project_id=project_id,
             paths=tuple(normalize_path(check_text("path", p, 4096)) for p in paths),
             operation=_word("operation", operation),
             phase=_word("phase", phase),
             task_type=_word("task type", task_type),
+            mentioned_operations=operations,
+            mentioned_phases=phases,
+            mentioned_task_types=task_types,
         )
         constraints = tuple(
             Constraint(c.statement, c.cue, c.confidence)
@@ -214,7 +219,7 @@ class Tasks:
     def _relevant(
         self, task: str, ns: Namespace, project_id: str | None
     ) -> dict[str, tuple[Record, float]]:
-        """Memories the task text itself is relevant to, with their recall score."""
+        """Memories the task text itself is relevant to, with their relevance (0-1)."""
         rag = self._config.agent(ns.agent).rag
         # The director needs only the few most relevant hits, not a full recall's pool.
         rag = rag.model_copy(
@@ -223,10 +228,9 @@ class Tasks:
         found: dict[str, tuple[Record, float]] = {}
         result = self._recall.recall(task, ns, project_id=project_id, rag=rag)
         for hit in result.ranked:
-            # In a small store the vector lane ranks everything; only a shared word or a
-            # top vector rank counts as "relevant to the task text".
-            if "keyword" in hit.ranks or hit.ranks.get("vector", 99) <= 3:
-                found[hit.record.id] = (hit.record, hit.score)
+            # Recall keeps only what clears the absolute relevance floor (rag.minScore), so
+            # "relevant to the task text" means the same in every store and for every task.
+            found[hit.record.id] = (hit.record, hit.relevance.score)
         return found
 
     def expand(self, record_id: str, ns: Namespace, *, task: str | None = None) -> Expanded:

@@ -57,6 +57,7 @@ def recall(
             {
                 **m.record.model_dump(),
                 "score": m.score,
+                "relevance": m.relevance.model_dump(),
                 "ranks": m.ranks,
                 "factors": m.factors,
             }
@@ -72,7 +73,8 @@ def recall(
         if trace:
             rows = [
                 f"  {t['id']} v{t['version']}  fused {t['fused']:.3f}  final "
-                f"{t['factors']['final']:.3f}  ranks {t['ranks']}  {t['fate']}"
+                f"{t['factors']['final']:.3f}  relevance {t['relevance']['score']:.3f}"
+                f"  ranks {t['ranks']}  {t['fate']}"
                 for t in response.trace
             ]
             out += "\n\ntrace:\n" + ("\n".join(rows) or "  (no candidates)")

@@ -79,7 +79,7 @@ class Lanes:
 
     def _guarded(self, lane: str, fn: Callable[[], T], empty: T) -> T:
         try:
-            return self.clock.run(f"lane.{lane}", fn)
+            return fn()
         except Exception as exc:  # an optional lane must never fail the recall
             log.warning("the %s lane failed (%s); recall goes on without it", lane, exc)
             self.failures[lane] = f"{type(exc).__name__}: {exc}"
@@ -102,8 +102,11 @@ class Lanes:
             self.searched_terms = chosen
             return self.index.keyword(self.where, chosen, self.rag.laneCandidates)
 
+        def timed() -> list[LaneHit]:
+            return self.clock.run("lane.keyword", search)
+
         empty: list[LaneHit] = []
-        hits = self._guarded("keyword", search, empty) if terms else empty
+        hits = self._guarded("keyword", timed, empty) if terms else empty
         self.rankings.append(ranking("keyword", self.rag.weights.fts, hits))
 
     def vector(self, text: str) -> None:
@@ -111,15 +114,20 @@ class Lanes:
         if self.rag.weights.vector > 0 and text.strip():
 
             def search() -> list[LaneHit]:
-                self.query_vector = self.clock.run("embed", lambda: self.embedder.embed([text])[0])
-                return self.index.vector(self.where, self.query_vector, self.rag.laneCandidates)
+                vector = self.clock.run("embed", lambda: self.embedder.embed([text])[0])
+                self.query_vector = vector
+                limit = self.rag.laneCandidates
+                return self.clock.run(
+                    "lane.vector", lambda: self.index.vector(self.where, vector, limit)
+                )
 
             hits = self._guarded("vector", search, hits)
         self.rankings.append(ranking("vector", self.rag.weights.vector, hits))
 
     def entity(self, seeds: Sequence[int]) -> None:
         def search() -> list[LaneHit]:
-            return self.index.entity(self.where, seeds, self.rag.entity.perEntityCap)
+            cap = self.rag.entity.perEntityCap
+            return self.clock.run("lane.entity", lambda: self.index.entity(self.where, seeds, cap))
 
         empty: list[LaneHit] = []
         neighbours = self._guarded("entity", search, empty)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import logging
 import threading
 from collections.abc import Sequence
@@ -26,9 +27,16 @@ def _start(
 
     def work() -> None:
         try:
-            future.set_result(reranker.rerank(query, texts))
+            result = reranker.rerank(query, texts)
         except BaseException as exc:
-            future.set_exception(exc)
+            outcome: tuple[list[float] | None, BaseException | None] = (None, exc)
+        else:
+            outcome = (result, None)
+        with contextlib.suppress(concurrent.futures.InvalidStateError):  # given up on
+            if outcome[1] is not None:
+                future.set_exception(outcome[1])
+            else:
+                future.set_result(outcome[0] or [])
 
     threading.Thread(target=work, name="cairn-rerank", daemon=True).start()
     return future
@@ -44,7 +52,7 @@ def rerank_order(
     try:
         scores = future.result(timeout=timeout_ms / 1000.0)
     except concurrent.futures.TimeoutError:
-        future.cancel()
+        future.cancel()  # the thread finishes on its own; its answer is dropped
         log.warning("rerank timed out after %d ms; keeping fused order", timeout_ms)
         return None, "timeout"
     except Exception as exc:  # any reranker failure must not fail recall

@@ -240,10 +240,12 @@ class SqliteRecordStore:
         unique = list(dict.fromkeys(int(r) for r in rows))
         for start in range(0, len(unique), 500):
             chunk = unique[start : start + 500]
+            # By row id, then the namespace: '+' keeps the planner on the row ids instead
+            # of scanning the tenant's index (30 ms a recall at 100k memories).
             found = self._all(
-                SELECT_RECORD + " WHERE tenant = ? AND agent = ?"
-                f" AND row IN ({', '.join('?' * len(chunk))})",
-                [where.tenant, where.agent, *chunk],
+                SELECT_RECORD + f" WHERE row IN ({', '.join('?' * len(chunk))})"
+                " AND +tenant = ? AND +agent = ?",
+                [*chunk, where.tenant, where.agent],
             )
             for r in found:
                 key, record = record_from_row(r)

@@ -1,0 +1,77 @@
+"""Writes: secrets at write, duplicates of stated rules, all-or-nothing bulk writes."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from cairn import InvalidInput, Memory, MemoryInput
+from cairn.provider import contract as c
+
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+def all_bytes(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+
+
+def test_a_secret_is_redacted_before_the_journal_sees_it(mem: Memory, tmp_path: Path) -> None:
+    response = mem.provider.apply(
+        c.RememberRequest(idempotency_key="k", body=f"The CI token is {TOKEN}, keep it safe")
+    )
+    assert isinstance(response, c.WriteResponse)
+    assert response.redacted == ["github-token"]
+    assert "[REDACTED:github-token]" in response.record.body and TOKEN not in response.record.body
+    assert all(TOKEN not in str(e.payload) for e in mem.journal())
+    out = io.StringIO()
+    mem.export(out)
+    assert TOKEN not in out.getvalue()
+    mem.close()
+    assert TOKEN.encode() not in all_bytes(tmp_path)
+
+
+def test_the_refuse_policy_writes_nothing(tmp_path: Path, embedder, clock) -> None:  # type: ignore[no-untyped-def]
+    config = {"memory": {"secrets": "refuse"}}
+    with Memory.open(tmp_path / "m.db", config=config, embedder=embedder, clock=clock) as mem:
+        with pytest.raises(InvalidInput, match="holds a secret"):
+            mem.store(f"password = hunter2-{TOKEN}")
+        assert mem.list() == [] and mem.journal() == []
+
+
+def test_the_allow_policy_keeps_the_text(tmp_path: Path, embedder, clock) -> None:  # type: ignore[no-untyped-def]
+    config = {"memory": {"secrets": "allow"}}
+    with Memory.open(tmp_path / "m.db", config=config, embedder=embedder, clock=clock) as mem:
+        assert TOKEN in mem.store(f"token {TOKEN}").body
+
+
+def test_a_stated_rule_repeating_a_live_one_adds_nothing(mem: Memory) -> None:
+    first = mem.remember("Always run the linter before committing")
+    again = mem.remember("always run the linter   before committing")  # case, spacing
+    assert again.id == first.id and len(mem.list()) == 1
+    elsewhere = mem.remember(
+        "Always run the linter before committing", scope="project", project_id="p"
+    )
+    assert elsewhere.id != first.id  # another scope is another rule
+    mem.forget(first.id)
+    back = mem.remember("Always run the linter before committing")
+    assert back.id != first.id  # a forgotten rule stated again is a new memory
+
+
+def test_store_many_validates_batch_size_and_is_all_or_nothing(mem: Memory) -> None:
+    for bad in (0, -1, 100_001):
+        with pytest.raises(InvalidInput, match=r"batch_size|batch size"):
+            mem.store_many([MemoryInput(body="x")], batch_size=bad)
+    items = [MemoryInput(body=f"ok {i}") for i in range(10)] + [MemoryInput(body="", kind="x")]
+    with pytest.raises(InvalidInput, match="item 11"):
+        mem.store_many(items, batch_size=3)
+    assert mem.list() == [] and mem.journal() == []
+
+
+def test_store_many_with_keys_stores_only_what_is_missing(mem: Memory) -> None:
+    items = [MemoryInput(body=f"line {i}") for i in range(6)]
+    keys = [f"file:{i}" for i in range(6)]
+    first = mem.store_many(items[:4], keys=keys[:4])
+    second = mem.store_many(items, keys=keys)  # an interrupted run, started again
+    assert len(first) == 4 and len(second) == 2 and len(mem.list()) == 6
