@@ -6,7 +6,8 @@ Layers, top to bottom (a layer may import the ones below it, never those above):
 
     composition roots   cairn.compose (and the entry points' own)
     interfaces          cairn.memory + cairn.memory_learning + cairn.results (Python API),
-                        cairn.cli, cairn.projection
+                        cairn.cli, cairn.projection,
+                        cairn.server (the HTTP API; its own composition root in server.run)
     provider            cairn.provider (the contract, local and remote providers)
     services            cairn.services
     engine              cairn.engine
@@ -138,11 +139,36 @@ def test_interfaces_go_through_the_provider() -> None:
             "cairn.compose",
             "cairn.engine",
             "cairn.adapters",
+            "cairn.server",
         )
         for imported in cairn_imports(path):
             assert not under(imported, "cairn.storage", "cairn.services"), (
                 f"{module_name(path)} imports {imported}: interfaces go through the provider"
             )
+
+
+def test_the_server_speaks_only_the_provider_contract() -> None:
+    """The HTTP API is an interface like the CLI: it reaches the engine through providers
+    that a composition root builds (cairn.compose, from cairn.server.run), never through
+    the services, the engine or a store."""
+    for path in modules_under("server"):
+        allowed(path, "cairn.server", "cairn.provider", "cairn.compose", extra={"cairn"})
+    app = PACKAGE / "server" / "app.py"
+    assert not any(under(m, "cairn.compose") for m in cairn_imports(app)), (
+        "the app gets its engine from the composition root; it does not build one"
+    )
+
+
+def test_only_the_remote_provider_and_the_server_speak_http() -> None:
+    # The optional LLM adapter is an outside boundary of its own: it calls a chat API.
+    speakers = (PACKAGE / "provider" / "remote.py", PACKAGE / "adapters" / "llm.py")
+    for path in PACKAGE.rglob("*.py"):
+        if path in speakers or path.is_relative_to(PACKAGE / "server"):
+            continue
+        found = {m.split(".")[0] for m in imports_of(path)}
+        assert not found & {"httpx", "fastapi", "starlette", "uvicorn"}, (
+            f"{module_name(path)} imports an HTTP library"
+        )
 
 
 def test_only_the_sqlite_store_runs_sql() -> None:

@@ -2,16 +2,19 @@
 
 Only here are the storage pair, the embedder, the services and the Markdown projection
 chosen and wired; every interface (the Python API, the CLI) asks for a provider here.
+With ``memory.remote.endpoint`` set the provider is a remote one and nothing local is
+opened at all.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cairn.adapters.embedding import Embedder
 from cairn.adapters.llm import ChatModel, chat_model
@@ -46,6 +49,9 @@ from cairn.storage.ports import PendingPurge, RecordStore, SearchIndex
 from cairn.storage.sqlite.record_store import SqliteRecordStore
 from cairn.timeutil import utc_now
 from cairn.validation import check_database_path, check_path_or_none
+
+if TYPE_CHECKING:
+    from cairn.provider.remote import RemoteProvider
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +95,9 @@ def open_provider(
     reranker: Reranker | None = None,
     clock: Callable[[], datetime] = utc_now,
     markdown: bool | None = None,
-) -> LocalProvider:
-    """The engine on the configured store, as a provider bound to ``tenant``.
+) -> LocalProvider | RemoteProvider:
+    """The engine on the configured store, as a provider bound to ``tenant``; or the
+    configured server (``memory.remote``), and then nothing local is opened or read.
 
     ``memory.store.url`` names the store when set (``sqlite:///file`` or
     ``postgresql://...``); else it is the SQLite file ``path``, ``memory.store.path`` or
@@ -99,6 +106,12 @@ def open_provider(
     """
     check_name("tenant", tenant)
     check_name("agent", agent)
+    if config.memory.remote.endpoint is not None:
+        return open_remote(
+            config,
+            tenant=None if tenant == "default" else tenant,
+            agent=None if agent == "default" else agent,
+        )
     home = home or default_home()
     if embedder is None:
         embedder = make_embedder(config)
@@ -123,6 +136,34 @@ def open_provider(
         markdown_folder=folder,
         markdown=markdown,
         describe=describe,
+    )
+
+
+def open_remote(
+    config: Config, *, tenant: str | None = None, agent: str | None = None
+) -> RemoteProvider:
+    """The server of ``memory.remote``, with the token from its environment variable
+    (only from there: a token never sits in a config file). ``tenant``: the tenant the
+    caller expects the token to be for."""
+    from cairn.provider.remote import RemoteProvider
+
+    settings = config.memory.remote
+    endpoint = settings.endpoint
+    if endpoint is None:
+        raise InvalidInput("memory.remote.endpoint is not set")
+    token = os.environ.get(settings.tokenEnv, "").strip()
+    if not token:
+        raise InvalidInput(
+            f"memory.remote.tokenEnv: the environment variable {settings.tokenEnv} is not set;"
+            f" it must hold a token of the server at {endpoint} (cairn token create)"
+        )
+    return RemoteProvider(
+        endpoint,
+        token,
+        token_env=settings.tokenEnv,
+        timeout=settings.timeoutSeconds,
+        tenant=tenant,
+        agent=agent,
     )
 
 

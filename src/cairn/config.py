@@ -9,6 +9,7 @@ defaults.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -238,6 +239,22 @@ class MarkdownConfig(_Strict):
     enabled: bool = True
 
 
+class RemoteConfig(_Strict):
+    # A cairn server (``cairn serve``) to use instead of the local store: when set, every
+    # request goes there and no local memory file is opened or read.
+    endpoint: str | None = None
+    # The environment variable that holds the server's token (never the config itself).
+    tokenEnv: str = Field("CAIRN_TOKEN", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    timeoutSeconds: float = Field(30.0, gt=0, le=3600)
+
+    @field_validator("endpoint")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", value):
+            raise ValueError("must be an http:// or https:// URL, e.g. http://127.0.0.1:8750")
+        return value
+
+
 class MemorySection(_Strict):
     enabled: bool = True  # master switch of the LLM-cost features
     # API keys, tokens, private keys and password assignments found in a memory as it is
@@ -248,6 +265,7 @@ class MemorySection(_Strict):
     reranker: RerankerConfig = RerankerConfig()
     llm: LlmConfig = LlmConfig()
     markdown: MarkdownConfig = MarkdownConfig()
+    remote: RemoteConfig = RemoteConfig()
 
 
 class Config(_Strict):

@@ -99,9 +99,9 @@ def cli(
 
 
 def _register() -> None:
-    from cairn.cli.commands import learning, records, settings, store, tasks
+    from cairn.cli.commands import learning, records, serve, settings, store, tasks
 
-    for module in (records, store, tasks, learning, settings):
+    for module in (records, store, tasks, learning, settings, serve):
         for command in module.COMMANDS:
             cli.add_command(command)
 
