@@ -45,13 +45,7 @@ class App:
 
     def provider(self) -> Provider:
         if self._provider is None:
-            from cairn.compose import open_provider
-
-            config = self.config()
-            path = Path(config.memory.store.path or self.home / "memory.db")
-            self._provider = open_provider(
-                config, path=path, home=self.home, tenant=self.tenant, agent=self.agent
-            )
+            self._provider = open_memory(self.config(), self.home, self.tenant, self.agent)
         return self._provider
 
     def query(self, model: type[Any], answer: type[T], **data: Any) -> T:
@@ -75,8 +69,20 @@ class App:
         return "cli:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
     def close(self) -> None:
-        if self._provider is not None:
-            self._provider.close()
+        provider, self._provider = self._provider, None
+        if provider is not None:
+            provider.close()
+
+
+def open_memory(config: Config, home: Path, tenant: str, agent: str) -> Provider:
+    """The provider every interface of the command line reaches memory through — the
+    commands, the agent hooks and the MCP server alike. Today: the embedded engine on the
+    home's store (or the server ``memory.remote`` names); the place where a running local
+    daemon is to be preferred."""
+    from cairn.compose import open_provider
+
+    path = Path(config.memory.store.path or home / "memory.db")
+    return open_provider(config, path=path, home=home, tenant=tenant, agent=agent)
 
 
 def _request(model: type[Any], data: dict[str, Any]) -> Any:
