@@ -55,7 +55,9 @@ def test_a_reply_is_the_hosts_json_and_silence_is_no_output() -> None:
     assert out["systemMessage"] == "did y"
     start = parse_event("session-start", raw("session-start"))
     out = json.loads(render_reply(start, HookReply(context="ctx")))
-    assert out == {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "ctx"}}
+    assert out == {
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "ctx"}
+    }
 
 
 def test_a_stop_hook_never_prints_so_it_can_never_block() -> None:
