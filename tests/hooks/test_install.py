@@ -136,7 +136,8 @@ def test_cairn_install_on_a_real_project_settings_file(tmp_path: Path, repo: Pat
 
     first = run("--command", "cairn")
     assert f"+++ {settings} (after)" in first.stdout
-    assert '+            "command": "cairn hook prompt"' in first.stdout
+    assert '+                        "command": "cairn hook prompt",' in first.stdout
+    assert '-    "model"' not in first.stdout  # the file's own indentation is kept
     installed = json.loads(settings.read_text(encoding="utf-8"))
     assert len(ours(installed)) == 3
     assert {k: v for k, v in installed.items() if k != "hooks"} == {
@@ -147,7 +148,7 @@ def test_cairn_install_on_a_real_project_settings_file(tmp_path: Path, repo: Pat
     assert json.loads(settings.read_text(encoding="utf-8")) == installed
     removed = run("--uninstall")
     assert "cairn hooks uninstalled from" in removed.stdout
-    assert json.loads(settings.read_text(encoding="utf-8")) == THEIRS
+    assert settings.read_text(encoding="utf-8") == original  # byte for byte
     assert "nothing changed" in run("--uninstall").stdout
 
 

@@ -137,8 +137,16 @@ def read_settings(path: Path) -> tuple[dict[str, Any], str]:
     return data, text
 
 
-def render(settings: dict[str, Any]) -> str:
-    return json.dumps(settings, ensure_ascii=False, indent=2) + "\n"
+def render(settings: dict[str, Any], like: str = "") -> str:
+    """The settings as JSON, indented as the file found was (two spaces for a new one),
+    so the diff shows what changed and nothing else."""
+    indent = 2
+    for line in like.splitlines()[1:]:
+        stripped = line.lstrip(" ")
+        if stripped and len(stripped) < len(line):
+            indent = len(line) - len(stripped)
+            break
+    return json.dumps(settings, ensure_ascii=False, indent=indent) + "\n"
 
 
 def diff(before: str, after: str, path: Path) -> str:

@@ -78,7 +78,7 @@ def install(app: App, host: str, scope: str, uninstall: bool, cairn_command: str
         )
         after = setup.install(before, cairn, path)
     changed = after != before
-    new_text = setup.render(after)
+    new_text = setup.render(after, like=text)
     shown = setup.diff(text, new_text, path) if changed else ""
     if changed:
         setup.write_settings(path, new_text)
