@@ -187,7 +187,14 @@ class MemoryTools:
             }
             for m in response.memories
         ]
-        text = response.preamble or "Memory holds nothing relevant to this query."
+        if not response.memories:
+            return ToolAnswer("Memory holds nothing relevant to this query.", {
+                "query": response.query, "memories": []
+            })
+        # The preamble's own lines (fenced where they must be), each after its memory's id.
+        header = response.preamble.splitlines()[0]
+        lines = [f"- {m.record.id}  {m.line.removeprefix('- ')}" for m in response.memories]
+        text = "\n".join([header, *lines])
         return ToolAnswer(text, {"query": response.query, "memories": memories})
 
     def context(self, args: dict[str, Any]) -> ToolAnswer:
