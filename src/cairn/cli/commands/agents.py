@@ -6,13 +6,17 @@ import shutil
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import click
 
 from cairn.cli.app import App, emit, pass_app
+from cairn.hooks.events import HOOK_KINDS
 
-HOOK_KINDS = ("session-start", "prompt", "stop")
-HOSTS = ("claude-code",)
+if TYPE_CHECKING:
+    from cairn.hooks.events import HookKind
+
+HOSTS = ("claude-code",)  # the host adapters of cairn.hooks.run
 
 
 @click.command()
@@ -30,7 +34,7 @@ def hook(app: App, event: str, host: str) -> None:
 
     try:
         raw = sys.stdin.buffer.read()
-        output = run_hook(host, event, raw, lambda: app, app.home)  # type: ignore[arg-type]
+        output = run_hook(host, cast("HookKind", event), raw, lambda: app, app.home)
     except Exception:
         log_error(app.home, f"{host} {event}")
         output = ""
