@@ -33,6 +33,7 @@ def hook(app: App, event: str, host: str) -> None:
     from cairn.hooks.run import log_error, run_hook
 
     try:
+        app.will_embed()  # every hook embeds: a task, a statement or an episode
         raw = sys.stdin.buffer.read()
         output = run_hook(host, cast("HookKind", event), raw, lambda: app, app.home)
     except Exception:
