@@ -1,11 +1,13 @@
-"""Layering (SPEC §2): dependencies point downward only, one layer owns all SQL, the engine
+"""Layering (SPEC §2): dependencies point downward only, the two stores own all SQL (sqlite3
+only in ``storage/sqlite``, the PostgreSQL driver only in ``storage/postgres``), the engine
 reads no clock, and no module grows past what one reads in a sitting.
 
 Layers, top to bottom (a layer may import the ones below it, never those above):
 
     composition roots   cairn.compose (and the entry points' own)
-    interfaces          cairn.memory + cairn.results (Python API), cairn.cli, cairn.projection,
-                        cairn.hooks (agent hooks), cairn.mcp_server (MCP)
+    interfaces          cairn.memory + cairn.memory_learning + cairn.results (Python API),
+                        cairn.cli, cairn.projection, cairn.hooks (agent hooks),
+                        cairn.mcp_server (MCP)
     provider            cairn.provider (the contract, local and remote providers)
     services            cairn.services
     engine              cairn.engine
@@ -115,6 +117,7 @@ def test_the_provider_sits_over_the_services() -> None:
 def test_interfaces_go_through_the_provider() -> None:
     interfaces = [
         PACKAGE / "memory.py",
+        PACKAGE / "memory_learning.py",
         PACKAGE / "results.py",
         *modules_under("cli"),
         *modules_under("projection"),
@@ -128,6 +131,7 @@ def test_interfaces_go_through_the_provider() -> None:
         allowed(
             path,
             "cairn.memory",
+            "cairn.memory_learning",
             "cairn.results",
             "cairn.cli",
             "cairn.projection",
@@ -166,6 +170,15 @@ def test_only_the_sqlite_store_runs_sql() -> None:
         if path.is_relative_to(PACKAGE / "storage" / "sqlite"):
             continue
         assert "sqlite3" not in imports_of(path), f"{module_name(path)} imports sqlite3"
+
+
+def test_only_the_postgres_store_speaks_to_postgresql() -> None:
+    drivers = ("psycopg", "psycopg_pool", "psycopg2")
+    for path in PACKAGE.rglob("*.py"):
+        if path.is_relative_to(PACKAGE / "storage" / "postgres"):
+            continue
+        found = {m for m in imports_of(path) if m.split(".")[0] in drivers}
+        assert not found, f"{module_name(path)} imports {sorted(found)}"
 
 
 def test_the_engine_never_reads_the_clock() -> None:

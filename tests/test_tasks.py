@@ -118,3 +118,19 @@ def test_a_correction_in_words_acts_on_the_one_clear_match(mem: Memory) -> None:
     assert fixed.record.version == 2 and "pnpm 10" in fixed.record.body
     unrelated = mem.signal("Actually, the staging cluster runs Kubernetes 1.29.")
     assert unrelated.outcome in ("no-match", "nothing") and len(mem.list()) == 2
+
+
+def test_context_calls_an_item_relevant_to_the_task_only_above_the_floor(mem: Memory) -> None:
+    pnpm = mem.remember("Use pnpm, never npm, to install packages in web-dashboard.", kind="policy")
+    mem.remember("Deploy to production only Tuesday to Thursday.", kind="policy")
+    relevant = "relevant to the task text"
+
+    unrelated = mem.context("write a poem about cats")
+    items = (*unrelated.resident, *unrelated.manifest)
+    assert len(items) == 2  # both policies still apply by selector
+    assert all(relevant not in i.why_applied for i in items)
+
+    related = mem.context("install the packages for web-dashboard")
+    why = {i.record_id: i.why_applied for i in (*related.resident, *related.manifest)}
+    assert relevant in why[pnpm.id]
+    assert all(relevant not in w for rid, w in why.items() if rid != pnpm.id)

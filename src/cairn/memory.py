@@ -20,6 +20,7 @@ from cairn.engine.recall.pipeline import RecallResult
 from cairn.engine.recall.rerank import Reranker
 from cairn.errors import InvalidInput
 from cairn.ids import new_ulid
+from cairn.memory_learning import LearningMethods
 from cairn.model import Event, MemoryInput, Record, Tombstone
 from cairn.provider import Provider, expect
 from cairn.provider import contract as c
@@ -45,7 +46,7 @@ Progress = Callable[[int, int], None]
 T = TypeVar("T")
 
 
-class Memory:
+class Memory(LearningMethods):
     """Long-term memory for one tenant (and a default agent).
 
     >>> mem = Memory.open("/tmp/demo.db")              # doctest: +SKIP
@@ -265,28 +266,6 @@ class Memory:
         )
         return to_record(response.record)
 
-    def evict(self, record_id: str, *, agent: str | None = None) -> Record:
-        response = self._apply(
-            c.EvictRequest,
-            c.WriteResponse,
-            None,
-            agent=agent,
-            record_id=record_id,
-            mutation="evict",
-        )
-        return to_record(response.record)
-
-    def unevict(self, record_id: str, *, agent: str | None = None) -> Record:
-        response = self._apply(
-            c.EvictRequest,
-            c.WriteResponse,
-            None,
-            agent=agent,
-            record_id=record_id,
-            mutation="unevict",
-        )
-        return to_record(response.record)
-
     # -- reads ---------------------------------------------------------------------------
 
     def get(
@@ -344,9 +323,11 @@ class Memory:
         max_results: int | None = None,
         max_chars: int | None = None,
         include_trust: Sequence[str] | None = None,
+        as_of: str | datetime | None = None,
         agent: str | None = None,
     ) -> RecallResult:
-        """The memories that apply to ``query``, inside the budget, with a trace."""
+        """The memories that apply to ``query``, inside the budget, with a trace
+        (``as_of``: as memory stood then)."""
         response = self._query(
             c.RecallQuery,
             c.RecallResponse,
@@ -356,6 +337,7 @@ class Memory:
             max_results=max_results,
             max_chars=max_chars,
             include_trust=list(include_trust) if include_trust is not None else None,
+            as_of=as_of.isoformat() if isinstance(as_of, datetime) else as_of,
         )
         return to_recall_result(response)
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
 from cairn.engine.entities import extract_entity_keys
+from cairn.engine.learning.events import LEARNING_EVENTS, apply_learning_event
 from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.model import Application, Event, Record, Tombstone, record_from_dict
 from cairn.storage.ports import NewRow, RecordTransaction
@@ -57,6 +57,12 @@ def _is_plain_store(event: Event) -> bool:
     return event.type == "memory.stored" and event.payload["record"].get("body") != REDACTED
 
 
+def _delta_op(event: Event) -> str | None:
+    if event.type != "learning.delta":
+        return None
+    return str(event.payload["delta"]["op"])
+
+
 def apply_events(
     tx: RecordTransaction,
     events: Sequence[Event],
@@ -86,8 +92,10 @@ def apply_event(
     payload = event.payload
     kind = event.type
     action = payload.get("action")
-    if kind in ("memory.stored", "memory.imported") or (
-        kind == "user.signal" and action == "remember"
+    if (
+        kind in ("memory.stored", "memory.imported")
+        or (kind == "user.signal" and action == "remember")
+        or _delta_op(event) == "create"  # a mental-model doc reflection learned
     ):
         record = record_from_payload(payload["record"])
         if kind == "memory.imported" and any(
@@ -108,6 +116,10 @@ def apply_event(
         return
     if kind == "user.signal" and action == "forget":
         _apply_forget(tx, event)
+        return
+    if _delta_op(event) == "forget":  # a doc archived after failing reuse
+        target = {"record_id": payload["record_id"], "reason": "negative-feedback"}
+        _apply_forget(tx, replace(event, payload=target))
         return
     if kind == "user.signal" and action == "restore":
         row, record = _require_current(tx, event, payload["record_id"])
@@ -130,7 +142,9 @@ def apply_event(
         return
     if kind == "lifecycle.unevicted":
         row, record = _require_current(tx, event, payload["record_id"])
-        tx.update_record(row, evicted_at=None)
+        # The sweep does not evict it again for what the user saw when taking it back.
+        kept = {"at": event.occurred_at, "failure_count": record.failure_count}
+        tx.update_record(row, evicted_at=None, source={**record.source, "unevicted": kept})
         return
     if kind == "context.applied":
         tx.put_applications(
@@ -140,8 +154,8 @@ def apply_event(
             ]
         )
         return
-    if kind == "context.outcome":
-        _apply_outcome(tx, event)
+    if kind in LEARNING_EVENTS:  # observations (context.outcome too), deltas, lifecycle
+        apply_learning_event(tx, event, lambda record: _insert(tx, record, vector_for, links_for))
         return
     raise InvalidInput(f"unknown event type {kind!r}" + (f" ({action})" if action else ""))
 
@@ -197,53 +211,3 @@ def _apply_forget(tx: RecordTransaction, event: Event) -> None:
     tx.update_record(current_row, forgotten_at=event.occurred_at)
     if permanent:
         tx.purge(event.tenant, event.agent, current.id, REDACTED)
-
-
-# What each outcome counts toward. A record's counters always equal the sum over its
-# applications' current outcomes: an outcome written again changes nothing, and a later
-# different one takes the earlier one's count back (SPEC §5 item 5).
-OUTCOME_COUNTERS: dict[str, tuple[str, ...]] = {
-    "used-successfully": ("used_count", "proof_count"),
-    "ignored": ("ignored_count",),
-    "overridden": ("failure_count",),
-    "corrected": ("failure_count",),
-    "contributed-to-failure": ("failure_count",),
-}
-_COUNTER_NAMES = ("used_count", "proof_count", "ignored_count", "failure_count")
-
-
-def _apply_outcome(tx: RecordTransaction, event: Event) -> None:
-    payload = event.payload
-    application = tx.application(event.tenant, event.agent, payload["application_id"])
-    if application is None:
-        raise NotFound(f"no application with id {payload['application_id']}")
-    outcome = payload["outcome"]
-    previous = application.outcome
-    if outcome == previous:
-        return  # one outcome per application: the same one again is a no-op
-    tx.set_outcome(
-        event.tenant, event.agent, application.application_id, outcome, event.occurred_at
-    )
-    found = tx.current(event.tenant, event.agent, application.record_id)
-    if found is None:
-        return
-    row, record = found
-    counts = {name: int(getattr(record, name)) for name in _COUNTER_NAMES}
-    for name in OUTCOME_COUNTERS.get(previous or "", ()):
-        counts[name] = max(0, counts[name] - 1)
-    for name in OUTCOME_COUNTERS[outcome]:
-        counts[name] += 1
-    changes: dict[str, Any] = {**counts, "last_applied_at": event.occurred_at}
-    if outcome == "used-successfully":
-        changes["last_success_at"] = event.occurred_at
-    if record.authority == "inferred" and record.state in ("trial", "proven"):
-        # An inferred memory is proven by a successful use; when the only success is
-        # taken back, it is on trial again; a failure with no success retires it.
-        if counts["used_count"] > 0:
-            changes["state"] = "proven"
-        elif previous == "used-successfully":
-            changes["state"] = "trial"
-        if outcome == "contributed-to-failure" and counts["used_count"] == 0:
-            changes["state"] = "superseded"
-            changes["expired_at"] = event.recorded_at
-    tx.update_record(row, **changes)

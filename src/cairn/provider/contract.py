@@ -18,20 +18,21 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from cairn.provider import learning_contract as lc
+from cairn.provider.models import CONTRACT_VERSION as CONTRACT_VERSION
 from cairn.provider.models import (
     ApplicationModel,
     EventModel,
     Kind,
     MemoryFields,
     RecordModel,
+    RelevanceModel,
     Scope,
     Short,
     Text,
     TombstoneModel,
     Trust,
 )
-
-CONTRACT_VERSION = "cairn.provider.v1"
 
 Outcome = Literal[
     "used-successfully", "ignored", "overridden", "corrected", "contributed-to-failure"
@@ -78,6 +79,7 @@ class RecallQuery(_Query):
     max_results: int | None = Field(None, ge=1, le=1000)
     max_chars: int | None = Field(None, ge=1, le=1_000_000)
     include_trust: list[Trust] | None = None
+    as_of: Short | None = None  # as memory stood then (evicted, superseded included)
 
 
 class TaskQuery(_Query):
@@ -156,7 +158,8 @@ QueryRequest = Annotated[
     | JournalQuery
     | TombstonesQuery
     | ExplainQuery
-    | ExportQuery,
+    | ExportQuery
+    | lc.LearningQuery,
     Field(discriminator="view"),
 ]
 
@@ -168,6 +171,7 @@ class RecalledModel(_Model):
     fused: float
     ranks: dict[str, int]
     factors: dict[str, float]
+    relevance: RelevanceModel
     line: str = ""
 
 
@@ -278,6 +282,7 @@ QueryResponse = (
     | TombstonesResponse
     | ExplainResponse
     | ExportResponse
+    | lc.LearningQueryResponse
 )
 
 
@@ -379,7 +384,8 @@ ApplyRequest = Annotated[
     | FeedbackRequest
     | SignalRequest
     | ImportRequest
-    | RebuildRequest,
+    | RebuildRequest
+    | lc.LearningApply,
     Field(discriminator="mutation"),
 ]
 
@@ -467,6 +473,7 @@ ApplyResponse = (
     | SignalResponse
     | ImportResponse
     | RebuildResponse
+    | lc.LearningApplyResponse
 )
 
 QUERY: TypeAdapter[Any] = TypeAdapter(QueryRequest)
@@ -487,5 +494,6 @@ __all__ = [
     "EventModel",
     "MemoryFields",
     "RecordModel",
+    "RelevanceModel",
     "TombstoneModel",
 ]

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from cairn.engine.recall.pipeline import Candidate, RecallResult
+from cairn.engine.recall.relevance import Relevance
 from cairn.engine.recall.scoring import ScoreBreakdown
 from cairn.errors import InvalidInput
 from cairn.model import Application, Event, MemoryInput, Record, Tombstone
@@ -23,6 +24,7 @@ from cairn.provider.contract import (
     RecalledModel,
     RecallResponse,
     RecordModel,
+    RelevanceModel,
     TombstoneModel,
 )
 from cairn.services.tasks import DeliveredItem
@@ -151,6 +153,12 @@ def recalled(c: Candidate, models: dict[int, RecordModel] | None = None) -> Reca
         fused=c.fused,
         ranks=dict(c.ranks),
         factors=c.breakdown.as_dict(),
+        relevance=RelevanceModel.model_construct(
+            score=c.relevance.score,
+            evidence=c.relevance.evidence,
+            cosine=c.relevance.cosine,
+            coverage=c.relevance.coverage,
+        ),
         line=c.line,
     )
 
@@ -181,8 +189,16 @@ def to_candidate(model: RecalledModel) -> Candidate:
         f["forget"],
         f["final"],
     )
+    r = model.relevance
+    relevance = Relevance(r.score, r.evidence, r.cosine, r.coverage)
     return Candidate(
-        model.row, to_record(model.record), dict(model.ranks), model.fused, breakdown, model.line
+        model.row,
+        to_record(model.record),
+        dict(model.ranks),
+        model.fused,
+        breakdown,
+        relevance,
+        model.line,
     )
 
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from cairn.model import Record
 
+CONTRACT_VERSION = "cairn.provider.v1"
 Trust = Literal["system", "learned", "external"]
 Scope = Literal["global", "project"]
 Kind = Literal["fact", "preference", "policy", "profile", "episode", "skill", "topic"]
@@ -72,6 +73,13 @@ class RecordModel(Model):
     _record: Record | None = PrivateAttr(default=None)
 
 
+class RelevanceModel(Model):
+    score: float  # absolute, in [0, 1]: what rag.minScore is a floor on
+    evidence: float
+    cosine: float | None
+    coverage: float
+
+
 class TombstoneModel(Model):
     record_id: str
     tenant: str
@@ -98,6 +106,8 @@ class ApplicationModel(Model):
     outcome: str | None = None
     outcome_at: str | None = None
     session_id: str | None = None
+    outcome_source: str | None = None
+    outcome_session: str | None = None
 
 
 class EventModel(Model):

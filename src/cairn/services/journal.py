@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -52,6 +52,7 @@ class Journal:
         session_id: str | None = None,
         occurred_at: str | None = None,
         sender: str | None = None,
+        episode_id: str | None = None,
     ) -> Event:
         now = self.now()
         return Event(
@@ -64,6 +65,7 @@ class Journal:
             recorded_at=now,
             session_id=session_id,
             sender=sender,
+            episode_id=episode_id,
         )
 
     def embed(self, records: Sequence[Record]) -> dict[str, np.ndarray]:
@@ -74,8 +76,17 @@ class Journal:
         vectors = self._embedder.embed(texts)
         return dict(zip(texts, vectors, strict=True))
 
-    def commit(self, events: Sequence[Event], vectors: dict[str, np.ndarray]) -> list[bool]:
-        """Append and apply in one transaction; one flag per event (False: a repeat)."""
+    def commit(
+        self,
+        events: Sequence[Event],
+        vectors: dict[str, np.ndarray],
+        *,
+        counters: Mapping[str, float] | None = None,
+    ) -> list[bool]:
+        """Append and apply in one transaction; one flag per event (False: a repeat).
+
+        ``counters``: telemetry counts of the first event's namespace, added in the same
+        transaction when any event was new (a retried change counts nothing)."""
         model = self._embedder.model_id
 
         def vector_for(record: Record) -> tuple[np.ndarray | None, str | None]:
@@ -89,4 +100,6 @@ class Journal:
             fresh = tx.append_events(events)
             new_events = [e for e, new in zip(events, fresh, strict=True) if new]
             apply_events(tx, new_events, vector_for, self._links_for)
+            if counters and new_events:
+                tx.add_counters(events[0].tenant, events[0].agent, counters)
         return fresh

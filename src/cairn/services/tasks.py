@@ -10,6 +10,7 @@ from typing import Any
 
 from cairn.config import Config
 from cairn.engine.director import PRERANK_LIMIT, DirectedItem, DirectorCandidate, direct
+from cairn.engine.learning.surface import surface
 from cairn.engine.selector_words import mentioned_actions
 from cairn.engine.selectors import Selector, TaskConditions, match_selector, normalize_path
 from cairn.engine.signals import classify_statement
@@ -172,9 +173,13 @@ class Tasks:
             found = relevance.get(record.id)
             score = found[1] if found is not None and found[0].version == record.version else None
             candidates[record.id] = DirectorCandidate(record, match, score)
-        direction = direct(
-            list(candidates.values()), now, profile_budget=profile_budget, task_budget=task_budget
+        # Archived docs never surface; procedure docs are capped, most proven first.
+        chosen = surface(
+            list(candidates.values()),
+            lambda c: c.record,
+            agent.learning.reflect.maxProcedureDocsSurfaced,
         )
+        direction = direct(chosen, now, profile_budget=profile_budget, task_budget=task_budget)
         stamp = to_iso(now)
         applications = tuple(
             Application(
@@ -219,7 +224,7 @@ class Tasks:
     def _relevant(
         self, task: str, ns: Namespace, project_id: str | None
     ) -> dict[str, tuple[Record, float]]:
-        """Memories the task text itself is relevant to, with their recall score."""
+        """Memories the task text itself is relevant to, with their relevance (0-1)."""
         rag = self._config.agent(ns.agent).rag
         # The director needs only the few most relevant hits, not a full recall's pool.
         rag = rag.model_copy(
@@ -228,10 +233,9 @@ class Tasks:
         found: dict[str, tuple[Record, float]] = {}
         result = self._recall.recall(task, ns, project_id=project_id, rag=rag)
         for hit in result.ranked:
-            # In a small store the vector lane ranks everything; only a shared word or a
-            # top vector rank counts as "relevant to the task text".
-            if "keyword" in hit.ranks or hit.ranks.get("vector", 99) <= 3:
-                found[hit.record.id] = (hit.record, hit.score)
+            # Recall keeps only what clears the absolute relevance floor (rag.minScore), so
+            # "relevant to the task text" means the same in every store and for every task.
+            found[hit.record.id] = (hit.record, hit.relevance.score)
         return found
 
     def expand(self, record_id: str, ns: Namespace, *, task: str | None = None) -> Expanded:

@@ -219,7 +219,7 @@ def list_(
         if here is not None:
             data.update(project_id=here.id, with_global=scope is None)
         elif scope is None:
-            data.update(scope="global")
+            scope = "global"  # outside any repository: the global memories
     response = app.query(
         c.ListQuery,
         c.RecordsResponse,

@@ -27,6 +27,7 @@ _PROJECT_HELP = "A folder in the repository, or its id (default: the current rep
     help="Trust levels admitted (default: the agent's includeTrustLevels).",
 )
 @click.option("--trace", is_flag=True, help="Show every candidate's fate.")
+@click.option("--as-of", default=None, help="As memory stood at this time (ISO-8601).")
 @pass_app
 def recall(
     app: App,
@@ -36,6 +37,7 @@ def recall(
     project: str | None,
     include_trust: tuple[str, ...],
     trace: bool,
+    as_of: str | None,
 ) -> None:
     """Recall the memories that apply to QUERY (global ones and the current repository's)
     and print the preamble."""
@@ -49,6 +51,7 @@ def recall(
         max_chars=max_chars,
         project_id=found.id if found else None,
         include_trust=list(include_trust) or None,
+        as_of=as_of,
     )
     data: dict[str, Any] = {
         "query": response.query,
@@ -58,6 +61,7 @@ def recall(
             {
                 **m.record.model_dump(),
                 "score": m.score,
+                "relevance": m.relevance.model_dump(),
                 "ranks": m.ranks,
                 "factors": m.factors,
             }
@@ -73,7 +77,8 @@ def recall(
         if trace:
             rows = [
                 f"  {t['id']} v{t['version']}  fused {t['fused']:.3f}  final "
-                f"{t['factors']['final']:.3f}  ranks {t['ranks']}  {t['fate']}"
+                f"{t['factors']['final']:.3f}  relevance {t['relevance']['score']:.3f}"
+                f"  ranks {t['ranks']}  {t['fate']}"
                 for t in response.trace
             ]
             out += "\n\ntrace:\n" + ("\n".join(rows) or "  (no candidates)")
@@ -231,8 +236,12 @@ def signal(app: App, text: str, project: str | None) -> None:
 @click.command()
 @pass_app
 def explain(app: App) -> None:
-    """Hit rate and outcome value of applied memories."""
+    """Hit rate and outcome value of applied memories; learning telemetry (counts only)
+    and the last reflection and sweep runs, per agent."""
+    from cairn.cli.commands.learning import telemetry_lines
+
     data = app.query(c.ExplainQuery, c.ExplainResponse).model_dump(exclude={"contract", "view"})
+    data["telemetry"], learned = telemetry_lines(app)
     rate = "n/a" if data["hit_rate"] is None else f"{data['hit_rate']:.2f}"
     lines = [
         f"applications {data['applications']}, with outcome {data['with_outcome']}, hit rate {rate}"
@@ -242,7 +251,7 @@ def explain(app: App) -> None:
         lines.append(
             f"  {record_id}  delivered {row['delivered']}  value {value}  {row['outcomes']}"
         )
-    emit(app, data, "\n".join(lines))
+    emit(app, data, "\n".join([*lines, *learned]))
 
 
 COMMANDS = (recall, context, expand, feedback, signal, explain)

@@ -13,17 +13,29 @@ from typing import Any
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Rag
+from cairn.engine.recall import as_of
 from cairn.engine.recall.episodes import propagate
 from cairn.engine.recall.formatting import Fence, format_line, format_preamble
 from cairn.engine.recall.fusion import Fused, lane_ranks, rrf, score_fusion, top_fused
 from cairn.engine.recall.lanes import Lanes, StageClock
 from cairn.engine.recall.query import formulate
+from cairn.engine.recall.relevance import (
+    CALIBRATIONS,
+    Relevance,
+    coverage,
+    evidence,
+    memory_terms,
+    model_reads,
+    relevances,
+    term_weights,
+)
 from cairn.engine.recall.rerank import Reranker, rerank_order
 from cairn.engine.recall.scoring import ScoreBreakdown, rank_key, score
 from cairn.engine.recall.selection import budget, dedup, filter_min_score, filter_trust
 from cairn.engine.recall.timeframe import date_prior, query_range
 from cairn.model import Record
-from cairn.storage.ports import EpisodePlace, LaneFilter, RecordStore, SearchIndex
+from cairn.storage.ports import EpisodePlace, LaneFilter, RecordQuery, RecordStore, SearchIndex
+from cairn.timeutil import to_iso
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +56,7 @@ class Candidate:
     ranks: dict[str, int]
     fused: float
     breakdown: ScoreBreakdown
+    relevance: Relevance  # absolute, comparable across queries: what minScore is a floor on
     line: str = ""  # the formatted preamble line; set for delivered memories
 
     @property
@@ -104,8 +117,57 @@ class MemoryRecall:
                 "rerank", lambda: self._rerank(request.query, fused, records, rag)
             )
         pool_size = rag.rerank.maxCandidates if rerank_status == "applied" else 0
-        candidates = clock.run("score", lambda: _scored(fused, records, rag, now, pool_size))
+        signals = clock.run(
+            "relevance", lambda: self._evidence(request.query, query.terms, lanes, fused, records)
+        )
+        candidates = clock.run(
+            "score", lambda: _scored(fused, records, rag, now, pool_size, signals)
+        )
         return self._select(request, rag, candidates, clock, rerank_status, lanes.failures)
+
+    def recall_as_of(self, request: RecallRequest, rag: Rag, at: datetime) -> RecallResult:
+        """Recall as memory stood at ``at``: the versions then in force (evicted or
+        superseded since, included), scored with the clock at ``at``."""
+        clock = StageClock()
+        stamp = to_iso(at)
+        listed = self._records.list_records(
+            RecordQuery(
+                request.tenant,
+                request.agent,
+                project_id=request.project_id,
+                with_global=request.project_id is not None,
+                as_of=stamp,
+            )
+        )
+        records = as_of.in_force(listed, stamp)
+        texts = [as_of.record_text(r) for r in records]
+        query = clock.run("formulate", lambda: formulate(request.query))
+        keyword = clock.run("keyword", lambda: as_of.keyword_scores(query.terms, texts))
+        top = sorted(keyword, key=lambda i: (-keyword[i], i))[: rag.laneCandidates]
+        cosine: dict[int, float] = {}
+        if top:
+            vectors = clock.run(
+                "vector", lambda: self._embedder.embed([request.query, *(texts[i] for i in top)])
+            )
+            cosine = as_of.cosines(vectors[0], vectors[1:], top)
+        fused = clock.run(
+            "fuse",
+            lambda: as_of.fuse_history(
+                keyword,
+                cosine,
+                fts_weight=rag.weights.fts,
+                vector_weight=rag.weights.vector,
+                pool=score_pool(request, rag),
+            ),
+        )
+        by_row = dict(enumerate(records))
+        calibrated = self._embedder.model_id == CALIBRATIONS.embedder
+        signals = clock.run(
+            "relevance",
+            lambda: as_of.relevance_at(request.query, query.terms, records, cosine, calibrated),
+        )
+        candidates = clock.run("score", lambda: _scored(fused, by_row, rag, at, 0, signals))
+        return self._select(request, rag, candidates, clock, None, {})
 
     def _select(
         self,
@@ -119,7 +181,7 @@ class MemoryRecall:
         trace = {c.row: _trace_entry(c) for c in candidates}
         allowed = request.include_trust or rag.includeTrustLevels
         kept, dropped_trust = filter_trust(candidates, lambda c: c.record.trust, allowed)
-        kept, dropped_min = filter_min_score(kept, lambda c: c.score, rag.minScore)
+        kept, dropped_min = filter_min_score(kept, lambda c: c.relevance.score, rag.minScore)
         kept, dropped_dup = dedup(kept, lambda c: c.record.body, lambda c: c.record.recorded_at)
         fence = Fence.new()
         lines: dict[int, str] = {}
@@ -229,6 +291,34 @@ class MemoryRecall:
             )
         return score_fusion(lanes.rankings, fill, extra_rows=extra), extra
 
+    def _evidence(
+        self,
+        text: str,
+        terms: tuple[str, ...],
+        lanes: Lanes,
+        fused: list[Fused],
+        records: dict[int, Record],
+    ) -> dict[int, Relevance]:
+        """Each candidate's own evidence of relevance (relevance.py): the raw cosine, when
+        it is the calibrated model's and it reads both texts, and the share of the query's
+        term weight the memory holds."""
+        rows = [f.row for f in fused]
+        read = model_reads(text)
+        qvec = lanes.query_vector
+        cosines: dict[int, float] = {}
+        if read and qvec is not None and self._embedder.model_id == CALIBRATIONS.embedder:
+            cosines = self._index.vector_scores(lanes.where, qvec, rows)
+        counts = self._index.term_counts(lanes.where, terms) if terms else None
+        weights = term_weights(terms, counts.per_term, counts.documents) if counts else {}
+        out: dict[int, Relevance] = {}
+        for row in rows:
+            record = records[row]
+            cosine = cosines.get(row) if model_reads(record.body) else None
+            covered = coverage(weights, memory_terms(record.title, record.body, *record.tags))
+            own = evidence(cosine, covered, read)
+            out[row] = Relevance(own, own, cosine, covered)
+        return out
+
     def _rerank(
         self, query: str, fused: list[Fused], records: dict[int, Record], rag: Rag
     ) -> tuple[list[Fused], str]:
@@ -249,17 +339,25 @@ class MemoryRecall:
 
 
 def _scored(
-    fused: list[Fused], records: dict[int, Record], rag: Rag, now: datetime, pool_size: int
+    fused: list[Fused],
+    records: dict[int, Record],
+    rag: Rag,
+    now: datetime,
+    pool_size: int,
+    signals: dict[int, Relevance],
 ) -> list[Candidate]:
+    breakdowns = [score(f.score, records[f.row], rag.boosts, now) for f in fused]
+    relevance = _relevance(signals, fused, breakdowns)
     scored = [
         Candidate(
             row=f.row,
             record=records[f.row],
             ranks=f.ranks,
             fused=f.score,
-            breakdown=score(f.score, records[f.row], rag.boosts, now),
+            breakdown=b,
+            relevance=r,
         )
-        for f in fused
+        for f, b, r in zip(fused, breakdowns, relevance, strict=True)
     ]
 
     def key(c: Candidate) -> tuple[float, int]:
@@ -269,6 +367,15 @@ def _scored(
     return sorted(scored[:pool_size], key=key) + sorted(scored[pool_size:], key=key)
 
 
+def _relevance(
+    signals: dict[int, Relevance], fused: list[Fused], breakdowns: list[ScoreBreakdown]
+) -> list[Relevance]:
+    # A candidate inherits relevance by ranking close to the query's best evidence.
+    own = [signals[f.row] for f in fused]
+    scores = relevances([r.evidence for r in own], [b.final for b in breakdowns])
+    return [replace(r, score=s) for r, s in zip(own, scores, strict=True)]
+
+
 def _trace_entry(c: Candidate) -> dict[str, Any]:
     return {
         "id": c.record.id,
@@ -276,6 +383,7 @@ def _trace_entry(c: Candidate) -> dict[str, Any]:
         "ranks": c.ranks,
         "fused": c.fused,
         "factors": c.breakdown.as_dict(),
+        "relevance": c.relevance.as_dict(),
         "fate": "delivered",
     }
 

@@ -1,0 +1,196 @@
+"""Absolute relevance of each candidate to the query: the score ``minScore`` is a floor on.
+
+The ranking score orders the candidates of one query but means nothing across queries: the
+fused score is normalised to the query's best hit (BM25 has no fixed scale), so the best
+hit of "what is the capital of France" scores as high as that of a question the store
+really answers. Relevance is built from signals with a fixed scale instead.
+
+**Evidence** of one memory, from two signals:
+
+* ``cosine``: the raw cosine of the query vector to the memory's vector, used only when the
+  embedder can read both texts (see :func:`model_reads`);
+* ``coverage``: the share of the query's term weight that the memory contains, in [0, 1].
+  A term weighs ``ln(1 + (N - n + 0.5) / (n + 0.5))`` over the N live memories, n of which
+  contain it (always positive, unlike BM25's IDF): a query word no memory contains keeps
+  its full weight, so a question about something never stored has low coverage
+  everywhere, and a word in every memory weighs almost nothing.
+
+mapped through a logistic, ``evidence = σ(intercept + a·cosine + b·coverage)``, fitted
+(``benchmarks/abstention.py --fit``) on questions paired with the memory that answers them
+against questions nothing stored answers, in a coding-rules store and in chat stores.
+
+**Relevance** of a candidate is its own evidence, or what it inherits by ranking close to
+the query's best evidence: ``max(evidence_i, best_evidence · share_i²)``, where ``share_i``
+is its ranking score over the best ranking score of the query. A reply that shares no
+word with the question but sits next to the turn that does ranks close to it (episode
+context) and stays; the unrelated tail of a query does not. When nothing is evident
+(every evidence below the floor), nothing inherits anything, so the query abstains.
+
+Relevance only filters; it never reorders the ranking.
+
+The logistic is fitted for the default embedder (all-MiniLM-L6-v2); another embedder's
+cosines have another scale, so with any other (the hashing embedder of tests, say) cosine
+is not used at all. MiniLM is an English model: its cosine between texts it cannot read
+(Chinese, emoji, other scripts) is high whatever they say, so it counts only when the
+model reads both texts. Without it, coverage alone is the evidence, on the scale of the
+query's script: Chinese is indexed as overlapping bigrams, many of which cross a word
+boundary and match nothing, so a Chinese query's coverage runs lower than an English
+one's and has a fit of its own. A memory with neither a usable cosine nor a shared term
+has no evidence at all (0), not a base rate.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from cairn.adapters.embedding import MODEL_ID
+from cairn.text import index_terms, normal_term
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """``evidence = 1 / (1 + exp(-(intercept + cosine·c + coverage·v)))``."""
+
+    intercept: float
+    cosine: float
+    coverage: float
+
+
+@dataclass(frozen=True, slots=True)
+class Calibrations:
+    embedder: str  # the model id whose cosines with_vectors was fitted on
+    with_vectors: Calibration  # the model reads query and memory: cosine and coverage
+    keyword_only: Calibration  # a query the model reads, no usable cosine
+    unread_query: Calibration  # a query the model does not read (Chinese, emoji...)
+
+
+# Fitted by ``benchmarks/abstention.py --fit`` on the fit half of its labelled queries:
+# maximum likelihood per calibration, then one shift of the three intercepts (-1.3, a prior
+# odds of relevance) so that the default floor 0.1 makes 90% of the coding-rules store's
+# negative queries abstain. At the floor: cosine alone >= 0.37 (no shared term), or
+# coverage alone >= 0.10 (>= 0.05 for a query the model does not read).
+CALIBRATIONS = Calibrations(
+    embedder=MODEL_ID,
+    with_vectors=Calibration(intercept=-5.598, cosine=9.217, coverage=5.243),
+    keyword_only=Calibration(intercept=-2.752, cosine=0.0, coverage=5.404),
+    unread_query=Calibration(intercept=-3.279, cosine=0.0, coverage=22.244),
+)
+SHARE_EXPONENT = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Relevance:
+    score: float  # in [0, 1]: what minScore is a floor on
+    evidence: float  # the memory's own evidence, in [0, 1]
+    cosine: float | None  # None when not used (lane off, or a text the model cannot read)
+    coverage: float
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {
+            "score": self.score,
+            "evidence": self.evidence,
+            "cosine": self.cosine,
+            "coverage": self.coverage,
+        }
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")  # Basic Latin to Latin Extended-B
+
+
+def model_reads(text: str) -> bool:
+    """Whether the default (English) embedder reads this text: most of its letters are
+    Latin. Digits, punctuation and emoji are not letters; a text of none reads as no."""
+    if text.isascii():
+        return _LATIN.search(text) is not None
+    latin = len(_LATIN.findall(text))
+    return latin > 0 and 2 * latin >= len(_LETTER.findall(text))
+
+
+def term_weights(
+    terms: Sequence[str], document_counts: Mapping[str, int], total: int
+) -> dict[str, float]:
+    """The weight of each distinct query term, keyed by its normal form (one per stem, as
+    the keyword index keys it)."""
+    total = max(total, 0)
+    weights: dict[str, float] = {}
+    for term in terms:
+        n = min(max(document_counts.get(term, 0), 0), total)
+        weight = math.log(1.0 + (total - n + 0.5) / (n + 0.5))
+        key = normal_term(term)
+        weights[key] = max(weights.get(key, 0.0), weight)
+    return weights
+
+
+def memory_terms(*texts: str | None) -> frozenset[str]:
+    """The normal forms of a memory's indexed terms (title, body, tags), as the keyword
+    lane sees them. Short texts are memoised (recall asks again for the same memories, and
+    tokenising them was most of this stage's time); long ones are not kept."""
+    if sum(len(t) for t in texts if t) <= MEMOISED_CHARS:
+        return _memoised_terms(texts)
+    return _terms(texts)
+
+
+MEMOISED_CHARS = 2000  # 8192 memoised texts hold at most ~16 M characters
+
+
+def _terms(texts: tuple[str | None, ...]) -> frozenset[str]:
+    words = {t for text in texts if text for t in index_terms(text)}
+    return frozenset(map(normal_term, words))
+
+
+_memoised_terms = lru_cache(maxsize=8192)(_terms)
+
+
+def coverage(weights: Mapping[str, float], terms: frozenset[str]) -> float:
+    """Share of the query's term weight found in the memory; 0 for a query with no terms."""
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    return sum(w for key, w in weights.items() if key in terms) / total
+
+
+def _logistic(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+
+
+def evidence(
+    cosine: float | None,
+    covered: float,
+    query_read: bool,
+    calibrations: Calibrations = CALIBRATIONS,
+) -> float:
+    """One memory's own evidence of relevance. ``cosine`` None: no usable cosine (the
+    vector lane off, no vector, or a text the model does not read); ``query_read``:
+    whether the model reads the query (:func:`model_reads`)."""
+    if cosine is not None and query_read:
+        cal = calibrations.with_vectors
+        return _logistic(cal.intercept + cal.cosine * cosine + cal.coverage * covered)
+    if covered <= 0.0:
+        return 0.0
+    cal = calibrations.keyword_only if query_read else calibrations.unread_query
+    return _logistic(cal.intercept + cal.coverage * covered)
+
+
+def relevances(
+    evidences: Sequence[float],
+    ranking_scores: Sequence[float],
+    exponent: float = SHARE_EXPONENT,
+) -> list[float]:
+    """``max(evidence_i, best_evidence · (score_i / best_score) ** exponent)`` per candidate,
+    in the order given."""
+    if len(evidences) != len(ranking_scores):
+        raise ValueError("one ranking score per evidence")
+    if not evidences:
+        return []
+    best = max(evidences)
+    top = max(ranking_scores)
+    out = []
+    for own, ranking in zip(evidences, ranking_scores, strict=True):
+        share = max(ranking, 0.0) / top if top > 0 else 0.0
+        out.append(max(own, best * share**exponent))
+    return out
