@@ -166,17 +166,25 @@ def write_transcript(path: Path, expand: str | None = None) -> Path:
     return path
 
 
-def test_stop_records_the_turn_and_the_outcome_it_shows(home: Path, repo: Path) -> None:
+def observed(home: Path, repo: Path) -> list[dict[str, Any]]:
+    proc = cairn(home, repo, "journal", "--json")
+    assert proc.returncode == 0, proc.stderr
+    events: list[dict[str, Any]] = json.loads(proc.stdout)
+    return [e for e in events if e["type"] == "episode.completed"]
+
+
+def test_stop_observes_the_turn_with_the_outcome_it_shows(home: Path, repo: Path) -> None:
     seed(home, repo)
     (pnpm,) = [m for m in memories(home, repo) if "pnpm" in m["body"]]
     hook(home, repo, "session-start", "session-start")
     transcript = write_transcript(repo.parent / "session.jsonl", expand=pnpm["id"])
     assert hook(home, repo, "stop", "stop", transcript_path=str(transcript)) is None
-    episodes = memories(home, repo, "--kind", "episode")
-    assert len(episodes) == 1
-    episode = episodes[0]
-    assert episode["body"].startswith("Asked: Install the dependencies and run the tests.")
-    assert episode["scope"] == "project" and episode["position"] == 1
+    (episode,) = observed(home, repo)
+    payload = episode["payload"]
+    assert payload["success"] is True and payload["tools"] == ["Bash", "Edit"]
+    assert payload["task"] == "Install the dependencies and run the tests."
+    assert payload["note"].startswith("Dependencies are installed")
+    assert payload["project_id"] and episode["session_id"] == event("stop")["session_id"]
     assert episode["episode_id"] == f"claude-code:{event('stop')['session_id']}"
     explained = json.loads(cairn(home, repo, "explain", "--json").stdout)
     assert explained["records"][pnpm["id"]]["outcomes"] == {"used-successfully": 1}
@@ -184,9 +192,29 @@ def test_stop_records_the_turn_and_the_outcome_it_shows(home: Path, repo: Path) 
     assert all(r["with_outcome"] == 0 for r in others)  # no evidence, no outcome
     # the same stop again records nothing more
     hook(home, repo, "stop", "stop", transcript_path=str(transcript))
-    assert len(memories(home, repo, "--kind", "episode")) == 1
-    again = json.loads(cairn(home, repo, "explain", "--json").stdout)
-    assert again["with_outcome"] == 1
+    assert len(observed(home, repo)) == 1
+    assert json.loads(cairn(home, repo, "explain", "--json").stdout)["with_outcome"] == 1
+
+
+def test_stop_reviews_the_users_words_without_repeating_what_the_prompt_stored(
+    home: Path, repo: Path
+) -> None:
+    rule = event("prompt-rule")["prompt"]
+    hook(home, repo, "prompt", "prompt-rule")
+    assert [m["body"] for m in memories(home, repo)] == [rule]
+    said = f"{rule} Our staging cluster is in eu-west-1."
+    lines = [
+        line.replace("Install the dependencies and run the tests.", said)
+        for line in transcript_lines()
+    ]
+    transcript = repo.parent / "session.jsonl"
+    transcript.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    hook(home, repo, "stop", "stop", transcript_path=str(transcript))
+    found = {m["body"]: m for m in memories(home, repo)}
+    assert set(found) == {rule, "Our staging cluster is in eu-west-1."}  # the rule once
+    fact = found["Our staging cluster is in eu-west-1."]
+    assert (fact["kind"], fact["origin"], fact["state"]) == ("fact", "review", "trial")
+    assert len(observed(home, repo)) == 1
 
 
 def test_stop_does_nothing_while_the_host_continues_for_a_stop_hook(
@@ -195,7 +223,7 @@ def test_stop_does_nothing_while_the_host_continues_for_a_stop_hook(
     seed(home, repo)
     transcript = write_transcript(repo.parent / "session.jsonl")
     assert hook(home, repo, "stop", "stop-active", transcript_path=str(transcript)) is None
-    assert memories(home, repo, "--kind", "episode") == []
+    assert observed(home, repo) == []
 
 
 @pytest.mark.parametrize(

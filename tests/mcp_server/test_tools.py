@@ -8,6 +8,7 @@ from cairn.errors import InvalidInput
 from cairn.mcp_server.calls import checked_arguments
 from cairn.mcp_server.tools import SERVER_FIELDS, TOOLS, input_schema
 from cairn.provider import contract as c
+from cairn.provider import learning_contract as lc
 
 EXPECTED = {
     "memory_store", "memory_recall", "memory_context", "memory_expand",
@@ -38,6 +39,7 @@ def test_the_eight_tools_and_their_hints() -> None:
         ("memory_correct", c.CorrectRequest),
         ("memory_forget", c.ForgetRequest),
         ("memory_feedback", c.FeedbackRequest),
+        ("memory_ask", lc.AskQuery),
     ],
 )
 def test_a_tools_schema_is_its_contract_models_less_what_the_server_sets(

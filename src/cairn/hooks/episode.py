@@ -1,17 +1,22 @@
-"""A finished turn as an episode of memory: what was asked, what the agent did, how it
-ended — the raw material review and reflection learn from (SPEC §6).
+"""A finished turn for learning (SPEC §6): the episode is observed, the user's words are
+reviewed.
 
-Seam: the contract's ``observe`` mutation (an episode with its trajectory and outcome) is
-the intended route. Until it exists the turn is written as a ``store`` of an ``episode``
-memory — the user's prompt, the agent's last words, the tools it used and which failed —
-under the session's episode id and the turn's position, so recall's episode context links
-the turns of one session. :func:`record_turn` is the one place to switch.
+- ``observe`` (``episode.completed``): what was asked, whether the turn ended well (not
+  on a failed tool call), the tools used and how many steps, the agent's last words as
+  its note, and the deliveries the turn plainly used (:mod:`cairn.hooks.outcomes`) —
+  which the observation marks ``used-successfully``. A turn that read the web or another
+  outside source is observed with ``content_trust: external``, so reflection never learns
+  from it.
+- ``review``: the user's prompt, for the facts and rules stated in it (a rule the prompt
+  hook already remembered is skipped as already remembered).
+
+Both under keys of the session and the turn: a second stop of the same turn adds nothing.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass
+import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from cairn.hooks.events import HookEvent
@@ -20,77 +25,66 @@ from cairn.hooks.transcript import Turn
 if TYPE_CHECKING:
     from cairn.hooks.gateway import Gateway
 
-PROMPT_CHARS = 1000
-REPLY_CHARS = 600
-PATH_KEYS = ("file_path", "notebook_path", "path")
-MAX_PATHS = 10
-
-
-@dataclass(frozen=True, slots=True)
-class Episode:
-    body: str
-    episode_id: str
-    position: int
-    occurred_at: str | None
-    source: dict[str, Any]
+TASK_CHARS = 10_000
+NOTE_CHARS = 2000
+MAX_TOOLS = 100
+# Tools whose results come from outside the user's machine and words.
+OUTSIDE_TOOLS = frozenset(("WebFetch", "WebSearch"))
 
 
 def _clip(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def describe(event: HookEvent, turn: Turn) -> Episode:
-    """The episode of one turn: plain text, short, with no tool output in it (tool output
-    is data from outside, often large, sometimes secret)."""
-    lines = [f"Asked: {_clip(turn.prompt, PROMPT_CHARS)}"]
-    if turn.replies:
-        lines.append(f"Answered: {_clip(turn.replies[-1], REPLY_CHARS)}")
-    if turn.tools:
-        used = Counter(t.name for t in turn.tools)
-        failed = Counter(t.name for t in turn.failed_tools)
-        parts = [
-            f"{name} ×{n}" + (f" ({failed[name]} failed)" if failed[name] else "")
-            for name, n in sorted(used.items())
-        ]
-        lines.append("Tools: " + ", ".join(parts))
-    paths = []
-    for call in turn.tools:
-        for key in PATH_KEYS:
-            value = call.input.get(key)
-            if isinstance(value, str) and value not in paths:
-                paths.append(value)
-    if paths:
-        lines.append("Files: " + ", ".join(paths[:MAX_PATHS]))
-    lines.append("Ended: " + ("on a failed tool call" if turn.ended_in_failure else "normally"))
-    return Episode(
-        body="\n".join(lines),
-        episode_id=f"{event.host}:{event.session_id}"[:200],
-        position=turn.index,
-        occurred_at=turn.started_at,
-        source={"host": event.host, "session_id": event.session_id, "turn": turn.uuid},
+def reads_outside(turn: Turn) -> bool:
+    """The turn brought in outside content: the web, or another MCP server's tools."""
+    return any(
+        t.name in OUTSIDE_TOOLS or (t.name.startswith("mcp__") and "__memory_" not in t.name)
+        for t in turn.tools
     )
 
 
-def record_turn(memory: Gateway, event: HookEvent, turn: Turn, project_id: str | None) -> Any:
-    """Write the turn's episode through the provider, once: the key is the session and
-    the turn, so a second stop of the same turn adds nothing."""
-    from cairn.provider import contract as c
+def observation(
+    event: HookEvent, turn: Turn, project_id: str | None, used: Sequence[str]
+) -> dict[str, Any]:
+    """The ``observe`` request's fields for the turn; ``used``: the application ids the
+    turn plainly used (counted only when it ended well)."""
+    success = not turn.ended_in_failure
+    return {
+        "type": "episode.completed",
+        "success": success,
+        "episode_id": f"{event.host}:{event.session_id}"[:200],
+        "session_id": event.session_id[:200],
+        "content_trust": "external" if reads_outside(turn) else "learned",
+        "tools": sorted({t.name for t in turn.tools if t.name})[:MAX_TOOLS],
+        "steps": len(turn.tools),
+        "task": _clip(turn.prompt, TASK_CHARS) or None,
+        "note": _clip(turn.replies[-1], NOTE_CHARS) if turn.replies else None,
+        "project_id": project_id,
+        "applications": list(used) if success else [],
+        "occurred_at": turn.started_at,
+    }
 
-    episode = describe(event, turn)
-    return memory.apply(
-        c.StoreRequest,
-        c.WriteResponse,
-        memory.key("episode", event.host, event.session_id, turn.uuid or turn.index),
-        body=episode.body,
-        kind="episode",
-        memory_type="episodic",
-        origin="system",
-        tags=["session"],
-        scope="project" if project_id else "global",
-        project_id=project_id,
-        episode_id=episode.episode_id,
-        position=episode.position,
-        occurred_at=episode.occurred_at,
-        source=episode.source,
+
+def record_turn(
+    memory: Gateway, event: HookEvent, turn: Turn, project_id: str | None, used: Sequence[str]
+) -> None:
+    from cairn.provider import learning_contract as lc
+
+    turn_key = turn.uuid or turn.index
+    memory.apply(
+        lc.ObserveRequest,
+        lc.ObserveResponse,
+        memory.key("hook-observe", event.host, event.session_id, turn_key),
+        **observation(event, turn, project_id, used),
     )
+    if turn.prompt.strip():
+        memory.apply(
+            lc.ReviewRequest,
+            lc.ReviewResponse,
+            memory.key("hook-review", event.host, event.session_id, turn_key),
+            transcript=json.dumps([{"role": "user", "content": turn.prompt}], ensure_ascii=False),
+            format="messages",
+            project_id=project_id,
+        )

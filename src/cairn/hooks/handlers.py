@@ -8,9 +8,10 @@ memory reached only through the provider (a :class:`Gateway`).
   only on a clear match) and the hook says in one line what it did; then the director's
   text for the prompt as the task, less what this session was already given. Nothing
   new and nothing done: no output at all.
-- **stop**: the finished turn is written as an episode, and the outcomes its transcript
-  shows plainly are reported (:mod:`cairn.hooks.outcomes`). It never blocks, and does
-  nothing while the host is already continuing because of a stop hook.
+- **stop**: the finished turn is observed as an episode, with the deliveries its
+  transcript shows plainly used (:mod:`cairn.hooks.outcomes`), and the user's words are
+  reviewed (:mod:`cairn.hooks.episode`). It never blocks, and does nothing while the host
+  is already continuing because of a stop hook.
 """
 
 from __future__ import annotations
@@ -210,6 +211,8 @@ def stop(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
         return SILENT
     turn = turns[-1]
     where = locate(event.cwd)
-    record_turn(memory, event, turn, where.project_id)
-    log.settle(_report(memory, event, judge(turn, log.pending())))
+    verdicts = judge(turn, log.pending())
+    used = [v.application_id for v in verdicts if v.outcome == "used-successfully"]
+    record_turn(memory, event, turn, where.project_id, used)  # the observation judges them
+    log.settle(v.application_id for v in verdicts)
     return SILENT

@@ -241,17 +241,9 @@ class MemoryTools:
         return ToolAnswer(text, response.model_dump(exclude={"contract", "view"}))
 
     def ask(self, args: dict[str, Any]) -> ToolAnswer:
-        from cairn.mcp_server.ask import answer
+        from cairn.provider import learning_contract as lc
 
-        question = args.get("question")
-        if not isinstance(question, str) or not question.strip():
-            raise InvalidInput("question: ask a question in words")
-        if len(question) > 10_000:
-            raise InvalidInput("question: at most 10,000 characters")
-        limit = args.get("max_memories", 5)
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 20:
-            raise InvalidInput("max_memories must be a whole number from 1 to 20")
-        found = answer(
-            self._memory, question, project_id=self._binding.project_id, max_memories=limit
+        response = self._memory.query(
+            lc.AskQuery, lc.AskResponse, **args, project_id=self._binding.project_id
         )
-        return ToolAnswer(found.text, found.to_dict())
+        return ToolAnswer(response.answer, response.model_dump(exclude={"contract", "view"}))

@@ -20,13 +20,12 @@ class ToolSpec:
     name: str
     title: str
     description: str
-    model: str | None  # the contract model the arguments become (cairn.provider.contract)
+    model: str  # the contract model the arguments become (cairn.provider.contract)
     read_only: bool
     destructive: bool
     idempotent: bool
     drop: frozenset[str] = frozenset()  # more fields the caller may not set
     extra: dict[str, Any] = field(default_factory=dict)  # properties beyond the model's
-    required: tuple[str, ...] = ()  # when the model is None
     notes: dict[str, str] = field(default_factory=dict)  # property -> description
 
 
@@ -176,19 +175,11 @@ TOOLS: tuple[ToolSpec, ...] = (
             "answer, each with its id, or says that memory has no answer. Use it for "
             "questions like 'which package manager does this repo use?'."
         ),
-        model=None,
+        model="AskQuery",
         read_only=True,
         destructive=False,
         idempotent=True,
-        extra={
-            "question": {"type": "string", "minLength": 1, "maxLength": 10_000},
-            "max_memories": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
-        },
-        required=("question",),
-        notes={
-            "question": "The question, in plain words.",
-            "max_memories": "How many memories at most to quote.",
-        },
+        notes={"question": "The question, in plain words."},
     ),
 )
 
@@ -197,17 +188,14 @@ BY_NAME = {t.name: t for t in TOOLS}
 
 def input_schema(spec: ToolSpec) -> dict[str, Any]:
     """The tool's JSON schema: its contract model's, less the fields the server sets."""
-    properties: dict[str, Any] = {}
-    required: list[str] = list(spec.required)
-    defs: dict[str, Any] = {}
-    if spec.model is not None:
-        from cairn.provider import contract
+    from cairn.provider import contract, learning_contract
 
-        schema = getattr(contract, spec.model).model_json_schema()
-        hidden = SERVER_FIELDS | spec.drop
-        properties = {k: v for k, v in schema["properties"].items() if k not in hidden}
-        required = [r for r in schema.get("required", []) if r not in hidden]
-        defs = schema.get("$defs", {})
+    model = getattr(contract, spec.model, None) or getattr(learning_contract, spec.model)
+    schema = model.model_json_schema()
+    hidden = SERVER_FIELDS | spec.drop
+    properties = {k: v for k, v in schema["properties"].items() if k not in hidden}
+    required = [r for r in schema.get("required", []) if r not in hidden]
+    defs = schema.get("$defs", {})
     properties.update(spec.extra)
     for name, note in spec.notes.items():
         if name in properties:
