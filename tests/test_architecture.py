@@ -6,7 +6,8 @@ Layers, top to bottom (a layer may import the ones below it, never those above):
 
     composition roots   cairn.compose (and the entry points' own)
     interfaces          cairn.memory + cairn.memory_learning + cairn.results (Python API),
-                        cairn.cli, cairn.projection,
+                        cairn.cli, cairn.projection, cairn.hooks (agent hooks),
+                        cairn.mcp_server (MCP),
                         cairn.server (the HTTP API; its own composition root in server.run)
     provider            cairn.provider (the contract, local and remote providers)
     services            cairn.services
@@ -123,6 +124,8 @@ def test_interfaces_go_through_the_provider() -> None:
         PACKAGE / "results.py",
         *modules_under("cli"),
         *modules_under("projection"),
+        *modules_under("hooks"),
+        *modules_under("mcp_server"),
     ]
     for path in interfaces:
         # The engine's value types (RecallResult, the formatter) and the adapters'
@@ -135,11 +138,14 @@ def test_interfaces_go_through_the_provider() -> None:
             "cairn.results",
             "cairn.cli",
             "cairn.projection",
+            "cairn.hooks",
+            "cairn.mcp_server",
             "cairn.provider",
             "cairn.compose",
             "cairn.engine",
             "cairn.adapters",
             "cairn.server",
+            extra={"cairn"},  # cairn.__version__
         )
         for imported in cairn_imports(path):
             assert not under(imported, "cairn.storage", "cairn.services"), (
@@ -169,6 +175,22 @@ def test_only_the_remote_provider_and_the_server_speak_http() -> None:
         assert not found & {"httpx", "fastapi", "starlette", "uvicorn"}, (
             f"{module_name(path)} imports an HTTP library"
         )
+
+
+def test_hooks_and_mcp_reach_memory_only_through_a_provider_they_are_given() -> None:
+    """The agent hooks and the MCP server never open a store or import the command line:
+    the provider they use comes from the one function every interface opens memory with
+    (cairn.cli.app.open_memory), so switching it to the daemon switches them too."""
+    for path in [*modules_under("hooks"), *modules_under("mcp_server")]:
+        for imported in cairn_imports(path):
+            assert not under(imported, "cairn.compose", "cairn.cli", "cairn.memory"), (
+                f"{module_name(path)} imports {imported}: it must be handed a provider"
+            )
+    for path in [*modules_under("cli"), *modules_under("hooks"), *modules_under("mcp_server")]:
+        if "cairn.compose" in cairn_imports(path):
+            assert module_name(path) == "cairn.cli.app", (
+                f"{module_name(path)} opens a provider itself: use cairn.cli.app.open_memory"
+            )
 
 
 def test_only_the_sqlite_store_runs_sql() -> None:

@@ -18,19 +18,70 @@ from __future__ import annotations
 import json
 import os
 import sys
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 import click
 
+from cairn import __version__
 from cairn.cli.app import App, PathArgument
 
 _GLOBAL_VALUES = frozenset(("--home", "--tenant", "--agent", "--config"))
 _GLOBAL_FLAGS = frozenset(("--json",))
 
 
+# Each command and the module under cairn.cli.commands that defines it: a command's module
+# (and what it imports) is loaded only when that command runs, so ``cairn --version`` and
+# a hook through the daemon pay for nothing they do not use.
+COMMAND_MODULES = {
+    "remember": "records",
+    "ingest": "records",
+    "list": "records",
+    "show": "records",
+    "correct": "records",
+    "forget": "records",
+    "restore": "records",
+    "export": "store",
+    "import": "store",
+    "rebuild": "store",
+    "sync": "store",
+    "journal": "store",
+    "status": "store",
+    "recall": "tasks",
+    "context": "tasks",
+    "expand": "tasks",
+    "feedback": "tasks",
+    "signal": "tasks",
+    "explain": "tasks",
+    "observe": "learning",
+    "reflect": "learning",
+    "sweep": "learning",
+    "evict": "learning",
+    "unevict": "learning",
+    "review": "learning",
+    "ask": "learning",
+    "config": "settings",
+    "serve": "serve",
+    "token": "serve",
+    "hook": "agents",
+    "install": "agents",
+    "mcp": "agents",
+    "skill": "agents",
+}
+
+
 class CairnGroup(click.Group):
-    """Accepts the global options anywhere on the command line (before a ``--``)."""
+    """Accepts the global options anywhere on the command line (before a ``--``), and
+    imports a command's module only when the command is asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            load_commands(COMMAND_MODULES[cmd_name])
+        return self.commands.get(cmd_name)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         front: list[str] = []
@@ -80,7 +131,7 @@ class _PipeClosed(Exception):
 @click.option(
     "--config", "config_path", default=None, help="Config file (default <home>/config.yaml)."
 )
-@click.version_option(package_name="cairn-memory")
+@click.version_option(version=__version__, prog_name="cairn")
 @click.pass_context
 def cli(
     click_ctx: click.Context,
@@ -98,15 +149,11 @@ def cli(
     click_ctx.call_on_close(app.close)
 
 
-def _register() -> None:
-    from cairn.cli.commands import learning, records, serve, settings, store, tasks
-
-    for module in (records, store, tasks, learning, settings, serve):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
+def load_commands(module_name: str) -> None:
+    """Register every command of one module of cairn.cli.commands."""
+    module = import_module(f"cairn.cli.commands.{module_name}")
+    for command in module.COMMANDS:
+        cli.add_command(command)
 
 
 def _fail(message: str, code: int, as_json: bool) -> int:

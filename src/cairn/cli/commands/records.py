@@ -63,6 +63,7 @@ def remember(
     """Remember TEXT, stated explicitly by the user (TEXT '-' reads standard input).
 
     Repeating a live memory of the same scope returns that memory."""
+    app.will_embed()
     if project is not None:
         scope = "project"
     found = resolve_project(app, project, required=True) if scope == "project" else None

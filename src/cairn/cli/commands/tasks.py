@@ -41,6 +41,7 @@ def recall(
 ) -> None:
     """Recall the memories that apply to QUERY (global ones and the current repository's)
     and print the preamble."""
+    app.will_embed()
     found = resolve_project(app, project)
     response = app.query(
         c.RecallQuery,
@@ -108,6 +109,7 @@ def context(
     session: str | None,
 ) -> None:
     """The memory a task needs: resident rules in full, then a manifest, each with why."""
+    app.will_embed()
     found = resolve_project(app, project)
     response = app.query(
         c.TaskQuery,
@@ -181,6 +183,7 @@ def signal(app: App, text: str, project: str | None) -> None:
     """Classify a user statement and act on it: a lasting rule is remembered in the scope
     its words say, a one-off is returned for this task, a forget acts only on a clear match
     (exit 2 and the candidates when there is none, or several)."""
+    app.will_embed()
     statement = read_text_argument(text)
     found = resolve_project(app, project)
     response = app.apply(
