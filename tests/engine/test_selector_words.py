@@ -55,3 +55,19 @@ def test_clause_spans_split_at_clause_punctuation() -> None:
         "然后",
         "这个",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "paths"),
+    [
+        ("Always run the tests in src/api before pushing", ()),
+        ("Run the unit tests under tests/unit before committing.", ()),
+        ("When you edit src/api, run the tests in tests/api.", ("src/api/**",)),
+        ("In src/api, always run mypy before committing", ("src/api/**",)),
+        ("Tests in src/legacy are flaky; skip them", ("src/legacy/**",)),
+    ],
+)
+def test_a_path_that_says_which_tests_is_not_where_the_rule_applies(
+    text: str, paths: tuple[str, ...]
+) -> None:
+    assert read_selector(text).path_patterns == paths

@@ -220,6 +220,15 @@ _EN_TOOL = re.compile(
     re.IGNORECASE,
 )
 _EN_NEGATION = _en(r"(?:never|don't|dont|do not|not|no|avoid|stop)")
+# "run the tests in src/api", "add a regression test under tests/regression/": the path says
+# which tests (the action's object), not where the rule applies.
+_EN_OBJECT_IN = re.compile(
+    r"(?<![A-Za-z])(?:run|runs|running|add|adds|write|writes|execute|rerun|re-run)\s+"
+    r"(?:(?:the|a|an|all|any|every|our|new)\s+)?(?:[\w-]+\s+)?"
+    r"(?:tests?|specs?|test suite|suites?|checks?|benchmarks?|scripts?|fixtures?)\s+"
+    r"(?:in|under|from|inside|at)\s+$",
+    re.IGNORECASE,
+)
 _ZH_NOT_A_PLACE = re.compile(r"放到|放在|放进|放入|存到|存放|移到|挪到|搬到|更新|同步|生成")
 _ZH_TOOL = re.compile(r"(?:使用|用|按照|参考)\s*$")
 _ZH_NEGATION = re.compile(r"不要|别|禁止|不准|不许|千万|永远不|从不|不能|严禁")
@@ -324,7 +333,7 @@ def _is_place(text: str, position: int) -> bool:
     """False when the clause so far puts things at, updates or uses the path (see above)."""
     start = _clause_start(text, position)
     before = text[start:position]
-    if _EN_TOOL.search(before) or _ZH_TOOL.search(before):
+    if _EN_TOOL.search(before) or _ZH_TOOL.search(before) or _EN_OBJECT_IN.search(before):
         return False
     if _CJK.search(before[-12:]):
         window = before[-12:]
