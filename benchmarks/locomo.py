@@ -68,7 +68,7 @@ from typing import Any
 import numpy as np
 
 from cairn import Memory, MemoryInput, __version__
-from cairn.adapters.embedding import MiniLmOnnxEmbedder
+from cairn.adapters.embedding import Embedder, MiniLmOnnxEmbedder
 
 DEPTH = 20  # every ranked list is scored down to this rank
 KS = (1, 5, 10, 20)
@@ -182,7 +182,7 @@ class CachedEmbedder:
     process; ``--embedding-cache`` keeps the vectors on disk between processes.
     """
 
-    def __init__(self, inner: MiniLmOnnxEmbedder, cache_file: Path | None = None) -> None:
+    def __init__(self, inner: Embedder, cache_file: Path | None = None) -> None:
         self._inner = inner
         self._file = cache_file
         self._vectors: dict[str, np.ndarray] = {}
@@ -616,6 +616,31 @@ def evaluate(
     return scored, details
 
 
+def session_report(
+    args: argparse.Namespace,
+    conversations: Sequence[Conversation],
+    engine_runs: Mapping[str, EngineRun],
+    embedder: CachedEmbedder,
+) -> dict[str, Any] | None:
+    """The session-level protocol (``locomo_sessions.py``) for the runs asked for, with
+    what peers publish on it quoted beside as claims."""
+    from locomo_sessions import PEER_CLAIMS, SESSION_DEPTH, evaluate_sessions, print_sessions
+
+    runs = parse_runs(args.session_runs, ("bm25", *engine_runs)) if args.session_runs else []
+    if not runs:
+        return None
+    configs = {r: engine_config(engine_runs[r], args.lane_candidates) for r in runs if r != "bm25"}
+    with tempfile.TemporaryDirectory(prefix="cairn-locomo-sessions-") as tmp:
+        results = evaluate_sessions(args.data, conversations, runs, configs, embedder, Path(tmp))
+    print_sessions(results)
+    return {
+        "protocol": "shared/data/README.md, session-level protocol: every QA with evidence,"
+        f" all five categories, ranked turns (depth {SESSION_DEPTH}) mapped to sessions",
+        "runs": results,
+        "peer_claims": PEER_CLAIMS,
+    }
+
+
 def percentile(values: Sequence[float], q: float) -> float | None:
     return float(np.percentile(np.asarray(values), q)) if values else None
 
@@ -654,6 +679,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         metavar="RUNS",
         help="with --details: add the recall trace of these engine runs (comma-separated)",
     )
+    parser.add_argument(
+        "--session-runs",
+        default="bm25,default",
+        metavar="RUNS",
+        help="runs also scored at the session level (1,982 questions, depth 50; see"
+        " locomo_sessions.py); '' skips it (default: bm25,default)",
+    )
     args = parser.parse_args(argv)
     clash = [r.name for r in args.rag_run if r.name in ("bm25", *PEER_RUNS)]
     if clash:
@@ -682,6 +714,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     scored, details = evaluate(
         conversations, runs, engine_runs, embedder, args.lane_candidates, traced, chroma
     )
+    sessions = session_report(args, conversations, engine_runs, embedder)
     embedder.save()
     elapsed = time.perf_counter() - wall
 
@@ -715,6 +748,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         result = {
             "runs": overall,
             "per_category": per_category,
+            **({"sessions": sessions} if sessions else {}),
             "questions": len(questions),
             "config": {
                 "protocol": "shared/data/README.md, retrieval protocol (no LLM)",

