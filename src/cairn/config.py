@@ -54,6 +54,9 @@ class Fusion(_Strict):
     # "score": weighted mean of lane scores (the default, measured better on LoCoMo);
     # "rrf": weighted reciprocal rank fusion, as in the reference engine.
     method: Literal["score", "rrf"] = "score"
+    # Score fusion only: re-score the pool with the learned combination of its signals
+    # (engine/recall/combine.py); false keeps the hand-set fusion alone.
+    learned: bool = True
 
 
 class Episodes(_Strict):

@@ -13,9 +13,17 @@ from typing import Any
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Rag
+from cairn.engine.recall.combine import PoolContext, rescore
 from cairn.engine.recall.episodes import propagate
 from cairn.engine.recall.formatting import Fence, format_line, format_preamble
-from cairn.engine.recall.fusion import Fused, lane_ranks, rrf, score_fusion, top_fused
+from cairn.engine.recall.fusion import (
+    Fused,
+    lane_ranks,
+    lane_scores,
+    rrf,
+    score_fusion,
+    top_fused,
+)
 from cairn.engine.recall.lanes import Lanes, StageClock
 from cairn.engine.recall.query import formulate
 from cairn.engine.recall.relevance import (
@@ -31,7 +39,7 @@ from cairn.engine.recall.relevance import (
 from cairn.engine.recall.rerank import Reranker, rerank_order
 from cairn.engine.recall.scoring import ScoreBreakdown, rank_key, score
 from cairn.engine.recall.selection import budget, dedup, filter_min_score, filter_trust
-from cairn.engine.recall.timeframe import date_prior, query_range
+from cairn.engine.recall.timeframe import date_closeness, date_prior, query_range
 from cairn.model import Record
 from cairn.storage.ports import EpisodePlace, LaneFilter, RecordStore, SearchIndex
 
@@ -104,20 +112,25 @@ class MemoryRecall:
             seeds = sorted(raw := score_fusion(lanes.rankings), key=lambda r: -raw[r])
             if seeds:
                 lanes.entity(seeds[: rag.entity.seedCount])
-        fused = clock.run("fuse", lambda: self._fuse(lanes, request, rag, now))
+        fused, context = clock.run("fuse", lambda: self._fuse(lanes, request, rag, now))
         records = clock.run(
             "fetch", lambda: self._records.records_by_rows(where, [f.row for f in fused])
         )
         fused = [f for f in fused if f.row in records]
+        signals = clock.run(
+            "relevance", lambda: self._evidence(request.query, query.terms, lanes, fused, records)
+        )
+        if context is not None:
+            fused = clock.run(
+                "combine",
+                lambda: rescore(request.query, fused, context, records, signals),
+            )
         rerank_status: str | None = None
         if rag.rerank.enabled and self._reranker is not None and fused:
             fused, rerank_status = clock.run(
                 "rerank", lambda: self._rerank(request.query, fused, records, rag)
             )
         pool_size = rag.rerank.maxCandidates if rerank_status == "applied" else 0
-        signals = clock.run(
-            "relevance", lambda: self._evidence(request.query, query.terms, lanes, fused, records)
-        )
         candidates = clock.run(
             "score", lambda: _scored(fused, records, rag, now, pool_size, signals)
         )
@@ -171,10 +184,13 @@ class MemoryRecall:
             failures=dict(failures),
         )
 
-    def _fuse(self, lanes: Lanes, request: RecallRequest, rag: Rag, now: datetime) -> list[Fused]:
+    def _fuse(
+        self, lanes: Lanes, request: RecallRequest, rag: Rag, now: datetime
+    ) -> tuple[list[Fused], PoolContext | None]:
+        """The fused pool, and what the learned combination reads of it (None when off)."""
         pool = score_pool(request, rag)
         if rag.fusion.method == "rrf":
-            return rrf(lanes.rankings, rag.rrfK)[:pool]
+            return rrf(lanes.rankings, rag.rrfK)[:pool], None
         where, qvec = lanes.where, lanes.query_vector
         fill: dict[str, dict[int, float]] = {}
         if qvec is not None:
@@ -186,15 +202,16 @@ class MemoryRecall:
             fill["vector"] = self._index.vector_scores(where, qvec, others)
         scores = score_fusion(lanes.rankings, fill)
         if not scores:
-            return []
+            return [], None
         neighbours: list[int] = []
         if rag.episodes.expandTop > 0 and rag.episodes.window > 0:
             scores, neighbours = self._expand(scores, lanes, fill, rag)
+        base = scores
         span = query_range(request.query, now)
         episodes = rag.episodes
         uses_places = episodes.neighbourWeight > 0 or episodes.episodeWeight > 0
         places: dict[int, EpisodePlace] = {}
-        if uses_places or span:
+        if uses_places or span or rag.fusion.learned:
             places = self._index.places(where, list(scores))
         if places and uses_places:
             scores = propagate(
@@ -215,7 +232,18 @@ class MemoryRecall:
                 after_days=frame.afterDays,
                 tau_days=frame.tauDays,
             )
-        return top_fused(scores, lane_ranks(lanes.rankings, neighbours), pool)
+        fused = top_fused(scores, lane_ranks(lanes.rankings, neighbours), pool)
+        if not rag.fusion.learned:
+            return fused, None
+        frame = rag.timeframe
+        pooled = {f.row: places[f.row] for f in fused if f.row in places}
+        closeness = (
+            date_closeness(pooled, span, after_days=frame.afterDays, tau_days=frame.tauDays)
+            if span
+            else {}
+        )
+        keyword = lane_scores(lanes.rankings, "keyword", fill)
+        return fused, PoolContext(base, keyword, places, closeness)
 
     def _expand(
         self,

@@ -1,0 +1,216 @@
+"""A learned combination of the signals recall already has, re-scoring the fused pool.
+
+Fusion (``fusion.py``), episode context (``episodes.py``) and the date prior
+(``timeframe.py``) give each candidate one score by hand-set weights. Over the pool of
+fetched candidates (``scorePool``, 50) this stage adds a linear combination of signals
+that score leaves out or weighs otherwise, each on a fixed scale:
+
+* ``keyword``: the keyword lane's BM25 over the query's best, in [0, 1];
+* ``coverage`` and its square: the share of the query's term weight the memory holds
+  (``relevance.coverage``), so a memory holding every rare word of the query is lifted
+  more than BM25's saturation gives it;
+* ``length``: ``ln(1 + characters)``; a short reply ("Congrats on winning!") shares the
+  question's words and meaning and rarely holds the answer, and BM25's length
+  normalisation favours it;
+* ``neighbour_1`` / ``neighbour_2``: the best plain fused score (lanes only) among the
+  candidates one / two positions away in the same episode;
+* ``time_cue``: 1 when the query asks when ("When did...", "What year...", "How long...")
+  and the memory mentions a time ("yesterday", "last week", a month, a year);
+* ``date``: how close the memory's day is to a time the query names (``exp(−gap/tau)``);
+* ``vector_rank``: ``10 / (10 + rank)`` in the vector lane (0 outside it), the order of
+  meaning apart from the cosine's scale.
+
+``combined = fused + Σ w_i · signal_i``, divided by the pool's best so the top is 1 again.
+The weights are fitted (``benchmarks/recall_fit.py``) by a listwise loss on LoCoMo
+questions and the query-shapes set, one half of the conversations and rules at a time;
+the two halves' fits agree to a few hundredths and the shipped weights are their mean.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from cairn.engine.recall.fusion import Fused
+from cairn.engine.recall.relevance import Relevance
+from cairn.model import Record
+from cairn.storage.ports import EpisodePlace
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    keyword: float
+    coverage: float
+    coverage_squared: float
+    length: float
+    neighbour_1: float
+    neighbour_2: float
+    time_cue: float
+    date: float
+    vector_rank: float
+
+
+# Fitted by ``benchmarks/recall_fit.py``: the mean of the fits on each half (LoCoMo
+# conversations 1-5 with odd-numbered coding rules, and the rest), relative to the fused
+# score's weight of 1.
+WEIGHTS = Weights(
+    keyword=0.087,
+    coverage=0.143,
+    coverage_squared=0.211,
+    length=0.188,
+    neighbour_1=0.250,
+    neighbour_2=0.245,
+    time_cue=0.290,
+    date=0.090,
+    vector_rank=0.140,
+)
+RANK_SCALE = 10.0  # vector_rank = RANK_SCALE / (RANK_SCALE + rank)
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    fused: float  # the fused score, normalised to the pool's best
+    keyword: float = 0.0
+    coverage: float = 0.0
+    length: float = 0.0
+    neighbour_1: float = 0.0
+    neighbour_2: float = 0.0
+    time_cue: float = 0.0
+    date: float = 0.0
+    vector_rank: float = 0.0
+
+    def as_dict(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+_WHEN = re.compile(r"^\s*(when|what (year|month|date|day)|how long)\b", re.IGNORECASE)
+_TIME = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|last|next|ago|week|weekend|month|year|monday"
+    r"|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april"
+    r"|may|june|july|august|september|october|november|december|\d{4}|since|recently"
+    r"|lately)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_when(query: str) -> bool:
+    return _WHEN.search(query) is not None
+
+
+@lru_cache(maxsize=8192)
+def mentions_time(body: str) -> bool:
+    return _TIME.search(body) is not None
+
+
+def length_signal(body: str) -> float:
+    return math.log1p(len(body))
+
+
+def vector_rank_signal(rank: int | None) -> float:
+    return 0.0 if rank is None else RANK_SCALE / (RANK_SCALE + rank)
+
+
+def neighbour_signals(
+    rows: Sequence[int],
+    base: Mapping[int, float],
+    places: Mapping[int, EpisodePlace],
+) -> dict[int, tuple[float, float]]:
+    """For each row, the best ``base`` score among candidates one and two positions away
+    in its episode; (0, 0) for a row without a place."""
+    by_place: dict[tuple[str, int], float] = {}
+    for row, score in base.items():
+        place = places.get(row)
+        if place is not None and place.episode_id is not None and place.position is not None:
+            by_place[(place.episode_id, place.position)] = score
+    out: dict[int, tuple[float, float]] = {}
+    for row in rows:
+        place = places.get(row)
+        if place is None or place.episode_id is None or place.position is None:
+            out[row] = (0.0, 0.0)
+            continue
+        near = []
+        for distance in (1, 2):
+            scores = [
+                by_place.get((place.episode_id, place.position + step), 0.0)
+                for step in (-distance, distance)
+            ]
+            near.append(max(0.0, *scores))
+        out[row] = (near[0], near[1])
+    return out
+
+
+def combine(signals: Sequence[Signals], weights: Weights = WEIGHTS) -> list[float]:
+    """Each candidate's combined score, in the order given, divided by the best (so the
+    top is 1; all 0 when nothing scores above 0)."""
+    raw = [
+        s.fused
+        + weights.keyword * s.keyword
+        + weights.coverage * s.coverage
+        + weights.coverage_squared * s.coverage * s.coverage
+        + weights.length * s.length
+        + weights.neighbour_1 * s.neighbour_1
+        + weights.neighbour_2 * s.neighbour_2
+        + weights.time_cue * s.time_cue
+        + weights.date * s.date
+        + weights.vector_rank * s.vector_rank
+        for s in signals
+    ]
+    top = max(raw, default=0.0)
+    return [max(value, 0.0) / top if top > 0 else 0.0 for value in raw]
+
+
+@dataclass(frozen=True, slots=True)
+class PoolContext:
+    """What fusion knows of the candidates that the combination reads."""
+
+    base: Mapping[int, float]  # plain fused score (lanes only) of every candidate
+    keyword: Mapping[int, float]  # keyword lane score over its best
+    places: Mapping[int, EpisodePlace]
+    closeness: Mapping[int, float]  # date closeness to a time the query names
+
+
+def pool_signals(
+    query: str,
+    fused: Sequence[Fused],
+    context: PoolContext,
+    records: Mapping[int, Record],
+    evidence: Mapping[int, Relevance],
+) -> list[Signals]:
+    rows = [f.row for f in fused]
+    near = neighbour_signals(rows, context.base, context.places)
+    when = asks_when(query)
+    out = []
+    for f in fused:
+        body = records[f.row].body
+        found = evidence.get(f.row)
+        out.append(
+            Signals(
+                fused=f.score,
+                keyword=context.keyword.get(f.row, 0.0),
+                coverage=found.coverage if found is not None else 0.0,
+                length=length_signal(body),
+                neighbour_1=near[f.row][0],
+                neighbour_2=near[f.row][1],
+                time_cue=1.0 if when and mentions_time(body) else 0.0,
+                date=context.closeness.get(f.row, 0.0),
+                vector_rank=vector_rank_signal(f.ranks.get("vector")),
+            )
+        )
+    return out
+
+
+def rescore(
+    query: str,
+    fused: Sequence[Fused],
+    context: PoolContext,
+    records: Mapping[int, Record],
+    evidence: Mapping[int, Relevance],
+    weights: Weights = WEIGHTS,
+) -> list[Fused]:
+    """The pool re-scored by the combination, best first (ties keep the fused order)."""
+    scores = combine(pool_signals(query, fused, context, records, evidence), weights)
+    order = sorted(range(len(fused)), key=lambda i: -scores[i])
+    return [Fused(row=fused[i].row, score=scores[i], ranks=fused[i].ranks) for i in order]
