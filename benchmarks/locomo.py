@@ -257,23 +257,24 @@ PLAIN: dict[str, Any] = {
     "episodes": {"neighbourWeight": 0, "episodeWeight": 0, "expandTop": 0},
     "timeframe": {"weight": 0},
 }
+NOT_LEARNED: dict[str, Any] = {"fusion": {"learned": False}}
 ENGINE_RUNS = {
     run.name: run
     for run in (
         EngineRun(
             "vector",
             "the vector lane alone: cosine, no keyword lane, no episode or date signals",
-            {"weights": {"fts": 0, "vector": 1.5, "entity": 0}, **PLAIN},
+            {"weights": {"fts": 0, "vector": 1.5, "entity": 0}, **PLAIN, **NOT_LEARNED},
         ),
         EngineRun(
             "keyword",
             "the keyword lane alone: BM25, no vector lane, no episode or date signals",
-            {"weights": {"vector": 0}, **PLAIN},
+            {"weights": {"vector": 0}, **PLAIN, **NOT_LEARNED},
         ),
         EngineRun(
             "vector+context",
             "the vector lane with the episode and date signals",
-            {"weights": {"fts": 0, "vector": 1.5, "entity": 0}},
+            {"weights": {"fts": 0, "vector": 1.5, "entity": 0}, **NOT_LEARNED},
         ),
         EngineRun("default", "the default config"),
         EngineRun(
@@ -284,19 +285,31 @@ ENGINE_RUNS = {
         EngineRun(
             "score-fusion",
             "score fusion alone (no episode or date signals)",
-            PLAIN,
+            {**PLAIN, **NOT_LEARNED},
         ),
         EngineRun(
             "no-episodes",
-            "default without the episode signals (and without neighbour expansion)",
-            {"episodes": {"neighbourWeight": 0, "episodeWeight": 0, "expandTop": 0}},
+            "score fusion and the date prior: no episode signals, no neighbour expansion",
+            {
+                "episodes": {"neighbourWeight": 0, "episodeWeight": 0, "expandTop": 0},
+                **NOT_LEARNED,
+            },
         ),
         EngineRun(
             "no-expansion",
-            "default without bringing in the episode neighbours of the best hits",
-            {"episodes": {"expandTop": 0}},
+            "episode context without bringing in the episode neighbours of the best hits",
+            {"episodes": {"expandTop": 0}, **NOT_LEARNED},
         ),
-        EngineRun("no-dates", "default without the date prior", {"timeframe": {"weight": 0}}),
+        EngineRun(
+            "no-learned",
+            "default without the learned combination of the pool's signals (combine.py)",
+            NOT_LEARNED,
+        ),
+        EngineRun(
+            "no-dates",
+            "default without the date prior",
+            {"timeframe": {"weight": 0}},
+        ),
         EngineRun("entity", "default + rag.entityLane: true", {"entityLane": True}),
         # Opt-in: needs the `rerank` extra and the cross-encoder in the local model cache.
         EngineRun(
@@ -314,6 +327,7 @@ DEFAULT_RUNS = (
     "score-fusion",
     "no-episodes",
     "no-expansion",
+    "no-learned",
     "no-dates",
     "default",
     "entity",

@@ -69,7 +69,8 @@ def load_session_questions(path: Path, conversations: Sequence[Any]) -> list[lis
             evidence = normalise_evidence(qa.get("evidence") or [], known)
             sessions = frozenset(s for ref in evidence if (s := session_of(ref)) is not None)
             if sessions:
-                questions.append(SessionQuestion(str(qa["question"]), int(qa["category"]), sessions))
+                question = SessionQuestion(str(qa["question"]), int(qa["category"]), sessions)
+                questions.append(question)
         out.append(questions)
     return out
 
@@ -162,7 +163,10 @@ def evaluate_sessions(
                 ranked = bm25_ranked(conv, questions)
             else:
                 ranked, _ = engine_ranked(
-                    conv, questions, configs[run], embedder,
+                    conv,
+                    questions,
+                    configs[run],
+                    embedder,
                     workdir / f"{conv.sample_id}-{run}-sessions.db",
                 )
             scored[run].extend(

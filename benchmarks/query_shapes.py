@@ -85,9 +85,10 @@ def fts5_ranked(docs: Sequence[tuple[str, str]], queries: Sequence[str]) -> list
     db = sqlite3.connect(":memory:")
     try:
         db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize='porter unicode61')")
-        db.executemany("INSERT INTO docs(rowid, body) VALUES (?, ?)", [
-            (i, body) for i, (_, body) in enumerate(docs)
-        ])
+        db.executemany(
+            "INSERT INTO docs(rowid, body) VALUES (?, ?)",
+            [(i, body) for i, (_, body) in enumerate(docs)],
+        )
         out = []
         for text in queries:
             terms = dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS)
@@ -109,8 +110,11 @@ def engine_config(rag: dict[str, Any]) -> dict[str, Any]:
 
 
 def ranked_coding(
-    rules: Sequence[tuple[str, str]], queries: Sequence[str], rag: dict[str, Any],
-    embedder: CachedEmbedder, path: Path,
+    rules: Sequence[tuple[str, str]],
+    queries: Sequence[str],
+    rag: dict[str, Any],
+    embedder: CachedEmbedder,
+    path: Path,
 ) -> list[list[str]]:
     embedder.embed([body for _, body in rules])
     mem = Memory.open(path, engine_config(rag), embedder=embedder)
@@ -120,8 +124,11 @@ def ranked_coding(
 
 
 def ranked_conversation(
-    conv: Conversation, queries: Sequence[str], rag: dict[str, Any],
-    embedder: CachedEmbedder, path: Path,
+    conv: Conversation,
+    queries: Sequence[str],
+    rag: dict[str, Any],
+    embedder: CachedEmbedder,
+    path: Path,
 ) -> list[list[str]]:
     embedder.embed([t.body for t in conv.turns])
     mem = Memory.open(path, engine_config(rag), embedder=embedder)
@@ -176,7 +183,9 @@ def evaluate(
             for run, rag in runs.items():
                 path = Path(tmp) / f"{store}-{run}.db"
                 if rag is None:
-                    docs = rules if store == CODING else [(t.ref, t.body) for t in convs[store].turns]
+                    docs = rules
+                    if store != CODING:
+                        docs = [(t.ref, t.body) for t in convs[store].turns]
                     ranked = fts5_ranked(docs, texts)
                 elif store == CODING:
                     ranked = ranked_coding(rules, texts, rag, embedder, path)
@@ -225,7 +234,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--embedding-cache", type=Path, metavar="NPZ")
     parser.add_argument("--details", type=Path, metavar="JSONL")
     parser.add_argument(
-        "--rag-run", type=parse_rag_run, action="append", default=[], metavar="NAME=JSON",
+        "--rag-run",
+        type=parse_rag_run,
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
         help="an extra engine run with these rag overrides",
     )
     args = parser.parse_args(argv)

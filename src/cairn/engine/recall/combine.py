@@ -5,25 +5,27 @@ Fusion (``fusion.py``), episode context (``episodes.py``) and the date prior
 fetched candidates (``scorePool``, 50) this stage adds a linear combination of signals
 that score leaves out or weighs otherwise, each on a fixed scale:
 
-* ``keyword``: the keyword lane's BM25 over the query's best, in [0, 1];
-* ``coverage`` and its square: the share of the query's term weight the memory holds
-  (``relevance.coverage``), so a memory holding every rare word of the query is lifted
-  more than BM25's saturation gives it;
-* ``length``: ``ln(1 + characters)``; a short reply ("Congrats on winning!") shares the
-  question's words and meaning and rarely holds the answer, and BM25's length
-  normalisation favours it;
+* ``coverage``: the share of the query's term weight the memory holds
+  (``relevance.coverage``), squared, so a memory holding every rare word of the query is
+  lifted more than BM25's saturation gives it;
+* ``length``: ``ln(1 + distinct index terms)`` (words, CJK bigrams, identifiers, so a
+  Chinese memory is not counted shorter than its English twin); a short reply
+  ("Congrats on winning!") shares the question's words and meaning and rarely holds the
+  answer, and BM25's length normalisation favours it;
 * ``neighbour_1`` / ``neighbour_2``: the best plain fused score (lanes only) among the
   candidates one / two positions away in the same episode;
 * ``time_cue``: 1 when the query asks when ("When did...", "What year...", "How long...")
   and the memory mentions a time ("yesterday", "last week", a month, a year);
-* ``date``: how close the memory's day is to a time the query names (``exp(−gap/tau)``);
 * ``vector_rank``: ``10 / (10 + rank)`` in the vector lane (0 outside it), the order of
   meaning apart from the cosine's scale.
 
 ``combined = fused + Σ w_i · signal_i``, divided by the pool's best so the top is 1 again.
 The weights are fitted (``benchmarks/recall_fit.py``) by a listwise loss on LoCoMo
-questions and the query-shapes set, one half of the conversations and rules at a time;
-the two halves' fits agree to a few hundredths and the shipped weights are their mean.
+questions and the query-shapes set, one half of the conversations and rules at a time,
+and the shipped weights are the mean of the two halves' fits. Three more signals were
+measured and left out, as leaving each out changed nothing cross-validated: the keyword
+score over the lane's best, the linear coverage beside its square, and the date
+closeness (the date prior of ``timeframe.py`` already carries it).
 """
 
 from __future__ import annotations
@@ -35,21 +37,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from cairn.engine.recall.fusion import Fused
-from cairn.engine.recall.relevance import Relevance
+from cairn.engine.recall.relevance import Relevance, memory_terms
 from cairn.model import Record
 from cairn.storage.ports import EpisodePlace
 
 
 @dataclass(frozen=True, slots=True)
 class Weights:
-    keyword: float
-    coverage: float
     coverage_squared: float
     length: float
     neighbour_1: float
     neighbour_2: float
     time_cue: float
-    date: float
     vector_rank: float
 
 
@@ -57,15 +56,12 @@ class Weights:
 # conversations 1-5 with odd-numbered coding rules, and the rest), relative to the fused
 # score's weight of 1.
 WEIGHTS = Weights(
-    keyword=0.087,
-    coverage=0.143,
-    coverage_squared=0.211,
-    length=0.188,
-    neighbour_1=0.250,
-    neighbour_2=0.245,
-    time_cue=0.290,
-    date=0.090,
-    vector_rank=0.140,
+    coverage_squared=0.237,
+    length=0.182,
+    neighbour_1=0.161,
+    neighbour_2=0.218,
+    time_cue=0.271,
+    vector_rank=0.150,
 )
 RANK_SCALE = 10.0  # vector_rank = RANK_SCALE / (RANK_SCALE + rank)
 
@@ -73,13 +69,11 @@ RANK_SCALE = 10.0  # vector_rank = RANK_SCALE / (RANK_SCALE + rank)
 @dataclass(frozen=True, slots=True)
 class Signals:
     fused: float  # the fused score, normalised to the pool's best
-    keyword: float = 0.0
     coverage: float = 0.0
     length: float = 0.0
     neighbour_1: float = 0.0
     neighbour_2: float = 0.0
     time_cue: float = 0.0
-    date: float = 0.0
     vector_rank: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
@@ -105,8 +99,8 @@ def mentions_time(body: str) -> bool:
     return _TIME.search(body) is not None
 
 
-def length_signal(body: str) -> float:
-    return math.log1p(len(body))
+def length_signal(record: Record) -> float:
+    return math.log1p(len(memory_terms(record.title, record.body, *record.tags)))
 
 
 def vector_rank_signal(rank: int | None) -> float:
@@ -147,14 +141,11 @@ def combine(signals: Sequence[Signals], weights: Weights = WEIGHTS) -> list[floa
     top is 1; all 0 when nothing scores above 0)."""
     raw = [
         s.fused
-        + weights.keyword * s.keyword
-        + weights.coverage * s.coverage
         + weights.coverage_squared * s.coverage * s.coverage
         + weights.length * s.length
         + weights.neighbour_1 * s.neighbour_1
         + weights.neighbour_2 * s.neighbour_2
         + weights.time_cue * s.time_cue
-        + weights.date * s.date
         + weights.vector_rank * s.vector_rank
         for s in signals
     ]
@@ -167,9 +158,7 @@ class PoolContext:
     """What fusion knows of the candidates that the combination reads."""
 
     base: Mapping[int, float]  # plain fused score (lanes only) of every candidate
-    keyword: Mapping[int, float]  # keyword lane score over its best
     places: Mapping[int, EpisodePlace]
-    closeness: Mapping[int, float]  # date closeness to a time the query names
 
 
 def pool_signals(
@@ -184,18 +173,17 @@ def pool_signals(
     when = asks_when(query)
     out = []
     for f in fused:
-        body = records[f.row].body
+        record = records[f.row]
+        body = record.body
         found = evidence.get(f.row)
         out.append(
             Signals(
                 fused=f.score,
-                keyword=context.keyword.get(f.row, 0.0),
                 coverage=found.coverage if found is not None else 0.0,
-                length=length_signal(body),
+                length=length_signal(record),
                 neighbour_1=near[f.row][0],
                 neighbour_2=near[f.row][1],
                 time_cue=1.0 if when and mentions_time(body) else 0.0,
-                date=context.closeness.get(f.row, 0.0),
                 vector_rank=vector_rank_signal(f.ranks.get("vector")),
             )
         )
@@ -209,8 +197,11 @@ def rescore(
     records: Mapping[int, Record],
     evidence: Mapping[int, Relevance],
     weights: Weights = WEIGHTS,
-) -> list[Fused]:
-    """The pool re-scored by the combination, best first (ties keep the fused order)."""
-    scores = combine(pool_signals(query, fused, context, records, evidence), weights)
+) -> tuple[list[Fused], dict[int, Signals]]:
+    """The pool re-scored by the combination, best first (ties keep the fused order), and
+    each row's signals (for the trace)."""
+    signals = pool_signals(query, fused, context, records, evidence)
+    scores = combine(signals, weights)
     order = sorted(range(len(fused)), key=lambda i: -scores[i])
-    return [Fused(row=fused[i].row, score=scores[i], ranks=fused[i].ranks) for i in order]
+    rescored = [Fused(row=fused[i].row, score=scores[i], ranks=fused[i].ranks) for i in order]
+    return rescored, {f.row: s for f, s in zip(fused, signals, strict=True)}

@@ -117,19 +117,3 @@ def top_fused(scores: dict[int, float], ranks: dict[int, dict[str, int]], pool: 
         )
         for row in order
     ]
-
-
-def lane_scores(
-    lanes: Sequence[LaneRanking], name: str, fill: dict[str, dict[int, float]] | None = None
-) -> dict[int, float]:
-    """One lane's scores as :func:`score_fusion` reads them (its own rows, then ``fill``
-    for rows outside its cut); keyword scores divided by the lane's best."""
-    scores: dict[int, float] = {}
-    for lane in lanes:
-        if lane.name == name:
-            scores.update(zip(lane.rows, lane.scores, strict=True))
-    scores.update({r: s for r, s in (fill or {}).get(name, {}).items() if r not in scores})
-    scale = max(scores.values(), default=0.0) if name == "keyword" else 1.0
-    if scale <= 0:
-        return {}
-    return {row: max(score, 0.0) / scale for row, score in scores.items()}

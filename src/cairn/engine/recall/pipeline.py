@@ -13,23 +13,17 @@ from typing import Any
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Rag
-from cairn.engine.recall.combine import PoolContext, rescore
+from cairn.engine.recall.combine import PoolContext, Signals, rescore
 from cairn.engine.recall.episodes import propagate
 from cairn.engine.recall.formatting import Fence, format_line, format_preamble
-from cairn.engine.recall.fusion import (
-    Fused,
-    lane_ranks,
-    lane_scores,
-    rrf,
-    score_fusion,
-    top_fused,
-)
+from cairn.engine.recall.fusion import Fused, lane_ranks, rrf, score_fusion, top_fused
 from cairn.engine.recall.lanes import Lanes, StageClock
 from cairn.engine.recall.query import formulate
 from cairn.engine.recall.relevance import (
     CALIBRATIONS,
     Relevance,
     coverage,
+    embedder_reads,
     evidence,
     memory_terms,
     model_reads,
@@ -39,7 +33,7 @@ from cairn.engine.recall.relevance import (
 from cairn.engine.recall.rerank import Reranker, rerank_order
 from cairn.engine.recall.scoring import ScoreBreakdown, rank_key, score
 from cairn.engine.recall.selection import budget, dedup, filter_min_score, filter_trust
-from cairn.engine.recall.timeframe import date_closeness, date_prior, query_range
+from cairn.engine.recall.timeframe import date_prior, query_range
 from cairn.model import Record
 from cairn.storage.ports import EpisodePlace, LaneFilter, RecordStore, SearchIndex
 
@@ -64,6 +58,7 @@ class Candidate:
     breakdown: ScoreBreakdown
     relevance: Relevance  # absolute, comparable across queries: what minScore is a floor on
     line: str = ""  # the formatted preamble line; set for delivered memories
+    combination: Signals | None = None  # what the learned combination read; None when off
 
     @property
     def score(self) -> float:
@@ -106,7 +101,8 @@ class MemoryRecall:
         query = clock.run("formulate", lambda: formulate(request.query))
         lanes = Lanes(self._index, self._embedder, where, rag, clock)
         lanes.keyword(query.terms)
-        lanes.vector(request.query)
+        if embedder_reads(self._embedder.model_id, request.query):
+            lanes.vector(request.query)
         if rag.entityLane:
             # Seeded by the plain fusion of the other lanes: context and dates come after.
             seeds = sorted(raw := score_fusion(lanes.rankings), key=lambda r: -raw[r])
@@ -120,10 +116,10 @@ class MemoryRecall:
         signals = clock.run(
             "relevance", lambda: self._evidence(request.query, query.terms, lanes, fused, records)
         )
+        combination: dict[int, Signals] = {}
         if context is not None:
-            fused = clock.run(
-                "combine",
-                lambda: rescore(request.query, fused, context, records, signals),
+            fused, combination = clock.run(
+                "combine", lambda: rescore(request.query, fused, context, records, signals)
             )
         rerank_status: str | None = None
         if rag.rerank.enabled and self._reranker is not None and fused:
@@ -132,7 +128,7 @@ class MemoryRecall:
             )
         pool_size = rag.rerank.maxCandidates if rerank_status == "applied" else 0
         candidates = clock.run(
-            "score", lambda: _scored(fused, records, rag, now, pool_size, signals)
+            "score", lambda: _scored(fused, records, rag, now, pool_size, signals, combination)
         )
         return self._select(request, rag, candidates, clock, rerank_status, lanes.failures)
 
@@ -233,17 +229,7 @@ class MemoryRecall:
                 tau_days=frame.tauDays,
             )
         fused = top_fused(scores, lane_ranks(lanes.rankings, neighbours), pool)
-        if not rag.fusion.learned:
-            return fused, None
-        frame = rag.timeframe
-        pooled = {f.row: places[f.row] for f in fused if f.row in places}
-        closeness = (
-            date_closeness(pooled, span, after_days=frame.afterDays, tau_days=frame.tauDays)
-            if span
-            else {}
-        )
-        keyword = lane_scores(lanes.rankings, "keyword", fill)
-        return fused, PoolContext(base, keyword, places, closeness)
+        return fused, PoolContext(base, places) if rag.fusion.learned else None
 
     def _expand(
         self,
@@ -327,6 +313,7 @@ def _scored(
     now: datetime,
     pool_size: int,
     signals: dict[int, Relevance],
+    combination: dict[int, Signals],
 ) -> list[Candidate]:
     breakdowns = [score(f.score, records[f.row], rag.boosts, now) for f in fused]
     relevance = _relevance(signals, fused, breakdowns)
@@ -338,6 +325,7 @@ def _scored(
             fused=f.score,
             breakdown=b,
             relevance=r,
+            combination=combination.get(f.row),
         )
         for f, b, r in zip(fused, breakdowns, relevance, strict=True)
     ]
@@ -366,6 +354,7 @@ def _trace_entry(c: Candidate) -> dict[str, Any]:
         "fused": c.fused,
         "factors": c.breakdown.as_dict(),
         "relevance": c.relevance.as_dict(),
+        **({"combination": c.combination.as_dict()} if c.combination is not None else {}),
         "fate": "delivered",
     }
 

@@ -111,6 +111,15 @@ def model_reads(text: str) -> bool:
     return latin > 0 and 2 * latin >= len(_LETTER.findall(text))
 
 
+ENGLISH_ONLY = frozenset({MODEL_ID})  # embedders that read Latin-script text only
+
+
+def embedder_reads(model_id: str, text: str) -> bool:
+    """Whether this embedder's vector of ``text`` means anything: an English-only model's
+    vector of Chinese text is close to everything (see :func:`model_reads`)."""
+    return model_id not in ENGLISH_ONLY or model_reads(text)
+
+
 def term_weights(
     terms: Sequence[str], document_counts: Mapping[str, int], total: int
 ) -> dict[str, float]:
