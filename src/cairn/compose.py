@@ -2,39 +2,56 @@
 
 Only here are the storage pair, the embedder, the services and the Markdown projection
 chosen and wired; every interface (the Python API, the CLI) asks for a provider here.
+With ``memory.remote.endpoint`` set the provider is a remote one and nothing local is
+opened at all.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cairn.adapters.embedding import Embedder
+from cairn.adapters.llm import ChatModel, chat_model
 from cairn.config import Config, default_home, parse_config, resolve_config
 from cairn.engine.director import stored_rank
 from cairn.engine.entities import extract_entity_keys
 from cairn.engine.recall.pipeline import MemoryRecall
 from cairn.engine.recall.rerank import Reranker
-from cairn.errors import InvalidInput
+from cairn.errors import ConfigError, InvalidInput
 from cairn.identifiers import check_name
+from cairn.provider.learning import LearningServices
 from cairn.provider.local import LocalProvider, Ports, Services
+from cairn.services.deltas import Deltas
 from cairn.services.journal import Journal, Namespace
+from cairn.services.learning import Learning
+from cairn.services.llm import LlmFeatures, active_features, first_run_notice
 from cairn.services.purges import Purges
 from cairn.services.reads import Reads
 from cairn.services.recall import Recall
+from cairn.services.reflection import Reflection
 from cairn.services.replay import Replay
+from cairn.services.review import Review
 from cairn.services.secrets import SecretGuard
 from cairn.services.signals import Signals
+from cairn.services.sweep import Sweeper
 from cairn.services.tasks import Tasks
+from cairn.services.telemetry import Telemetry
 from cairn.services.transfer import Transfer
 from cairn.services.writes import Writes
 from cairn.storage.inprocess import InProcessSearchIndex
-from cairn.storage.ports import PendingPurge, RecordStore
+from cairn.storage.ports import PendingPurge, RecordStore, SearchIndex
 from cairn.storage.sqlite.record_store import SqliteRecordStore
 from cairn.timeutil import utc_now
+from cairn.validation import check_database_path, check_path_or_none
+
+if TYPE_CHECKING:
+    from cairn.provider.remote import RemoteProvider
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +61,7 @@ def resolve(config: Config | Mapping[str, Any] | str | Path | None) -> Config:
         return config
     if isinstance(config, Mapping):
         return parse_config(dict(config))
+    check_path_or_none("config", config)
     return resolve_config(default_home(), config)
 
 
@@ -85,32 +103,36 @@ def open_provider(
     reranker: Reranker | None = None,
     clock: Callable[[], datetime] = utc_now,
     markdown: bool | None = None,
-) -> LocalProvider:
-    """The embedded engine on one SQLite file, as a provider bound to ``tenant``.
+) -> LocalProvider | RemoteProvider:
+    """The engine on the configured store, as a provider bound to ``tenant``; or the
+    configured server (``memory.remote``), and then nothing local is opened or read.
 
-    ``markdown``: keep the Markdown projection beside the file (default: the config's
-    ``memory.markdown.enabled``).
+    ``memory.store.url`` names the store when set (``sqlite:///file`` or
+    ``postgresql://...``); else it is the SQLite file ``path``, ``memory.store.path`` or
+    ``<home>/memory.db``. ``markdown``: keep the Markdown projection beside the file (for
+    PostgreSQL, in ``home``; default: the config's ``memory.markdown.enabled``).
     """
     check_name("tenant", tenant)
     check_name("agent", agent)
+    if config.memory.remote.endpoint is not None:
+        return open_remote(
+            config,
+            tenant=None if tenant == "default" else tenant,
+            agent=None if agent == "default" else agent,
+        )
     home = home or default_home()
-    db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
     if embedder is None:
         embedder = make_embedder(config)
-    records = SqliteRecordStore(db_path, rank_hint=stored_rank)
-    stored = records.embedder()
-    if stored is not None and stored != embedder.model_id:
-        records.close()
-        raise InvalidInput(
-            f"{db_path} holds vectors of the embedder {stored!r}, not {embedder.model_id!r};"
-            " configure that embedder (memory.embeddings.provider) or use another file"
-        )
-    index = InProcessSearchIndex(
-        records,
-        dim=embedder.dim,
-        graphs_beside=db_path,
-        ann_threshold=config.memory.store.annThreshold,
-    )
+    url = config.memory.store.url
+    if url is not None and not url.startswith("sqlite:///"):
+        records, index, folder, describe = _open_postgres(config, url, home, embedder)
+    else:
+        if url is not None:
+            path = Path(url.removeprefix("sqlite:///"))
+        records, index, folder, describe = _open_sqlite(config, path, home, embedder)
+    notice = first_run_notice(home, config)
+    if notice:  # once per home: the LLM features cost money; say which and how to stop
+        print(notice, file=sys.stderr)
     return assemble(
         config,
         Ports(records, index),
@@ -119,10 +141,89 @@ def open_provider(
         agent=agent,
         reranker=reranker,
         clock=clock,
-        markdown_folder=db_path.parent,
+        markdown_folder=folder,
         markdown=markdown,
-        describe={"backend": "sqlite", "location": str(db_path)},
+        describe=describe,
     )
+
+
+def open_remote(
+    config: Config, *, tenant: str | None = None, agent: str | None = None
+) -> RemoteProvider:
+    """The server of ``memory.remote``, with the token from its environment variable
+    (only from there: a token never sits in a config file). ``tenant``: the tenant the
+    caller expects the token to be for."""
+    from cairn.provider.remote import RemoteProvider
+
+    settings = config.memory.remote
+    endpoint = settings.endpoint
+    if endpoint is None:
+        raise InvalidInput("memory.remote.endpoint is not set")
+    token = os.environ.get(settings.tokenEnv, "").strip()
+    if not token:
+        raise InvalidInput(
+            f"memory.remote.tokenEnv: the environment variable {settings.tokenEnv} is not set;"
+            f" it must hold a token of the server at {endpoint} (cairn token create)"
+        )
+    return RemoteProvider(
+        endpoint,
+        token,
+        token_env=settings.tokenEnv,
+        timeout=settings.timeoutSeconds,
+        tenant=tenant,
+        agent=agent,
+    )
+
+
+def _check_embedder(records: RecordStore, embedder: Embedder, location: str) -> None:
+    stored = records.embedder()
+    if stored is not None and stored != embedder.model_id:
+        records.close()
+        raise InvalidInput(
+            f"{location} holds vectors of the embedder {stored!r}, not {embedder.model_id!r};"
+            " configure that embedder (memory.embeddings.provider) or use another store"
+        )
+
+
+def _open_sqlite(
+    config: Config, path: Path | None, home: Path, embedder: Embedder
+) -> tuple[RecordStore, SearchIndex, Path, dict[str, Any]]:
+    db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
+    check_database_path(db_path)
+    records = SqliteRecordStore(db_path, rank_hint=stored_rank)
+    _check_embedder(records, embedder, str(db_path))
+    index = InProcessSearchIndex(
+        records,
+        dim=embedder.dim,
+        graphs_beside=db_path,
+        ann_threshold=config.memory.store.annThreshold,
+    )
+    return records, index, db_path.parent, {"backend": "sqlite", "location": str(db_path)}
+
+
+def _open_postgres(
+    config: Config, url: str, home: Path, embedder: Embedder
+) -> tuple[RecordStore, SearchIndex, Path, dict[str, Any]]:
+    try:
+        from cairn.storage.postgres import PostgresRecordStore, PostgresSearchIndex
+        from cairn.storage.postgres.database import describe_url
+    except ImportError as exc:
+        raise ConfigError(
+            "memory.store.url: PostgreSQL needs the postgres extra"
+            f" (pip install 'cairn-memory[postgres]'): {exc}"
+        ) from None
+    store = config.memory.store
+    records = PostgresRecordStore(
+        url, schema=store.postgresSchema, rank_hint=stored_rank, max_connections=store.poolSize
+    )
+    location = f"{describe_url(url)} (schema {store.postgresSchema})"
+    _check_embedder(records, embedder, location)
+    try:
+        index = PostgresSearchIndex(records, dim=embedder.dim, ann_threshold=store.annThreshold)
+    except BaseException:
+        records.close()
+        raise
+    return records, index, home, {"backend": "postgresql", "location": location}
 
 
 def assemble(
@@ -153,7 +254,9 @@ def assemble(
     journal = Journal(records, embedder, clock, links_for)
     writes = Writes(records, journal, config, SecretGuard())
     pipeline = MemoryRecall(records, index, embedder, reranker)
-    recall = Recall(pipeline, config, clock)
+    telemetry = Telemetry(records)
+    recall = Recall(pipeline, config, clock, on_recall=telemetry.recall)
+    learning = _learning_layer(config, records, journal, writes, recall, embedder, clock, telemetry)
     purges = Purges(records, index)
     projections = _Projections(
         markdown_folder, config, enabled=markdown if markdown_folder is not None else False
@@ -161,6 +264,8 @@ def assemble(
     info = {**(describe or {}), "embedder": embedder.model_id}
 
     def close() -> None:
+        telemetry.flush()
+        learning.llm.close()
         index.close()
         records.close()
 
@@ -177,6 +282,7 @@ def assemble(
         describe=lambda: info,
         after_write=projections.refresh,
         close=close,
+        learning=learning,
     )
     provider = LocalProvider(services, tenant=tenant, agent=agent)
     projections.attach(provider)
@@ -249,3 +355,59 @@ class _Projections:
                 self._projection(mem).purge(mem, ids)
         finally:
             self._busy = False
+
+
+# -- the learning layer (SPEC §6) ---------------------------------------------------------
+
+
+def _chat_model(config: Config) -> ChatModel | None:
+    """The configured LLM when any LLM feature is active; else None (the offline paths)."""
+    if not active_features(config):
+        return None
+    llm = config.memory.llm
+    try:
+        return chat_model(
+            llm.baseUrl,
+            llm.model,
+            api_key_env=llm.apiKeyEnv,
+            timeout_s=llm.timeoutS,
+            retries=llm.retries,
+        )
+    except ModuleNotFoundError:
+        raise ConfigError(
+            "memory.llm is configured but httpx is not installed"
+            " (pip install 'cairn-memory[llm]'), or set memory.enabled: false"
+        ) from None
+
+
+def _learning_layer(
+    config: Config,
+    records: RecordStore,
+    journal: Journal,
+    writes: Writes,
+    recall: Recall,
+    embedder: Embedder,
+    clock: Callable[[], datetime],
+    telemetry: Telemetry,
+) -> LearningServices:
+    llm = LlmFeatures(_chat_model(config), config)
+    learning = Learning(records, journal, config, SecretGuard(), clock)
+    return LearningServices(
+        learning=learning,
+        reflection=Reflection(
+            records,
+            journal,
+            config,
+            learning,
+            embedder,
+            clock,
+            wording_for=lambda _ns, warnings: llm.wording(warnings),
+        ),
+        sweeper=Sweeper(records, journal, config, learning, clock),
+        review=Review(records, journal, writes, recall, config, llm),
+        deltas=Deltas(records, journal),
+        telemetry=telemetry,
+        llm=llm,
+        records=records,
+        config=config,
+    )

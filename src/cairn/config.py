@@ -9,11 +9,12 @@ defaults.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cairn.errors import ConfigError
 
@@ -105,25 +106,65 @@ class Rag(_Strict):
     rerank: Rerank = Rerank()
 
 
-class Sweep(_Strict):
+# -- learning (SPEC §6; key names as in the source document: learning.reflect.*,
+# learning.forget.*) --------------------------------------------------------------------
+
+
+class Corroboration(_Strict):
+    # single_owner: the one explicitly trusted owner's repeated successes corroborate a
+    # topic; distinct_sessions: only >= 2 distinct (session, sender) successes do. A box
+    # with two or more explicitly trusted senders always uses distinct_sessions.
+    mode: Literal["single_owner", "distinct_sessions"] = "single_owner"
+    minObservations: int = Field(2, ge=2, le=1000)  # never one-shot
+
+
+class Consolidation(_Strict):
+    enabled: bool = True
+    # Inferred memories whose bodies are at least this similar (cosine of embeddings)
+    # merge into one, keeping the more specific selector and all evidence.
+    similarity: float = Field(0.92, gt=0, le=1)
+
+
+class Reflect(_Strict):
+    enabled: bool = True
+    intervalHours: float = Field(3, gt=0, le=24 * 365)
+    corroboration: Corroboration = Corroboration()
+    # Observations of one topic are clustered together when their content words overlap
+    # at least this much (Jaccard), or when they name the same topic.
+    clusterSimilarity: float = Field(0.5, gt=0, le=1)
+    # An observation not yet corroborated waits this long for a second one.
+    pendingDays: float = Field(30, gt=0, le=3650)
+    promoteAtProofCount: int = Field(3, ge=1, le=1_000_000)
+    # Sustained failing reuse: this many corroborated failures since a doc's last change
+    # of state, and more failures than successes since then, demote it one step
+    # (active -> stale -> archived).
+    demoteAtFailures: int = Field(2, ge=1, le=1_000_000)
+    maxProcedureDocsSurfaced: int = Field(10, ge=0, le=10_000)
+    consolidation: Consolidation = Consolidation()
+
+
+class Forget(_Strict):
+    enabled: bool = True
+    intervalHours: float = Field(24, gt=0, le=24 * 365)
     maxDormantDays: int = Field(365, ge=1)
     failureEvictionFloor: int = Field(3, ge=1)
     highProofFloor: int = Field(5, ge=1)
 
 
-class Reflection(_Strict):
-    enabled: bool = True
-    intervalHours: float = Field(3, gt=0)
-    corroboration: Literal["single_owner", "distinct_sessions"] = "single_owner"
-    minObservations: int = Field(2, ge=1)
-    promoteAtProofCount: int = Field(3, ge=1)
-    maxProcedureDocsSurfaced: int = Field(10, ge=0)
+_OWNER_ONLY: dict[str, TrustLevel] = {"user": "system"}
 
 
 class Learning(_Strict):
     enabled: bool = True
-    reflection: Reflection = Reflection()
-    sweep: Sweep = Sweep()
+    # The operator's sender trust map: senders named here are "explicitly trusted" (when
+    # not external). The local user is the one owner by default.
+    senders: dict[str, TrustLevel] = Field(default_factory=lambda: _OWNER_ONLY.copy())
+    # Any sender not named above; external keeps unknown senders out of learning.
+    defaultSenderTrust: TrustLevel = "external"
+    # The sender of an observation that names none.
+    owner: str = Field("user", min_length=1, max_length=200)
+    reflect: Reflect = Reflect()
+    forget: Forget = Forget()
 
 
 class Retrieval(_Strict):
@@ -138,10 +179,30 @@ class AgentConfig(_Strict):
 
 class StoreConfig(_Strict):
     path: str | None = None  # default: <home>/memory.db
+    # The backend by URL: sqlite:///path/to/memory.db (the embedded default) or
+    # postgresql://user@host:port/db (the server backend; needs the postgres extra).
+    url: str | None = None
+    postgresSchema: str = Field("cairn", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    poolSize: int = Field(8, ge=1, le=256)  # PostgreSQL connections per process
     maxBodyChars: int = Field(100_000, ge=1, le=50_000_000)
     # A tenant+agent with at least this many live vectors is searched through an HNSW
     # graph (needs the optional usearch); null keeps every search exact.
     annThreshold: int | None = Field(50_000, ge=1)
+
+    @field_validator("url")
+    @classmethod
+    def _known_backend(cls, value: str | None) -> str | None:
+        if value is None or value.startswith(("postgresql://", "postgres://")):
+            return value
+        if value.startswith("sqlite:///") and len(value) > len("sqlite:///"):
+            return value
+        raise ValueError("expected sqlite:///path/to/file or postgresql://user@host/database")
+
+    @model_validator(mode="after")
+    def _one_store(self) -> StoreConfig:
+        if self.url is not None and self.path is not None:
+            raise ValueError("path and url name two stores; keep one of them")
+        return self
 
 
 class EmbeddingsConfig(_Strict):
@@ -160,16 +221,45 @@ class RerankerConfig(_Strict):
     model: str = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 
 
+class LlmFeatures(_Strict):
+    # Each LLM-backed feature; all of them are off when memory.enabled is false, and
+    # none runs unless an LLM is configured (baseUrl and model).
+    review: bool = True  # extract facts and rules from transcripts
+    distill: bool = True  # word reflection's mental-model docs
+    ask: bool = True  # grounded answers with citations
+
+
 class LlmConfig(_Strict):
+    # An OpenAI-compatible chat API; unset (the default) keeps every feature offline.
     baseUrl: str | None = None
     model: str | None = None
     apiKeyEnv: str = "CAIRN_LLM_API_KEY"
+    timeoutS: float = Field(30.0, gt=0, le=600)
+    retries: int = Field(2, ge=0, le=10)
+    maxTokensPerRun: int = Field(20_000, ge=1, le=10_000_000)
+    features: LlmFeatures = LlmFeatures()
 
 
 class MarkdownConfig(_Strict):
     # profile.md and one file per project beside the memory file, for people to read,
     # edit and sync back.
     enabled: bool = True
+
+
+class RemoteConfig(_Strict):
+    # A cairn server (``cairn serve``) to use instead of the local store: when set, every
+    # request goes there and no local memory file is opened or read.
+    endpoint: str | None = None
+    # The environment variable that holds the server's token (never the config itself).
+    tokenEnv: str = Field("CAIRN_TOKEN", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    timeoutSeconds: float = Field(30.0, gt=0, le=3600)
+
+    @field_validator("endpoint")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", value):
+            raise ValueError("must be an http:// or https:// URL, e.g. http://127.0.0.1:8750")
+        return value
 
 
 class MemorySection(_Strict):
@@ -182,6 +272,7 @@ class MemorySection(_Strict):
     reranker: RerankerConfig = RerankerConfig()
     llm: LlmConfig = LlmConfig()
     markdown: MarkdownConfig = MarkdownConfig()
+    remote: RemoteConfig = RemoteConfig()
 
 
 class Config(_Strict):
@@ -233,6 +324,8 @@ def load_config(path: Path | str | None) -> Config:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
         raise ConfigError(f"{path}: malformed YAML{where}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: malformed YAML (nested too deeply)") from None
     return parse_config(data, origin=str(path))
 
 

@@ -20,11 +20,13 @@ from cairn.engine.recall.pipeline import RecallResult
 from cairn.engine.recall.rerank import Reranker
 from cairn.errors import InvalidInput
 from cairn.ids import new_ulid
+from cairn.memory_learning import LearningMethods
 from cairn.model import Event, MemoryInput, Record, Tombstone
 from cairn.provider import Provider, expect
 from cairn.provider import contract as c
 from cairn.provider.convert import (
     memory_fields,
+    request_list,
     to_application,
     to_event,
     to_recall_result,
@@ -40,12 +42,13 @@ from cairn.results import (
     input_fields,
 )
 from cairn.timeutil import utc_now
+from cairn.validation import check_path_or_none
 
 Progress = Callable[[int, int], None]
 T = TypeVar("T")
 
 
-class Memory:
+class Memory(LearningMethods):
     """Long-term memory for one tenant (and a default agent).
 
     >>> mem = Memory.open("/tmp/demo.db")              # doctest: +SKIP
@@ -77,6 +80,7 @@ class Memory:
         """
         from cairn.compose import open_provider, resolve
 
+        check_path_or_none("path", path)
         cfg = resolve(config)
         provider = open_provider(
             cfg,
@@ -265,28 +269,6 @@ class Memory:
         )
         return to_record(response.record)
 
-    def evict(self, record_id: str, *, agent: str | None = None) -> Record:
-        response = self._apply(
-            c.EvictRequest,
-            c.WriteResponse,
-            None,
-            agent=agent,
-            record_id=record_id,
-            mutation="evict",
-        )
-        return to_record(response.record)
-
-    def unevict(self, record_id: str, *, agent: str | None = None) -> Record:
-        response = self._apply(
-            c.EvictRequest,
-            c.WriteResponse,
-            None,
-            agent=agent,
-            record_id=record_id,
-            mutation="unevict",
-        )
-        return to_record(response.record)
-
     # -- reads ---------------------------------------------------------------------------
 
     def get(
@@ -344,9 +326,11 @@ class Memory:
         max_results: int | None = None,
         max_chars: int | None = None,
         include_trust: Sequence[str] | None = None,
+        as_of: str | datetime | None = None,
         agent: str | None = None,
     ) -> RecallResult:
-        """The memories that apply to ``query``, inside the budget, with a trace."""
+        """The memories that apply to ``query``, inside the budget, with a trace
+        (``as_of``: as memory stood then)."""
         response = self._query(
             c.RecallQuery,
             c.RecallResponse,
@@ -355,7 +339,8 @@ class Memory:
             project_id=project_id,
             max_results=max_results,
             max_chars=max_chars,
-            include_trust=list(include_trust) if include_trust is not None else None,
+            include_trust=request_list("include_trust", include_trust),
+            as_of=as_of.isoformat() if isinstance(as_of, datetime) else as_of,
         )
         return to_recall_result(response)
 
@@ -385,7 +370,7 @@ class Memory:
             agent=agent,
             task=task,
             project_id=project_id,
-            paths=list(paths),
+            paths=request_list("paths", paths),
             operation=operation,
             phase=phase,
             task_type=task_type,
@@ -475,7 +460,7 @@ class Memory:
         self, lines: Iterable[str], *, source: str = "import", agent: str | None = None
     ) -> int:
         """Import an export: validated first, one transaction, idempotent."""
-        if isinstance(lines, str):
+        if isinstance(lines, str | bytes) or not isinstance(lines, Iterable):
             raise InvalidInput("import takes the lines of an export, not one string")
         response = self._apply(
             c.ImportRequest, c.ImportResponse, None, agent=agent, lines=list(lines), source=source

@@ -46,6 +46,20 @@ OUTCOMES: tuple[str, ...] = (
     "contributed-to-failure",
 )
 NEGATIVE_OUTCOMES: tuple[str, ...] = ("overridden", "corrected", "contributed-to-failure")
+# Who judged an outcome (SPEC §6): the owner's own verdict and a deterministic source
+# (a test run, a verifier) count at once; an observed outcome counts toward failures only
+# when another independent session agrees; an untrusted sender's never counts.
+OUTCOME_SOURCES: tuple[str, ...] = ("owner", "deterministic", "observed", "untrusted")
+# Journal events that record task episodes and outcomes, the input of learning.
+OBSERVATION_TYPES: tuple[str, ...] = (
+    "episode.completed",
+    "verification.completed",
+    "review.resolved",
+    "failure.resolved",
+    "context.outcome",
+)
+# The mental-model docs reflection writes.
+DOC_KINDS: tuple[str, ...] = ("skill", "profile", "topic")
 
 # Which memory type a kind implies when the caller does not say.
 DEFAULT_MEMORY_TYPE: dict[str, str] = {
@@ -197,6 +211,8 @@ class Application:
     outcome: str | None = None
     outcome_at: str | None = None
     session_id: str | None = None
+    outcome_source: str | None = None  # one of OUTCOME_SOURCES (None: before it was kept)
+    outcome_session: str | None = None  # the session the outcome was judged in
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self)}

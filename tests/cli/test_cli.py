@@ -6,6 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import click
 import pytest
 
 from cli_runner import run_cairn
@@ -151,9 +152,31 @@ def test_every_command_has_help() -> None:
     from cairn.cli.main import cli
 
     def walk(group, prefix=()):  # type: ignore[no-untyped-def]
-        for name, command in group.commands.items():
+        ctx = click.Context(group)
+        names = group.list_commands(ctx)
+        assert names
+        for name in names:
+            command = group.get_command(ctx, name)
+            assert command is not None, f"{' '.join((*prefix, name))} does not load"
             assert command.help, f"{' '.join((*prefix, name))} has no help text"
             if hasattr(command, "commands"):
                 walk(command, (*prefix, name))
 
     walk(cli)
+
+
+def test_the_lazy_command_table_names_every_command_of_every_module() -> None:
+    """COMMAND_MODULES (what lets a command load only its own module) and the modules'
+    COMMANDS tuples agree: no command is missing from the table, none points elsewhere."""
+    import importlib
+    import pkgutil
+
+    import cairn.cli.commands as commands
+    from cairn.cli.main import COMMAND_MODULES
+
+    found = {}
+    for info in pkgutil.iter_modules(commands.__path__):
+        module = importlib.import_module(f"cairn.cli.commands.{info.name}")
+        for command in getattr(module, "COMMANDS", ()):
+            found[command.name] = info.name
+    assert found == COMMAND_MODULES

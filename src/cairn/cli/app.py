@@ -19,6 +19,9 @@ import click
 from cairn.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from cairn.adapters.embedding import Embedder
     from cairn.config import Config
     from cairn.provider import Provider
 
@@ -35,24 +38,38 @@ class App:
     _provider: Provider | None = None
     _config: Config | None = None
     warnings: list[str] = field(default_factory=list)
+    _model: Future[Embedder | None] | None = None
 
     def config(self) -> Config:
         if self._config is None:
             from cairn.config import resolve_config
+            from cairn.validation import check_file_argument
 
+            if self.config_path is not None:
+                check_file_argument("--config", self.config_path, dash_ok=False)
             self._config = resolve_config(self.home, self.config_path)
         return self._config
 
     def provider(self) -> Provider:
         if self._provider is None:
-            from cairn.compose import open_provider
-
-            config = self.config()
-            path = Path(config.memory.store.path or self.home / "memory.db")
-            self._provider = open_provider(
-                config, path=path, home=self.home, tenant=self.tenant, agent=self.agent
+            embedder = self._model.result() if self._model is not None else None
+            self._provider = open_memory(
+                self.config(), self.home, self.tenant, self.agent, embedder=embedder
             )
         return self._provider
+
+    def will_embed(self) -> None:
+        """This command will embed text: start loading the model now, on a thread of its
+        own, while the engine is imported, the repository found and the store opened —
+        so the command waits for the longer of the two, not for both. Only commands that
+        embed ask for it (a thread left loading would hold up a command that does not)."""
+        if self._model is not None or self._provider is not None:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-model")
+        self._model = pool.submit(_load_model, self.home, self.config_path)
+        pool.shutdown(wait=False)
 
     def query(self, model: type[Any], answer: type[T], **data: Any) -> T:
         """One query through the provider; its response, of the type it must have."""
@@ -74,9 +91,54 @@ class App:
         text = json.dumps([self.tenant, self.agent, *map(str, parts)], ensure_ascii=False)
         return "cli:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
+    def journal_length(self) -> int:
+        """How many events the journal holds: part of the key of a command whose effect
+        depends on what is stored, so that saying it again after the store changed (the
+        memory it made was forgotten or corrected, the outcome it set was replaced) is a new
+        request, while a retry on an unchanged store is the same one."""
+        return int(self.provider().status().counts.get("events", 0))
+
     def close(self) -> None:
-        if self._provider is not None:
-            self._provider.close()
+        provider, self._provider = self._provider, None
+        if provider is not None:
+            provider.close()
+
+
+def open_memory(
+    config: Config, home: Path, tenant: str, agent: str, *, embedder: Embedder | None = None
+) -> Provider:
+    """The provider every interface of the command line reaches memory through — the
+    commands, the agent hooks and the MCP server alike. Today: the embedded engine on the
+    home's store (or the server ``memory.remote`` names); the place where a running local
+    daemon is to be preferred."""
+    from cairn.compose import open_provider
+
+    path = Path(config.memory.store.path or home / "memory.db")
+    return open_provider(
+        config, path=path, home=home, tenant=tenant, agent=agent, embedder=embedder
+    )
+
+
+def _load_model(home: Path, config_path: str | None) -> Embedder | None:
+    """The configured embedding model, loaded (None: let the provider build its own — the
+    hashing embedder, a remote store, or any failure, which the provider then reports)."""
+    try:
+        from cairn.config import resolve_config
+
+        config = resolve_config(home, config_path)
+        settings = config.memory.embeddings
+        if settings.provider != "minilm-onnx" or getattr(
+            getattr(config.memory, "remote", None), "endpoint", None
+        ):
+            return None
+        from cairn.adapters.embedding import MiniLmOnnxEmbedder
+
+        # as cairn.compose.make_embedder builds it
+        model = MiniLmOnnxEmbedder(batch_size=settings.batchSize, threads=settings.threads)
+        model.embed(["warm up"])  # loads the tokenizer and the model
+        return model
+    except Exception:
+        return None
 
 
 def _request(model: type[Any], data: dict[str, Any]) -> Any:
@@ -91,6 +153,15 @@ def _request(model: type[Any], data: dict[str, Any]) -> Any:
 
 
 pass_app = click.make_pass_decorator(App)
+
+
+class PathArgument(click.Path):
+    """click.Path, but a NUL byte is a usage error rather than a ValueError from os.stat."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and "\x00" in value:
+            self.fail("the path contains a NUL byte", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 def emit(app: App, data: Any, text: str | Callable[[], str]) -> None:

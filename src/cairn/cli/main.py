@@ -18,19 +18,70 @@ from __future__ import annotations
 import json
 import os
 import sys
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 import click
 
-from cairn.cli.app import App
+from cairn import __version__
+from cairn.cli.app import App, PathArgument
 
 _GLOBAL_VALUES = frozenset(("--home", "--tenant", "--agent", "--config"))
 _GLOBAL_FLAGS = frozenset(("--json",))
 
 
+# Each command and the module under cairn.cli.commands that defines it: a command's module
+# (and what it imports) is loaded only when that command runs, so ``cairn --version`` and
+# a hook through the daemon pay for nothing they do not use.
+COMMAND_MODULES = {
+    "remember": "records",
+    "ingest": "records",
+    "list": "records",
+    "show": "records",
+    "correct": "records",
+    "forget": "records",
+    "restore": "records",
+    "export": "store",
+    "import": "store",
+    "rebuild": "store",
+    "sync": "store",
+    "journal": "store",
+    "status": "store",
+    "recall": "tasks",
+    "context": "tasks",
+    "expand": "tasks",
+    "feedback": "tasks",
+    "signal": "tasks",
+    "explain": "tasks",
+    "observe": "learning",
+    "reflect": "learning",
+    "sweep": "learning",
+    "evict": "learning",
+    "unevict": "learning",
+    "review": "learning",
+    "ask": "learning",
+    "config": "settings",
+    "serve": "serve",
+    "token": "serve",
+    "hook": "agents",
+    "install": "agents",
+    "mcp": "agents",
+    "skill": "agents",
+}
+
+
 class CairnGroup(click.Group):
-    """Accepts the global options anywhere on the command line (before a ``--``)."""
+    """Accepts the global options anywhere on the command line (before a ``--``), and
+    imports a command's module only when the command is asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            load_commands(COMMAND_MODULES[cmd_name])
+        return self.commands.get(cmd_name)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         front: list[str] = []
@@ -54,11 +105,22 @@ class CairnGroup(click.Group):
             i += 1
         return super().parse_args(ctx, front + rest)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            # click would turn it into exit 1; the reader went away, which is no failure.
+            raise _PipeClosed from None
+
+
+class _PipeClosed(Exception):
+    """Standard output's reader closed the pipe (``cairn export | head -1``)."""
+
 
 @click.group(cls=CairnGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--home",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=PathArgument(file_okay=False, path_type=Path),
     envvar="CAIRN_HOME",
     default=None,
     help="Folder holding memory.db and config.yaml (env CAIRN_HOME; default ~/.cairn).",
@@ -69,7 +131,7 @@ class CairnGroup(click.Group):
 @click.option(
     "--config", "config_path", default=None, help="Config file (default <home>/config.yaml)."
 )
-@click.version_option(package_name="cairn-memory")
+@click.version_option(version=__version__, prog_name="cairn")
 @click.pass_context
 def cli(
     click_ctx: click.Context,
@@ -87,15 +149,11 @@ def cli(
     click_ctx.call_on_close(app.close)
 
 
-def _register() -> None:
-    from cairn.cli.commands import records, settings, store, tasks
-
-    for module in (records, store, tasks, settings):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
+def load_commands(module_name: str) -> None:
+    """Register every command of one module of cairn.cli.commands."""
+    module = import_module(f"cairn.cli.commands.{module_name}")
+    for command in module.COMMANDS:
+        cli.add_command(command)
 
 
 def _fail(message: str, code: int, as_json: bool) -> int:
@@ -119,13 +177,14 @@ def run(args: list[str] | None = None) -> int:
     except click.exceptions.Exit as done:
         return int(done.exit_code)
     except click.UsageError as exc:
-        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        path = exc.ctx.command_path if exc.ctx is not None else _command_path(argv)
+        hint = f" (see '{path} --help')"
         return _fail(f"{exc.format_message()}{hint}", 2, as_json)
     except click.ClickException as exc:
         return _fail(exc.format_message(), exc.exit_code, as_json)
     except click.Abort:
         return _fail("interrupted", 130, as_json)
-    except BrokenPipeError:
+    except (BrokenPipeError, _PipeClosed):
         _quiet_stdout()
         return 0
     except InvalidInput as exc:
@@ -140,6 +199,12 @@ def run(args: list[str] | None = None) -> int:
     except Exception as exc:  # a defect of cairn's: one line here, the details in a log
         where = _log_internal_error(argv)
         return _fail(f"internal error: {type(exc).__name__}: {exc} (details: {where})", 1, as_json)
+
+
+def _command_path(argv: list[str]) -> str:
+    """The command an error without a click context belongs to (its first known name)."""
+    name = next((arg for arg in argv if arg in cli.commands), None)
+    return f"cairn {name}" if name else "cairn"
 
 
 def _log_internal_error(argv: list[str]) -> str:

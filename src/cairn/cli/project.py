@@ -9,6 +9,7 @@ from pathlib import Path
 
 from cairn.cli.app import App
 from cairn.errors import InvalidInput
+from cairn.validation import check_path_text
 
 _PROJECT_ID = re.compile(r"(?:git|remote|path):[0-9a-f]{16}")
 
@@ -42,6 +43,7 @@ def resolve_project(app: App, value: str | None, *, required: bool = False) -> P
                 " with --project PATH|ID"
             )
         return found
+    check_path_text("--project", value)
     if _PROJECT_ID.fullmatch(value):
         from cairn.provider.contract import ListQuery, RecordsResponse
 
@@ -59,10 +61,23 @@ def resolve_project(app: App, value: str | None, *, required: bool = False) -> P
     raise InvalidInput(f"--project {value!r} is neither a folder nor a known project id")
 
 
+def search_project_id(project: Project | None) -> str:
+    """The project a search is limited to: this one, or outside a repository the folder's
+    own identity, which no repository's memory carries, so that only global memory (and
+    any bound to this very folder) applies there, never every repository's rules."""
+    if project is not None:
+        return project.id
+    from cairn.adapters.repository import repository_identity
+
+    return repository_identity(Path.cwd()).project_id
+
+
 def relative_paths(project: Project | None, paths: tuple[str, ...]) -> tuple[str, ...]:
     """Task paths relative to the repository root (paths given relative to the cwd)."""
     if not paths:
         return ()
+    for p in paths:
+        check_path_text("--path", p)
     if project is None or project.root is None:
         return tuple(p for p in paths)
     out = []

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
 from cairn.engine.entities import extract_entity_keys
+from cairn.engine.learning.events import LEARNING_EVENTS, apply_learning_event
 from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.model import Application, Event, Record, Tombstone, record_from_dict
 from cairn.storage.ports import NewRow, RecordTransaction
@@ -57,6 +57,12 @@ def _is_plain_store(event: Event) -> bool:
     return event.type == "memory.stored" and event.payload["record"].get("body") != REDACTED
 
 
+def _delta_op(event: Event) -> str | None:
+    if event.type != "learning.delta":
+        return None
+    return str(event.payload["delta"]["op"])
+
+
 def apply_events(
     tx: RecordTransaction,
     events: Sequence[Event],
@@ -86,28 +92,25 @@ def apply_event(
     payload = event.payload
     kind = event.type
     action = payload.get("action")
-    if kind in ("memory.stored", "memory.imported") or (
-        kind == "user.signal" and action == "remember"
+    if kind == "memory.imported":
+        _apply_import(tx, record_from_payload(payload["record"]), vector_for, links_for)
+        return
+    if (
+        kind == "memory.stored"
+        or (kind == "user.signal" and action == "remember")
+        or _delta_op(event) == "create"  # a mental-model doc reflection learned
     ):
-        record = record_from_payload(payload["record"])
-        if kind == "memory.imported" and any(
-            v.version == record.version
-            for _, v in tx.versions(record.tenant, record.agent, record.id)
-        ):
-            return  # importing what is already here is a no-op
-        redacted = record.body == REDACTED
-        if redacted:
-            record = replace(record, body="", title=None, tags=())
-        _insert(tx, record, vector_for, links_for)
-        if redacted:
-            # A permanently forgotten memory replays as its redacted skeleton.
-            tx.purge(record.tenant, record.agent, record.id, REDACTED)
+        _insert_or_skeleton(tx, record_from_payload(payload["record"]), vector_for, links_for)
         return
     if kind == "user.signal" and action == "correct":
         _apply_correct(tx, event, vector_for, links_for)
         return
     if kind == "user.signal" and action == "forget":
         _apply_forget(tx, event)
+        return
+    if _delta_op(event) == "forget":  # a doc archived after failing reuse
+        target = {"record_id": payload["record_id"], "reason": "negative-feedback"}
+        _apply_forget(tx, replace(event, payload=target))
         return
     if kind == "user.signal" and action == "restore":
         row, record = _require_current(tx, event, payload["record_id"])
@@ -120,9 +123,7 @@ def apply_event(
         tx.update_record(row, forgotten_at=None)
         return
     if kind == "import.tombstone":
-        stone = Tombstone(**payload["tombstone"])
-        if tx.tombstone(stone.tenant, stone.agent, stone.record_id) is None:
-            tx.put_tombstone(stone)
+        _apply_imported_tombstone(tx, Tombstone(**payload["tombstone"]))
         return
     if kind == "lifecycle.evicted":
         row, record = _require_current(tx, event, payload["record_id"])
@@ -130,7 +131,9 @@ def apply_event(
         return
     if kind == "lifecycle.unevicted":
         row, record = _require_current(tx, event, payload["record_id"])
-        tx.update_record(row, evicted_at=None)
+        # The sweep does not evict it again for what the user saw when taking it back.
+        kept = {"at": event.occurred_at, "failure_count": record.failure_count}
+        tx.update_record(row, evicted_at=None, source={**record.source, "unevicted": kept})
         return
     if kind == "context.applied":
         tx.put_applications(
@@ -140,10 +143,81 @@ def apply_event(
             ]
         )
         return
-    if kind == "context.outcome":
-        _apply_outcome(tx, event)
+    if kind in LEARNING_EVENTS:  # observations (context.outcome too), deltas, lifecycle
+        apply_learning_event(tx, event, lambda record: _insert(tx, record, vector_for, links_for))
         return
     raise InvalidInput(f"unknown event type {kind!r}" + (f" ({action})" if action else ""))
+
+
+def _insert_or_skeleton(
+    tx: RecordTransaction, record: Record, vector_for: VectorFor, links_for: LinksFor
+) -> None:
+    redacted = record.body == REDACTED
+    if redacted:
+        record = replace(record, body="", title=None, tags=())
+    _insert(tx, record, vector_for, links_for)
+    if redacted:
+        # A permanently forgotten memory replays as its redacted skeleton.
+        tx.purge(record.tenant, record.agent, record.id, REDACTED)
+
+
+def _apply_import(
+    tx: RecordTransaction, record: Record, vector_for: VectorFor, links_for: LinksFor
+) -> None:
+    """An imported version extends the history this namespace holds of the record.
+
+    A version already held is a no-op (a re-import); a memory forgotten here for good
+    never comes back; the next version supersedes the one held, so one version stays
+    current; whether it is forgotten follows this namespace's tombstones (the export's
+    tombstone lines come after its records). A record not held may start at any version
+    (a restore from Markdown brings back only the current one)."""
+    versions = tx.versions(record.tenant, record.agent, record.id)
+    if any(v.version == record.version for _, v in versions):
+        return
+    stone = tx.tombstone(record.tenant, record.agent, record.id)
+    if stone is not None and stone.permanent:
+        return
+    held = versions[-1][1].version if versions else None
+    if held is not None and record.version != held + 1:
+        raise InvalidInput(
+            f"version {record.version} of memory {record.id} does not follow version"
+            f" {held}, the newest held"
+        )
+    if versions and versions[-1][1].superseded_by is None:
+        row, newest = versions[-1]
+        tx.update_record(
+            row,
+            state="superseded",
+            superseded_by=record.version,
+            expired_at=newest.expired_at or record.recorded_at,
+        )
+    active = stone is not None and stone.restored_at is None
+    forgotten = stone.removed_at if stone is not None and active else None
+    _insert_or_skeleton(tx, replace(record, forgotten_at=forgotten), vector_for, links_for)
+
+
+def _changed_at(stone: Tombstone) -> str:
+    return stone.restored_at or stone.removed_at
+
+
+def _apply_imported_tombstone(tx: RecordTransaction, stone: Tombstone) -> None:
+    """An imported tombstone forgets (for good, when permanent) or restores this
+    namespace's copy as the export says, unless the tombstone held here changed later;
+    a permanent forget is never undone."""
+    held = tx.tombstone(stone.tenant, stone.agent, stone.record_id)
+    if held is not None and (
+        held.permanent or (not stone.permanent and _changed_at(stone) <= _changed_at(held))
+    ):
+        return
+    tx.put_tombstone(stone)
+    found = tx.current(stone.tenant, stone.agent, stone.record_id)
+    if found is None:
+        return  # a tombstone alone keeps the memory out of later imports
+    forgotten = stone.removed_at if stone.restored_at is None else None
+    if found[1].forgotten_at != forgotten:
+        tx.update_record(found[0], forgotten_at=forgotten)
+    if stone.permanent:
+        tx.purge(stone.tenant, stone.agent, stone.record_id, REDACTED)
 
 
 def _apply_correct(
@@ -197,53 +271,3 @@ def _apply_forget(tx: RecordTransaction, event: Event) -> None:
     tx.update_record(current_row, forgotten_at=event.occurred_at)
     if permanent:
         tx.purge(event.tenant, event.agent, current.id, REDACTED)
-
-
-# What each outcome counts toward. A record's counters always equal the sum over its
-# applications' current outcomes: an outcome written again changes nothing, and a later
-# different one takes the earlier one's count back (SPEC §5 item 5).
-OUTCOME_COUNTERS: dict[str, tuple[str, ...]] = {
-    "used-successfully": ("used_count", "proof_count"),
-    "ignored": ("ignored_count",),
-    "overridden": ("failure_count",),
-    "corrected": ("failure_count",),
-    "contributed-to-failure": ("failure_count",),
-}
-_COUNTER_NAMES = ("used_count", "proof_count", "ignored_count", "failure_count")
-
-
-def _apply_outcome(tx: RecordTransaction, event: Event) -> None:
-    payload = event.payload
-    application = tx.application(event.tenant, event.agent, payload["application_id"])
-    if application is None:
-        raise NotFound(f"no application with id {payload['application_id']}")
-    outcome = payload["outcome"]
-    previous = application.outcome
-    if outcome == previous:
-        return  # one outcome per application: the same one again is a no-op
-    tx.set_outcome(
-        event.tenant, event.agent, application.application_id, outcome, event.occurred_at
-    )
-    found = tx.current(event.tenant, event.agent, application.record_id)
-    if found is None:
-        return
-    row, record = found
-    counts = {name: int(getattr(record, name)) for name in _COUNTER_NAMES}
-    for name in OUTCOME_COUNTERS.get(previous or "", ()):
-        counts[name] = max(0, counts[name] - 1)
-    for name in OUTCOME_COUNTERS[outcome]:
-        counts[name] += 1
-    changes: dict[str, Any] = {**counts, "last_applied_at": event.occurred_at}
-    if outcome == "used-successfully":
-        changes["last_success_at"] = event.occurred_at
-    if record.authority == "inferred" and record.state in ("trial", "proven"):
-        # An inferred memory is proven by a successful use; when the only success is
-        # taken back, it is on trial again; a failure with no success retires it.
-        if counts["used_count"] > 0:
-            changes["state"] = "proven"
-        elif previous == "used-successfully":
-            changes["state"] = "trial"
-        if outcome == "contributed-to-failure" and counts["used_count"] == 0:
-            changes["state"] = "superseded"
-            changes["expired_at"] = event.recorded_at
-    tx.update_record(row, **changes)

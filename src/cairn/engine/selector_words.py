@@ -436,6 +436,8 @@ _ZH_WHEN_BEFORE = re.compile(r"(?:每次|每回|每当|每个|每一次|凡是|�
 _ZH_WHEN_AFTER = re.compile(
     r"(?:\s*[A-Za-z0-9_./-]+\s*)?[^，。；,;]{0,4}?(?:之前|以前|之后|以后|的时候|时候|前|后|时|阶段|都)"
 )
+# A phase named as a phase ("发布阶段", "release phase") is when the rule applies by itself.
+_NAMES_A_STAGE = re.compile(r"(?:阶段|phase|stage)$", re.IGNORECASE)
 
 
 def mentioned_actions(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
@@ -474,6 +476,8 @@ def _actions(masked: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, 
 
 
 def _in_when_position(text: str, start: int, end: int, word: _Word) -> bool:
+    if word.dimension == "phase" and _NAMES_A_STAGE.search(text, start, end):
+        return True
     clause_start = _clause_start(text, start)
     before = text[clause_start:start]
     after = text[end : _clause_end(text, end)]

@@ -216,6 +216,8 @@ def _parse_values(text: str, source: str, number: int) -> list[str]:
                 value, i = decoder.raw_decode(text, i)
             except json.JSONDecodeError as exc:
                 _fail(source, number, f"a malformed quoted selector value ({exc.msg})")
+            except (ValueError, RecursionError):  # a number past Python's digit limit
+                _fail(source, number, "a malformed quoted selector value")
             if not isinstance(value, str):
                 _fail(source, number, "a quoted selector value must be a string")
             if not _encodable(value):
@@ -254,7 +256,7 @@ def _parse_index(lines: list[str], start: int, source: str) -> tuple[dict[str, i
     if content.startswith("{"):  # the first format
         try:
             versions = json.loads(content).get("versions")
-        except (json.JSONDecodeError, AttributeError):
+        except (ValueError, RecursionError, AttributeError):  # JSONDecodeError is a ValueError
             versions = None
         if not isinstance(versions, dict) or not all(
             isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
@@ -309,6 +311,8 @@ def _load_json(line: str, prefix: str, source: str, number: int) -> dict[str, An
         _fail(source, number, f"malformed cairn metadata ({exc.msg}, column {exc.colno})")
     except RecursionError:
         _fail(source, number, "cairn metadata is nested too deeply")
+    except ValueError:  # an integer past Python's digit limit
+        _fail(source, number, "cairn metadata holds a number too large to read")
     if not isinstance(data, dict):
         _fail(source, number, "cairn metadata must be a JSON object")
     if not _encodable(data):

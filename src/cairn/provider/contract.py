@@ -18,20 +18,22 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from cairn.provider import learning_contract as lc
+from cairn.provider.models import CONTRACT_VERSION as CONTRACT_VERSION
 from cairn.provider.models import (
     ApplicationModel,
     EventModel,
     Kind,
     MemoryFields,
     RecordModel,
+    RelevanceModel,
+    Request,
     Scope,
     Short,
     Text,
     TombstoneModel,
     Trust,
 )
-
-CONTRACT_VERSION = "cairn.provider.v1"
 
 Outcome = Literal[
     "used-successfully", "ignored", "overridden", "corrected", "contributed-to-failure"
@@ -67,7 +69,7 @@ class StatusResponse(_Model):
 # -- queries --------------------------------------------------------------------------------
 
 
-class _Query(_Model):
+class _Query(Request, _Model):
     agent: Name | None = None
 
 
@@ -78,6 +80,7 @@ class RecallQuery(_Query):
     max_results: int | None = Field(None, ge=1, le=1000)
     max_chars: int | None = Field(None, ge=1, le=1_000_000)
     include_trust: list[Trust] | None = None
+    as_of: Short | None = None  # as memory stood then (evicted, superseded included)
 
 
 class TaskQuery(_Query):
@@ -156,16 +159,10 @@ QueryRequest = Annotated[
     | JournalQuery
     | TombstonesQuery
     | ExplainQuery
-    | ExportQuery,
+    | ExportQuery
+    | lc.LearningQuery,
     Field(discriminator="view"),
 ]
-
-
-class RelevanceModel(_Model):
-    score: float  # absolute, in [0, 1]: what rag.minScore is a floor on
-    evidence: float
-    cosine: float | None
-    coverage: float
 
 
 class RecalledModel(_Model):
@@ -286,13 +283,14 @@ QueryResponse = (
     | TombstonesResponse
     | ExplainResponse
     | ExportResponse
+    | lc.LearningQueryResponse
 )
 
 
 # -- mutations ------------------------------------------------------------------------------
 
 
-class _Mutation(_Model):
+class _Mutation(Request, _Model):
     idempotency_key: Key
     agent: Name | None = None
 
@@ -387,7 +385,8 @@ ApplyRequest = Annotated[
     | FeedbackRequest
     | SignalRequest
     | ImportRequest
-    | RebuildRequest,
+    | RebuildRequest
+    | lc.LearningApply,
     Field(discriminator="mutation"),
 ]
 
@@ -475,6 +474,7 @@ ApplyResponse = (
     | SignalResponse
     | ImportResponse
     | RebuildResponse
+    | lc.LearningApplyResponse
 )
 
 QUERY: TypeAdapter[Any] = TypeAdapter(QueryRequest)
@@ -495,5 +495,6 @@ __all__ = [
     "EventModel",
     "MemoryFields",
     "RecordModel",
+    "RelevanceModel",
     "TombstoneModel",
 ]

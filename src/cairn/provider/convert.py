@@ -6,8 +6,10 @@ valid, and a large ingest or export should not pay for validating them again.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import fields
-from datetime import datetime
+from datetime import date
+from numbers import Integral
 from typing import Any
 
 from pydantic import ValidationError
@@ -28,6 +30,7 @@ from cairn.provider.contract import (
     TombstoneModel,
 )
 from cairn.services.tasks import DeliveredItem
+from cairn.validation import kind_of
 
 _LIST_FIELDS = ("tags", "path_patterns", "operations", "phases", "task_types", "evidence")
 _RECORD_FIELDS = tuple(f.name for f in fields(Record))
@@ -111,6 +114,11 @@ def memory_input(fields: MemoryFields, default_kind: str) -> MemoryInput:
 
 def memory_fields(item: MemoryInput) -> dict[str, Any]:
     """The fields of a MemoryInput as request data (validated by the contract)."""
+    if not isinstance(item, MemoryInput):
+        raise InvalidInput(f"a memory must be a MemoryInput, not {type(item).__name__}")
+    position = item.position
+    if isinstance(position, Integral) and not isinstance(position, bool):
+        position = int(position)  # numpy and other integer types are integers
     data: dict[str, Any] = {
         "body": item.body,
         "kind": item.kind,
@@ -118,20 +126,29 @@ def memory_fields(item: MemoryInput) -> dict[str, Any]:
         "tags": _listed(item.tags, "tags"),
         "trust": item.trust,
         "occurred_at": item.occurred_at.isoformat()
-        if isinstance(item.occurred_at, datetime)
+        if isinstance(item.occurred_at, date)  # a datetime is a date too
         else item.occurred_at,
-        "source": dict(item.source) if item.source is not None else None,
+        # A mapping is copied; anything else goes on as it is, to be refused, not coerced.
+        "source": dict(item.source) if isinstance(item.source, Mapping) else item.source,
         "external_ref": item.external_ref,
         "pinned": item.pinned,
         "memory_type": item.memory_type,
         "scope": item.scope,
         "project_id": item.project_id,
         "episode_id": item.episode_id,
-        "position": item.position,
+        "position": position,
     }
     for name in ("path_patterns", "operations", "phases", "task_types"):
         data[name] = _listed(getattr(item, name), name)
     return data
+
+
+def request_list(name: str, values: Any) -> Any:
+    """A list for a request; a string is refused rather than split into characters, and
+    anything but a list or tuple goes on as it is, for the contract to refuse."""
+    if isinstance(values, str):
+        raise InvalidInput(f"{name} must be a list of text, not a string")
+    return list(values) if isinstance(values, tuple) else values
 
 
 def _listed(value: Any, name: str) -> Any:
@@ -240,6 +257,18 @@ _LABELS = {"trust": "trust level", "include_trust": "trust level", "memory_type"
 _TAGS = {"remember", "store", "ingest", "correct", "forget", "restore", "evict", "unevict"}
 
 
+_TYPE_WORDS = {
+    "bool_type": "true or false",
+    "int_type": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "string_type": "text",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "model_type": "an object",
+}
+
+
 def invalid(exc: ValidationError) -> InvalidInput:
     """One line naming the field, for a request the contract refused."""
     err = exc.errors()[0]
@@ -265,6 +294,8 @@ def invalid(exc: ValidationError) -> InvalidInput:
         message = f"unknown field {field!r}"
     elif kind == "missing":
         message = f"{field} is required"
+    elif kind in _TYPE_WORDS:
+        message = f"{field} must be {_TYPE_WORDS[kind]}, not {kind_of(value)}"
     else:
         message = f"{label}: {err.get('msg', 'invalid')}"
     return InvalidInput(prefix + message)

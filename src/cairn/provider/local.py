@@ -64,6 +64,14 @@ from cairn.provider.convert import (
     record_model,
     tombstone_model,
 )
+from cairn.provider.learning import (
+    LEARNING_APPLY,
+    LEARNING_QUERY,
+    LEARNING_RESPONSES,
+    LearningServices,
+    apply_learning,
+    query_learning,
+)
 from cairn.services.journal import Namespace
 from cairn.services.purges import Purges
 from cairn.services.reads import Reads, time_of
@@ -114,6 +122,7 @@ class Services:
     describe: Callable[[], dict[str, Any]]  # backend, location, embedder
     after_write: Callable[[Namespace], list[str]]  # refresh derived files; warnings
     close: Callable[[], None]
+    learning: LearningServices | None = None  # observe, reflect, sweep, review, ask
 
 
 class LocalProvider:
@@ -127,7 +136,7 @@ class LocalProvider:
         self.progress: Progress | None = None  # bulk work reports here when set
 
     def _ns(self, agent: str | None) -> Namespace:
-        return Namespace(self.tenant, agent or self.agent)
+        return Namespace(self.tenant, check_name("agent", agent) if agent else self.agent)
 
     def close(self) -> None:
         if self._owner:
@@ -142,8 +151,8 @@ class LocalProvider:
         """This engine bound to another tenant or default agent (the same services)."""
         return LocalProvider(
             self._s,
-            tenant=check_name("tenant", tenant or self.tenant),
-            agent=check_name("agent", agent or self.agent),
+            tenant=check_name("tenant", tenant) if tenant is not None else self.tenant,
+            agent=check_name("agent", agent) if agent is not None else self.agent,
             owner=False,
         )
 
@@ -182,6 +191,8 @@ class LocalProvider:
     def query(self, request: QueryRequest) -> QueryResponse:
         ns = self._ns(request.agent)
         s = self._s
+        if isinstance(request, LEARNING_QUERY):
+            return query_learning(self._learning(), request, ns)
         if isinstance(request, RecallQuery):
             result = s.recall.recall(
                 request.query,
@@ -190,6 +201,7 @@ class LocalProvider:
                 max_results=request.max_results,
                 max_chars=request.max_chars,
                 include_trust=request.include_trust,
+                as_of=request.as_of,
             )
             return recall_response(result)
         if isinstance(request, TaskQuery):
@@ -293,7 +305,11 @@ class LocalProvider:
     def apply(self, request: ApplyRequest) -> ApplyResponse:
         ns = self._ns(request.agent)
         response = self._apply(request, ns)
-        if not isinstance(response, FeedbackResponse) or response.changes:
+        if isinstance(response, FeedbackResponse) and response.changes and self._s.learning:
+            # A doc's lifecycle follows its outcomes at once (promotion, eviction).
+            self._s.learning.learning.settle(ns, [response.record.id])
+        quiet = isinstance(response, LEARNING_RESPONSES) and not response.changed
+        if not quiet and (not isinstance(response, FeedbackResponse) or response.changes):
             warnings = self._s.after_write(ns)
             if warnings and hasattr(response, "warnings"):
                 response = response.model_copy(update={"warnings": [*response.warnings, *warnings]})
@@ -302,6 +318,8 @@ class LocalProvider:
     def _apply(self, request: ApplyRequest, ns: Namespace) -> ApplyResponse:
         s = self._s
         key = request.idempotency_key
+        if isinstance(request, LEARNING_APPLY):
+            return apply_learning(self._learning(), request, ns)
         if isinstance(request, RememberRequest | StoreRequest):
             kind = "preference" if isinstance(request, RememberRequest) else "fact"
             item = memory_input(request, kind)
@@ -391,12 +409,18 @@ class LocalProvider:
             return self._signal(request, ns)
         if isinstance(request, ImportRequest):
             count = s.transfer.import_(request.lines, ns, source=request.source)
-            return ImportResponse.model_construct(imported=count, warnings=[])
+            warnings = s.purges.finish()  # an imported permanent tombstone purges the copy
+            return ImportResponse.model_construct(imported=count, warnings=warnings)
         if isinstance(request, RebuildRequest):
             replayed = s.replay.rebuild(ns.tenant, progress=self.progress)
             warnings = s.purges.finish()
             return RebuildResponse.model_construct(replayed=replayed, warnings=warnings)
         raise InvalidInput(f"unknown mutation {getattr(request, 'mutation', '?')!r}")
+
+    def _learning(self) -> LearningServices:
+        if self._s.learning is None:
+            raise InvalidInput("this engine was assembled without the learning layer")
+        return self._s.learning
 
     def _written(self, mutation: Any, record: Any) -> WriteResponse:
         return WriteResponse.model_construct(

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from cairn.model import Record
 
+CONTRACT_VERSION = "cairn.provider.v1"
 Trust = Literal["system", "learned", "external"]
 Scope = Literal["global", "project"]
 Kind = Literal["fact", "preference", "policy", "profile", "episode", "skill", "topic"]
@@ -19,6 +20,18 @@ Short = Annotated[str, Field(max_length=4096)]
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# Requests are strict: a boolean is true or false (never "no" or 0), an integer is not
+# 1.0 or "3", a list is a list. What the values mean is checked by the services
+# (cairn.validation), the same for every interface.
+STRICT = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Request(Model):
+    """The base of every query and mutation (strict, see above)."""
+
+    model_config = STRICT
 
 
 class RecordModel(Model):
@@ -72,6 +85,13 @@ class RecordModel(Model):
     _record: Record | None = PrivateAttr(default=None)
 
 
+class RelevanceModel(Model):
+    score: float  # absolute, in [0, 1]: what rag.minScore is a floor on
+    evidence: float
+    cosine: float | None
+    coverage: float
+
+
 class TombstoneModel(Model):
     record_id: str
     tenant: str
@@ -98,6 +118,8 @@ class ApplicationModel(Model):
     outcome: str | None = None
     outcome_at: str | None = None
     session_id: str | None = None
+    outcome_source: str | None = None
+    outcome_session: str | None = None
 
 
 class EventModel(Model):
@@ -118,6 +140,8 @@ class EventModel(Model):
 
 class MemoryFields(Model):
     """A memory to write: the body and every optional field a caller may set."""
+
+    model_config = STRICT
 
     body: Text
     kind: Kind | None = None  # remember: preference; store and ingest: fact

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,6 +15,7 @@ from cairn.ids import new_ulid
 from cairn.model import Event, Record
 from cairn.storage.ports import RecordStore
 from cairn.timeutil import to_iso
+from cairn.validation import check_line, check_token
 
 Clock = Callable[[], datetime]
 LinksFor = Callable[[str], bool]
@@ -52,8 +53,13 @@ class Journal:
         session_id: str | None = None,
         occurred_at: str | None = None,
         sender: str | None = None,
+        episode_id: str | None = None,
     ) -> Event:
         now = self.now()
+        if event_id is not None:
+            check_line("idempotency key", event_id, 200)
+        if session_id is not None:
+            check_token("session id", session_id)
         return Event(
             event_id=event_id or new_ulid(),
             type=type_,
@@ -64,6 +70,7 @@ class Journal:
             recorded_at=now,
             session_id=session_id,
             sender=sender,
+            episode_id=episode_id,
         )
 
     def embed(self, records: Sequence[Record]) -> dict[str, np.ndarray]:
@@ -74,8 +81,17 @@ class Journal:
         vectors = self._embedder.embed(texts)
         return dict(zip(texts, vectors, strict=True))
 
-    def commit(self, events: Sequence[Event], vectors: dict[str, np.ndarray]) -> list[bool]:
-        """Append and apply in one transaction; one flag per event (False: a repeat)."""
+    def commit(
+        self,
+        events: Sequence[Event],
+        vectors: dict[str, np.ndarray],
+        *,
+        counters: Mapping[str, float] | None = None,
+    ) -> list[bool]:
+        """Append and apply in one transaction; one flag per event (False: a repeat).
+
+        ``counters``: telemetry counts of the first event's namespace, added in the same
+        transaction when any event was new (a retried change counts nothing)."""
         model = self._embedder.model_id
 
         def vector_for(record: Record) -> tuple[np.ndarray | None, str | None]:
@@ -89,4 +105,6 @@ class Journal:
             fresh = tx.append_events(events)
             new_events = [e for e, new in zip(events, fresh, strict=True) if new]
             apply_events(tx, new_events, vector_for, self._links_for)
+            if counters and new_events:
+                tx.add_counters(events[0].tenant, events[0].agent, counters)
         return fresh

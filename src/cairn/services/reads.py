@@ -10,11 +10,12 @@ from cairn.identifiers import record_id_of
 from cairn.model import Event, Record, Tombstone
 from cairn.services.journal import Namespace
 from cairn.storage.ports import RecordQuery, RecordStore, StoreStats
-from cairn.timeutil import parse_time, to_iso
+from cairn.validation import check_line, check_time
 
 
-def time_of(value: str | datetime | None) -> str | None:
-    return to_iso(parse_time(value)) if value is not None else None
+def time_of(value: str | datetime | None, name: str = "as_of") -> str | None:
+    """A time the caller gives, as stored (ISO-8601 UTC text with a four-digit year)."""
+    return check_time(name, value) if value is not None else None
 
 
 class Reads:
@@ -39,6 +40,9 @@ class Reads:
         return versions
 
     def records(self, query: RecordQuery) -> list[Record]:
+        for name, value in (("project id", query.project_id), ("tag", query.tag)):
+            if value is not None:
+                check_line(name, value, 4096)
         return self._records.list_records(query)
 
     def tombstones(self, ns: Namespace) -> list[Tombstone]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from cairn.config import Config, Rag
@@ -10,16 +10,26 @@ from cairn.engine.recall.pipeline import MemoryRecall, RecallRequest, RecallResu
 from cairn.errors import InvalidInput
 from cairn.model import TRUST_LEVELS
 from cairn.services.journal import Namespace
-from cairn.validation import check_choice
+from cairn.timeutil import parse_time
+from cairn.validation import check_choice, check_line, check_text
 
 MAX_QUERY_CHARS = 10_000
+# Told each recall's latency by stage (telemetry: counts only, never the query).
+OnRecall = Callable[[Namespace, Mapping[str, float]], None]
 
 
 class Recall:
-    def __init__(self, pipeline: MemoryRecall, config: Config, clock: Callable[[], datetime]):
+    def __init__(
+        self,
+        pipeline: MemoryRecall,
+        config: Config,
+        clock: Callable[[], datetime],
+        on_recall: OnRecall | None = None,
+    ):
         self._pipeline = pipeline
         self._config = config
         self._clock = clock
+        self._on_recall = on_recall
 
     def recall(
         self,
@@ -31,14 +41,22 @@ class Recall:
         max_chars: int | None = None,
         include_trust: Sequence[str] | None = None,
         rag: Rag | None = None,
+        as_of: str | datetime | None = None,
     ) -> RecallResult:
-        """The memories that apply to ``query``, inside the budget, with a trace."""
+        """The memories that apply to ``query``, inside the budget, with a trace
+        (``as_of``: as memory stood then, evicted and superseded versions included)."""
         if not isinstance(query, str):
             raise InvalidInput("the query must be text")
         if len(query) > MAX_QUERY_CHARS:
             raise InvalidInput(f"the query is {len(query):,} characters; the limit is 10,000")
         if "\x00" in query:
             raise InvalidInput("the query contains a NUL byte")
+        if query.strip():  # an empty query is allowed (it recalls nothing)
+            check_text("the query", query, MAX_QUERY_CHARS)
+        if project_id is not None:
+            check_line("project id", project_id, 4096)
+        if include_trust is not None and not isinstance(include_trust, list | tuple):
+            raise InvalidInput("include_trust must be a list of trust levels")
         if include_trust is not None:
             for level in include_trust:
                 check_choice("trust level", level, TRUST_LEVELS)
@@ -57,4 +75,10 @@ class Recall:
         )
         if not agent.retrieval.enabled:
             return RecallResult(query, "", (), (), (), {}, None)
-        return self._pipeline.recall(request, rag or agent.rag, self._clock())
+        if as_of is not None:
+            at = parse_time(as_of)
+            return self._pipeline.recall_as_of(request, rag or agent.rag, at)
+        result = self._pipeline.recall(request, rag or agent.rag, self._clock())
+        if self._on_recall is not None:
+            self._on_recall(ns, result.timings_ms)
+        return result

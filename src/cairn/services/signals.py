@@ -25,6 +25,7 @@ from cairn.services.recall import Recall
 from cairn.services.writes import Corrected, Writes, Written
 from cairn.storage.ports import LaneFilter, SearchIndex
 from cairn.text import index_terms, normal_term
+from cairn.validation import check_line, check_text
 
 # A clear match contains at least this share of the statement's content words (a
 # correction: of its words other than numbers, which are usually the new value; and half
@@ -66,7 +67,8 @@ class SignalResult:
 
 
 def coverage(terms: tuple[str, ...], record: Record) -> float:
-    """Share of ``terms`` the record contains: Latin words by stem, Chinese by substring."""
+    """Share of ``terms`` the record contains: Latin words by stem, Chinese runs by substring
+    or by nearly all of their character pairs."""
     if not terms:
         return 0.0
     text = f"{record.title or ''} {record.body}"
@@ -79,8 +81,21 @@ def coverage(terms: tuple[str, ...], record: Record) -> float:
                 index_terms(term)
             )
         else:
-            found += term.casefold() in folded
+            found += _chinese_run_found(term.casefold(), folded)
     return found / len(terms)
+
+
+# A Chinese run of at least four characters is found when nearly all of its character pairs
+# are: a statement names a rule in its own word order ("用英文写提交信息那条" names
+# "提交信息一律用英文写"), which only breaks the pairs at the joins.
+MIN_PAIR_SHARE = 0.8
+
+
+def _chinese_run_found(term: str, text: str) -> bool:
+    if term in text:
+        return True
+    pairs = [term[i : i + 2] for i in range(len(term) - 1)]
+    return len(pairs) >= 3 and sum(p in text for p in pairs) / len(pairs) >= MIN_PAIR_SHARE
 
 
 class Signals:
@@ -106,6 +121,9 @@ class Signals:
             raise InvalidInput("the statement is empty")
         if len(text) > limit:
             raise InvalidInput(f"the statement is {len(text):,} characters; the limit is {limit:,}")
+        check_text("the statement", text, limit)
+        if project_id is not None:
+            check_line("project id", project_id, 4096)
         reading = read_statement(text)
         base = SignalResult(
             reading.signal, reading.cue, reading.confidence, reading.language, reading.statement
@@ -164,8 +182,19 @@ class Signals:
         if not terms:
             return []
         wanted = reading.target
-        hits = self._recall.recall(wanted, ns, project_id=project_id, max_results=CANDIDATES)
-        ranked = [c for c in hits.ranked if c.record.is_live][: CANDIDATES * 2]
+        # The candidates are the nearest memories whatever their relevance score: a clear
+        # match has evidence of its own (below), and with none the user is shown the closest
+        # to pick from. Without a current project only global memories are in scope: a
+        # repository's rules are never forgotten or corrected from outside it by words.
+        rag = self._config.agent(ns.agent).rag.model_copy(update={"minScore": 0.0})
+        hits = self._recall.recall(
+            wanted, ns, project_id=project_id, max_results=CANDIDATES, rag=rag
+        )
+        ranked = [
+            c
+            for c in hits.ranked
+            if c.record.is_live and (project_id is not None or c.record.scope == "global")
+        ][: CANDIDATES * 2]
         if not ranked:
             return []
         where = LaneFilter(ns.tenant, ns.agent, project_id)

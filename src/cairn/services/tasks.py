@@ -10,6 +10,7 @@ from typing import Any
 
 from cairn.config import Config
 from cairn.engine.director import PRERANK_LIMIT, DirectedItem, DirectorCandidate, direct
+from cairn.engine.learning.surface import surface
 from cairn.engine.selector_words import mentioned_actions
 from cairn.engine.selectors import Selector, TaskConditions, match_selector, normalize_path
 from cairn.engine.signals import classify_statement
@@ -21,7 +22,14 @@ from cairn.services.journal import Journal, Namespace
 from cairn.services.recall import Recall
 from cairn.storage.ports import RecordStore, RuleQuery
 from cairn.timeutil import to_iso
-from cairn.validation import check_choice, check_text
+from cairn.validation import (
+    MAX_SELECTOR_CHARS,
+    check_choice,
+    check_line,
+    check_text,
+    check_text_list,
+    check_token,
+)
 
 # Kinds a task receives by selector alone; facts and episodes come only through recall.
 DIRECTOR_KINDS = ("policy", "preference", "profile", "skill")
@@ -89,7 +97,7 @@ def _selector_of(record: Record) -> Selector:
 def _word(name: str, value: str | None) -> str | None:
     if value is None:
         return None
-    return check_text(name, value, 200).strip().lower()
+    return check_line(name, value, MAX_SELECTOR_CHARS).strip().lower()
 
 
 class Tasks:
@@ -127,13 +135,18 @@ class Tasks:
         handle for ``feedback``.
         """
         task = check_text("task", task, 10_000)
+        if project_id is not None:
+            check_line("project id", project_id, 4096)
+        if session_id is not None:
+            check_token("session id", session_id)
+        paths = check_text_list("paths", paths, 4096, max_items=10_000, printable=True)
         for name, budget in (("profile budget", profile_budget), ("task budget", task_budget)):
             if isinstance(budget, bool) or not 0 <= budget <= 1_000_000:
                 raise InvalidInput(f"{name} must be between 0 and 1,000,000 characters")
         operations, phases, task_types = mentioned_actions(task)  # named by the task's words
         conditions = TaskConditions(
             project_id=project_id,
-            paths=tuple(normalize_path(check_text("path", p, 4096)) for p in paths),
+            paths=tuple(normalize_path(p) for p in paths),
             operation=_word("operation", operation),
             phase=_word("phase", phase),
             task_type=_word("task type", task_type),
@@ -172,9 +185,13 @@ class Tasks:
             found = relevance.get(record.id)
             score = found[1] if found is not None and found[0].version == record.version else None
             candidates[record.id] = DirectorCandidate(record, match, score)
-        direction = direct(
-            list(candidates.values()), now, profile_budget=profile_budget, task_budget=task_budget
+        # Archived docs never surface; procedure docs are capped, most proven first.
+        chosen = surface(
+            list(candidates.values()),
+            lambda c: c.record,
+            agent.learning.reflect.maxProcedureDocsSurfaced,
         )
+        direction = direct(chosen, now, profile_budget=profile_budget, task_budget=task_budget)
         stamp = to_iso(now)
         applications = tuple(
             Application(

@@ -10,23 +10,16 @@ so importing the same file twice changes nothing.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import fields
 from typing import Any
 
 from cairn.config import Config
 from cairn.errors import InvalidInput
+from cairn.export_checks import validate_export_record, validate_export_tombstone
 from cairn.model import (
-    AUTHORITIES,
     EXPORT_FORMAT,
-    KINDS,
-    MEMORY_TYPES,
-    ORIGINS,
-    SCOPES,
-    STATES,
-    TOMBSTONE_REASONS,
-    TRUST_LEVELS,
     Event,
     Record,
     Tombstone,
@@ -34,19 +27,7 @@ from cairn.model import (
 )
 from cairn.services.journal import Journal, Namespace
 from cairn.storage.ports import RecordQuery, RecordStore
-from cairn.validation import check_text
-
-_ENUMS = {
-    "kind": KINDS,
-    "memory_type": MEMORY_TYPES,
-    "authority": AUTHORITIES,
-    "origin": ORIGINS,
-    "trust": TRUST_LEVELS,
-    "scope": SCOPES,
-    "state": STATES,
-}
-_RECORD_FIELDS = {f.name for f in fields(Record)}
-_TOMBSTONE_FIELDS = {f.name for f in fields(Tombstone)}
+from cairn.validation import check_line, parse_json_line
 
 
 def _line(data: dict[str, Any]) -> str:
@@ -73,16 +54,19 @@ class Transfer:
 
     def parse(self, lines: Iterable[str], ns: Namespace, *, source: str = "import") -> list[Event]:
         """Validate every line first; the events an import would append."""
+        check_line("import source", source, 4096)
+        if isinstance(lines, str | bytes):
+            raise InvalidInput("import takes the lines of an export, not one string")
         events: list[Event] = []
+        chains: dict[str, list[tuple[str, Record]]] = {}  # record id -> (where, version)
         header_seen = False
         for number, line in enumerate(lines, start=1):
+            where = f"{source}:{number}"
+            if not isinstance(line, str):
+                raise InvalidInput(f"{where}: a line must be text, not {type(line).__name__}")
             if not line.strip():
                 continue
-            where = f"{source}:{number}"
-            try:
-                data = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
-                raise InvalidInput(f"{where}: not JSON") from None
+            data = parse_json_line(line, where=where)
             if not isinstance(data, dict):
                 raise InvalidInput(f"{where}: expected an object")
             if not header_seen:
@@ -90,56 +74,35 @@ class Transfer:
                     raise InvalidInput(f"{where}: not a cairn export ({EXPORT_FORMAT})")
                 header_seen = True
                 continue
+            kind = data.get("type")
+            if kind not in ("record", "tombstone"):
+                raise InvalidInput(f"{where}: unknown type {str(kind)[:40]!r}")
+            if set(data) != {"type", kind}:
+                raise InvalidInput(f"{where}: an entry holds only its type and its {kind}")
+            if kind == "record":
+                limit = self._config.memory.store.maxBodyChars
+                fields = validate_export_record(data["record"], where=where, max_body_chars=limit)
+                record = Record(**{**fields, "tenant": ns.tenant, "agent": ns.agent})
+                payload: dict[str, Any] = {"record": record.to_dict()}
+            else:
+                fields = validate_export_tombstone(data["tombstone"], where=where)
+                stone = Tombstone(**{**fields, "tenant": ns.tenant, "agent": ns.agent})
+                payload = {"tombstone": stone.to_dict()}
+            # Hashed only now: every string of the line is known to be valid UTF-8.
             digest = hashlib.sha256(f"{ns.tenant}/{ns.agent}/{line.strip()}".encode()).hexdigest()
             key = f"import:{digest[:32]}"
-            if data.get("type") == "record":
-                record = self._record(data.get("record"), ns, where)
-                events.append(
-                    self._journal.event("memory.imported", {"record": record.to_dict()}, ns, key)
-                )
-            elif data.get("type") == "tombstone":
-                stone = self._tombstone(data.get("tombstone"), ns, where)
-                events.append(
-                    self._journal.event("import.tombstone", {"tombstone": stone.to_dict()}, ns, key)
-                )
-            else:
-                raise InvalidInput(f"{where}: unknown type {str(data.get('type'))[:40]!r}")
+            if kind == "record":
+                chain = chains.setdefault(record.id, [])
+                if any(held == record for _, held in chain):
+                    continue  # the same line twice: one import of it
+                chain.append((where, record))
+            event_type = "memory.imported" if kind == "record" else "import.tombstone"
+            events.append(self._journal.event(event_type, payload, ns, key))
         if not header_seen:
             raise InvalidInput(f"{source}: empty import: no cairn export header")
+        for chain in chains.values():
+            _check_history(chain)
         return events
-
-    def _record(self, data: Any, ns: Namespace, where: str) -> Record:
-        if not isinstance(data, dict):
-            raise InvalidInput(f"{where}: record must be an object")
-        unknown = set(data) - _RECORD_FIELDS
-        if unknown:
-            raise InvalidInput(f"{where}: unknown record field {sorted(unknown)[0]!r}")
-        for name, allowed in _ENUMS.items():
-            if name in data and data[name] not in allowed:
-                raise InvalidInput(f"{where}: unknown {name} {str(data[name])[:40]!r}")
-        try:
-            record = record_from_dict({**data, "tenant": ns.tenant, "agent": ns.agent})
-            check_text("body", record.body, self._config.memory.store.maxBodyChars)
-        except InvalidInput as exc:
-            raise InvalidInput(f"{where}: {exc}") from None
-        except (TypeError, ValueError) as exc:
-            raise InvalidInput(f"{where}: malformed record ({exc})") from None
-        if record.trust == "system" and record.origin in ("reflection", "review"):
-            raise InvalidInput(f"{where}: a learned record cannot have trust 'system'")
-        return record
-
-    def _tombstone(self, data: Any, ns: Namespace, where: str) -> Tombstone:
-        if not isinstance(data, dict):
-            raise InvalidInput(f"{where}: tombstone must be an object")
-        unknown = set(data) - _TOMBSTONE_FIELDS
-        if unknown:
-            raise InvalidInput(f"{where}: unknown tombstone field {sorted(unknown)[0]!r}")
-        if data.get("reason") not in TOMBSTONE_REASONS:
-            raise InvalidInput(f"{where}: unknown reason {str(data.get('reason'))[:40]!r}")
-        try:
-            return Tombstone(**{**data, "tenant": ns.tenant, "agent": ns.agent})
-        except TypeError as exc:
-            raise InvalidInput(f"{where}: malformed tombstone ({exc})") from None
 
     def import_(self, lines: Iterable[str], ns: Namespace, *, source: str = "import") -> int:
         """All lines validated first, then written in one transaction; returns how many
@@ -148,3 +111,20 @@ class Transfer:
         records = [record_from_dict(e.payload["record"]) for e in events if "record" in e.payload]
         applied = self._journal.commit(events, self._journal.embed(records))
         return sum(applied)
+
+
+def _check_history(chain: list[tuple[str, Record]]) -> None:
+    """The versions of one record in an export: consecutive, each superseded by the next,
+    the newest by none (so an import can never leave two current versions, or none)."""
+    for (_, old), (where, new) in itertools.pairwise(chain):
+        if new.version != old.version + 1 or old.superseded_by != new.version:
+            raise InvalidInput(
+                f"{where}: version {new.version} of memory {new.id} does not follow"
+                f" version {old.version} (superseded by {old.superseded_by})"
+            )
+    where, newest = chain[-1]
+    if newest.superseded_by is not None:
+        raise InvalidInput(
+            f"{where}: version {newest.version} of memory {newest.id} is superseded by"
+            f" version {newest.superseded_by}, which the import does not hold"
+        )

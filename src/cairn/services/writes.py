@@ -17,11 +17,8 @@ from cairn.ids import new_ulid
 from cairn.model import (
     DEFAULT_MEMORY_TYPE,
     KINDS,
-    MEMORY_TYPES,
     ORIGINS,
-    SCOPES,
     TOMBSTONE_REASONS,
-    TRUST_LEVELS,
     MemoryInput,
     Record,
     Tombstone,
@@ -30,8 +27,15 @@ from cairn.services.journal import Journal, Namespace
 from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordQuery, RecordStore
 from cairn.text import text_hash
-from cairn.timeutil import parse_time, to_iso
-from cairn.validation import check_choice, check_text
+from cairn.validation import (
+    MAX_SELECTOR_CHARS,
+    MAX_TITLE_CHARS,
+    check_body,
+    check_choice,
+    check_line,
+    check_text_list,
+    validate_memory_fields,
+)
 
 Progress = Callable[[int, int], None]
 MAX_BATCH = 100_000
@@ -92,22 +96,19 @@ class Writes:
     def _build(
         self, item: MemoryInput, ns: Namespace, authority: str, origin: str, state: str, now: str
     ) -> tuple[Record, tuple[str, ...]]:
+        if not isinstance(item, MemoryInput):
+            raise InvalidInput(f"a memory must be a MemoryInput, not {type(item).__name__}")
+        given = {name: getattr(item, name) for name in MemoryInput.__dataclass_fields__}
         limit = self._config.memory.store.maxBodyChars
-        body = check_text("body", item.body, limit)
-        title = check_text("title", item.title, 1000) if item.title is not None else None
-        body, title, found = self._guard.check(body, title, self._config.memory.secrets)
-        kind = check_choice("kind", item.kind, KINDS)
-        memory_type = check_choice(
-            "memory type", item.memory_type or DEFAULT_MEMORY_TYPE[kind], MEMORY_TYPES
-        )
-        trust = check_choice("trust level", item.trust, TRUST_LEVELS)
-        scope = check_choice("scope", item.scope, SCOPES)
+        fields = validate_memory_fields(given, where="", max_body_chars=limit)
         check_choice("origin", origin, ORIGINS)
-        if scope == "project" and not item.project_id:
-            raise InvalidInput("a project-scoped memory needs a project id")
-        tags = tuple(dict.fromkeys(check_text("tag", t, 200).strip() for t in item.tags))
-        selector = {name: _selector_values(name, getattr(item, name)) for name in SELECTOR_FIELDS}
-        occurred = to_iso(parse_time(item.occurred_at)) if item.occurred_at else None
+        secrets = self._config.memory.secrets
+        body, title, found = self._guard.check(fields["body"], fields["title"], secrets)
+        kind = fields["kind"]
+        memory_type = fields["memory_type"] or DEFAULT_MEMORY_TYPE[kind]
+        scope = fields["scope"]
+        tags = tuple(dict.fromkeys(fields["tags"]))
+        selector = {name: tuple(dict.fromkeys(fields[name])) for name in SELECTOR_FIELDS}
         record = Record(
             id=new_ulid(),
             version=1,
@@ -120,21 +121,21 @@ class Writes:
             tags=tags,
             authority=authority,
             origin=origin,
-            trust=trust,
+            trust=fields["trust"],
             scope=scope,
-            project_id=item.project_id if scope == "project" else None,
+            project_id=fields["project_id"],
             path_patterns=selector["path_patterns"],
             operations=selector["operations"],
             phases=selector["phases"],
             task_types=selector["task_types"],
             state=state,
-            pinned=item.pinned,
-            importance=1.0 if item.pinned else 0.5,
-            source=dict(item.source or {}),
-            external_ref=item.external_ref,
-            episode_id=item.episode_id,
-            position=item.position,
-            occurred_at=occurred,
+            pinned=fields["pinned"],
+            importance=1.0 if fields["pinned"] else 0.5,
+            source=fields["source"] or {},
+            external_ref=fields["external_ref"],
+            episode_id=fields["episode_id"],
+            position=fields["position"],
+            occurred_at=fields["occurred_at"],
             recorded_at=now,
             text_hash=text_hash(body),
         )
@@ -290,9 +291,11 @@ class Writes:
             return Corrected(current, changed=False)
         if current.forgotten_at:
             raise InvalidInput(f"memory {record_id} is forgotten; restore it before correcting")
-        body = check_text("body", body, self._config.memory.store.maxBodyChars)
+        body = check_body(body, self._config.memory.store.maxBodyChars)
         check_choice("authority", authority, ("explicit", "inferred"))
-        new_title = check_text("title", title, 1000) if title is not None else current.title
+        if title is not None:
+            check_line("title", title, MAX_TITLE_CHARS)
+        new_title = title if title is not None else current.title
         body, new_title, _ = self._guard.check(body, new_title, self._config.memory.secrets)
         changes: dict[str, Any] = {"body": body, "text_hash": text_hash(body)}
         if title is not None:
@@ -374,8 +377,7 @@ SELECTOR_FIELDS = ("path_patterns", "operations", "phases", "task_types")
 def _selector_values(name: str, values: Sequence[str]) -> tuple[str, ...]:
     if name not in SELECTOR_FIELDS:
         raise InvalidInput(f"not a selector: {name}")
-    if isinstance(values, str) or not isinstance(values, list | tuple):
-        raise InvalidInput(f"{name} must be a list of text, not {type(values).__name__}")
-    checked = tuple(dict.fromkeys(check_text(name, v, 500).strip() for v in values))
+    listed = check_text_list(name, values, MAX_SELECTOR_CHARS, printable=True)
+    checked = tuple(dict.fromkeys(listed))
     # Operations, phases and task types are compared case-insensitively; paths are not.
     return checked if name == "path_patterns" else tuple(v.lower() for v in checked)

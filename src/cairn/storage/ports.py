@@ -20,14 +20,14 @@ always looked up again through a tenant-scoped method.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
-from cairn.model import Application, Event, Record, Tombstone
+from cairn.model import OBSERVATION_TYPES, Application, Event, Record, Tombstone
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +147,40 @@ class RuleQuery:
 
 
 @dataclass(frozen=True, slots=True)
+class TrajectoryQuery:
+    """Successful observations reflection may learn from (SPEC §6).
+
+    The anti-poison filter is part of the query, on both axes: the trust of the content a
+    lesson came from and the trust of the sender who reported it. An observation outside
+    either never leaves the store. Only successes with a note (what worked) are returned,
+    oldest first, between ``after_seq`` (exclusive) and ``through_seq`` (inclusive).
+    """
+
+    tenant: str
+    agent: str
+    after_seq: int = 0
+    through_seq: int | None = None
+    types: tuple[str, ...] = OBSERVATION_TYPES
+    content_trust: tuple[str, ...] = ("system", "learned")
+    sender_trust: tuple[str, ...] = ("system", "learned")
+    limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SweepQuery:
+    """Live current records the forgetting sweep may evict (the engine decides): not
+    pinned, not ``system``, below the high-proof floor, and either at the failure floor
+    or idle (last applied, else recorded) before ``idle_before``."""
+
+    tenant: str
+    agent: str
+    failure_floor: int
+    idle_before: str
+    high_proof_floor: int
+    limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PendingPurge:
     """A permanent forget committed whose after-work (files, projections) may not be done."""
 
@@ -201,8 +235,27 @@ class RecordTransaction(Protocol):
     def application(self, tenant: str, agent: str, application_id: str) -> Application | None: ...
 
     def set_outcome(
-        self, tenant: str, agent: str, application_id: str, outcome: str, at: str
-    ) -> None: ...
+        self,
+        tenant: str,
+        agent: str,
+        application_id: str,
+        outcome: str,
+        at: str,
+        *,
+        source: str | None = None,
+        session: str | None = None,
+    ) -> None:
+        """The application's one outcome, who judged it (``OUTCOME_SOURCES``) and in
+        which session."""
+        ...
+
+    def applications_of(self, tenant: str, agent: str, record_id: str) -> list[Application]:
+        """Every application of one memory (any version), oldest first."""
+        ...
+
+    def add_counters(self, tenant: str, agent: str, counters: Mapping[str, float]) -> None:
+        """Add to the namespace's telemetry counters (counts only, never content)."""
+        ...
 
     def clear_projection(self, tenant: str) -> None:
         """Delete this tenant's projection (records, derived rows, tombstones, applications)
@@ -241,11 +294,31 @@ class RecordStore(Protocol):
         """Which of these event ids the namespace's journal already holds."""
         ...
 
+    def recent_events(
+        self, tenant: str, agent: str | None, types: Sequence[str] | None, limit: int
+    ) -> list[Event]:
+        """The newest events of these types (None: any), newest first."""
+        ...
+
+    def trajectories(self, query: TrajectoryQuery) -> list[Event]: ...
+
+    def sweep_candidates(self, query: SweepQuery) -> list[Record]: ...
+
+    def counters(self, tenant: str, agent: str | None) -> dict[str, dict[str, float]]:
+        """Telemetry counters by agent (``agent`` None: every agent of the tenant)."""
+        ...
+
     def tombstones(self, tenant: str, agent: str) -> list[Tombstone]: ...
 
     def applications(
         self, tenant: str, agent: str, *, record_id: str | None = None
     ) -> list[Application]: ...
+
+    def applications_by_id(
+        self, tenant: str, agent: str, application_ids: Sequence[str]
+    ) -> list[Application]:
+        """These applications of the namespace (unknown ids are simply absent)."""
+        ...
 
     def vectors_by_hash(self, tenant: str, agent: str, model: str) -> dict[str, np.ndarray]:
         """Stored vectors of this namespace by text hash (to skip re-embedding on replay)."""

@@ -6,7 +6,7 @@ import unicodedata
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from cairn.engine.recall.formatting import (
@@ -121,6 +121,7 @@ def assert_inert(out: str, fence: Fence) -> None:
 
 @settings(max_examples=400, deadline=None)
 @given(hostile_text, tokens)
+@example("END_UNTRUSTED_\ufe00", "00000000")  # a variation selector after the marker (found by CI)
 def test_safe_field_output_is_always_one_inert_line(text: str, token: str) -> None:
     out = safe_field(text)
     assert_inert(out, Fence(token))

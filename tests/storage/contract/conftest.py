@@ -1,13 +1,16 @@
 """Every storage pair passes the same contract: record store + search index.
 
-Pairs: the embedded default (SQLite file + in-process index) and the in-memory twins.
-The PostgreSQL pair joins by adding a factory to ``PAIRS``.
+Pairs: the embedded default (SQLite file + in-process index), the in-memory twins, the
+PostgreSQL pair (record store + in-database index, on a real server with pgvector, one
+schema per test), and the PostgreSQL record store followed through its change feed by the
+in-process index (as any follower of the feed would be).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from cairn.storage.memory.search_index import MemorySearchIndex
 from cairn.storage.ports import NewRow, RecordStore, SearchIndex
 from cairn.storage.sqlite.record_store import SqliteRecordStore
 from cairn.text import text_hash
+from pg_support import fresh_schema
 
 DIM = 8
 
@@ -32,6 +36,7 @@ class Pair:
     index: SearchIndex
     # Another index over the same records, as a second process would have.
     second_index: Callable[[], SearchIndex]
+    cleanup: ExitStack = field(default_factory=ExitStack)
 
 
 def _rank(record: Record) -> float:
@@ -53,15 +58,47 @@ def _memory(tmp: Path) -> Pair:
     return Pair("memory", store, MemorySearchIndex(store), lambda: MemorySearchIndex(store))
 
 
-PAIRS: dict[str, Callable[[Path], Pair]] = {"sqlite": _sqlite, "memory": _memory}
+def _postgres_pair(follow_feed: bool) -> Callable[[Path], Pair]:
+    def make(tmp: Path) -> Pair:
+        cleanup = ExitStack()
+        url, schema = cleanup.enter_context(fresh_schema())  # skips if no server can start
+        from cairn.storage.postgres import PostgresRecordStore, PostgresSearchIndex
+
+        # Stores close before their schema is dropped (callbacks run last-in, first-out).
+        store = PostgresRecordStore(url, schema=schema, rank_hint=_rank, max_connections=2)
+        cleanup.callback(store.close)
+
+        def index_over(records: PostgresRecordStore) -> SearchIndex:
+            if follow_feed:
+                return InProcessSearchIndex(records, dim=DIM)
+            return PostgresSearchIndex(records, dim=DIM)
+
+        def second() -> SearchIndex:
+            other = PostgresRecordStore(url, schema=schema, max_connections=2)
+            cleanup.callback(other.close)
+            return index_over(other)
+
+        name = "postgres+inprocess" if follow_feed else "postgres"
+        return Pair(name, store, index_over(store), second, cleanup)
+
+    return make
+
+
+PAIRS: dict[str, Callable[[Path], Pair]] = {
+    "sqlite": _sqlite,
+    "memory": _memory,
+    "postgres": _postgres_pair(follow_feed=False),
+    "postgres+inprocess": _postgres_pair(follow_feed=True),
+}
 
 
 @pytest.fixture(params=sorted(PAIRS))
 def pair(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Pair]:
     made = PAIRS[request.param](tmp_path)
-    yield made
-    made.index.close()
-    made.records.close()
+    with made.cleanup:
+        yield made
+        made.index.close()
+        made.records.close()
 
 
 def vec(*hot: int) -> np.ndarray:

@@ -46,7 +46,7 @@ def test_v1_file_opens_and_upgrades(tmp_path: Path) -> None:
     insert_old(conn, "01OLD", "default", "written by schema one about pnpm")
     conn.close()
     store = SqliteRecordStore(path, rank_hint=lambda r: 42.0)
-    assert store.stats("default").schema_version == LATEST_VERSION == 5
+    assert store.stats("default").schema_version == LATEST_VERSION == 6
     record = store.get("default", "default", "01OLD")
     assert record is not None and record.body == "written by schema one about pnpm"
     assert record.importance == 0.5  # the column v2 added, defaulted
@@ -59,7 +59,7 @@ def test_v1_file_opens_and_upgrades(tmp_path: Path) -> None:
     assert found[0] == 42.0
     store.close()
     again = SqliteRecordStore(path)  # an up-to-date file: nothing applied twice
-    assert again.stats("default").schema_version == 5
+    assert again.stats("default").schema_version == LATEST_VERSION
     again.close()
 
 
@@ -150,5 +150,29 @@ def test_trust_check_constraint(tmp_path: Path) -> None:
     with pytest.raises(sqlite3.IntegrityError):
         conn.execute(base, ("B", "reflection", "system"))  # learned docs are never system
     conn.execute(base, ("C", "reflection", "learned"))
+    conn.close()
+    store.close()
+
+
+def test_v5_file_gains_outcome_provenance_and_telemetry(tmp_path: Path) -> None:
+    path = tmp_path / "v5.db"
+    conn = make_file(path, 5)
+    conn.execute(
+        "INSERT INTO applications(tenant, agent, application_id, record_id, record_version,"
+        " task, delivery, created_at, outcome) VALUES ('t', 'a', 'APP', 'R', 1, 'x',"
+        " 'resident', '2026', 'ignored')"
+    )
+    conn.close()
+    store = SqliteRecordStore(path)
+    (old,) = store.applications("t", "a")
+    assert (old.outcome, old.outcome_source, old.outcome_session) == ("ignored", None, None)
+    with store.transaction() as tx:
+        tx.set_outcome("t", "a", "APP", "contributed-to-failure", "2027", source="observed")
+        tx.add_counters("t", "a", {"reflect:admitted": 2})
+    assert store.applications("t", "a")[0].outcome_source == "observed"
+    assert store.counters("t", "a") == {"a": {"reflect:admitted": 2.0}}
+    conn = sqlite3.connect(path)
+    with pytest.raises(sqlite3.IntegrityError):  # only the known judges of an outcome
+        conn.execute("UPDATE applications SET outcome_source = 'anyone'")
     conn.close()
     store.close()

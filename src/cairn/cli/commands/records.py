@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -11,12 +10,13 @@ from typing import Any
 
 import click
 
-from cairn.cli.app import App, emit, pass_app, read_text_argument
+from cairn.cli.app import App, PathArgument, emit, pass_app, read_text_argument
 from cairn.cli.project import resolve_project
 from cairn.cli.render import record_detail, record_table
 from cairn.errors import InvalidInput
 from cairn.model import KINDS, STATES, TRUST_LEVELS
 from cairn.provider import contract as c
+from cairn.validation import check_file_argument, parse_json_line, validate_memory_fields
 
 _KINDS = click.Choice(KINDS)
 
@@ -63,6 +63,7 @@ def remember(
     """Remember TEXT, stated explicitly by the user (TEXT '-' reads standard input).
 
     Repeating a live memory of the same scope returns that memory."""
+    app.will_embed()
     if project is not None:
         scope = "project"
     found = resolve_project(app, project, required=True) if scope == "project" else None
@@ -70,7 +71,18 @@ def remember(
     response = app.apply(
         c.RememberRequest,
         c.WriteResponse,
-        app.key("remember", body, kind, scope, found.id if found else None, paths, operations),
+        app.key(
+            "remember",
+            body,
+            kind,
+            scope,
+            found.id if found else None,
+            paths,
+            operations,
+            phases,
+            task_types,
+            app.journal_length(),
+        ),
         body=body,
         kind=kind,
         trust=trust,
@@ -109,7 +121,7 @@ def _line_keys(lines: list[tuple[int, str]], app: App) -> list[str]:
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=PathArgument(dir_okay=False, allow_dash=True))
 @click.option("--batch-size", type=click.IntRange(1, 100_000), default=256, show_default=True)
 @pass_app
 def ingest(app: App, file: str, batch_size: int) -> None:
@@ -124,21 +136,21 @@ def ingest(app: App, file: str, batch_size: int) -> None:
 
     from cairn.provider.convert import invalid
 
+    check_file_argument("FILE", file)
     raw = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidInput(f"{file}: not valid UTF-8 text") from None
     lines = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    limit = app.config().memory.store.maxBodyChars
     items: list[dict[str, Any]] = []
     for number, line in lines:
         where = f"{file}:{number}"
-        try:
-            data = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
-            raise InvalidInput(f"{where}: not JSON") from None
+        data = parse_json_line(line, where=where)
         if not isinstance(data, dict) or "body" not in data:
             raise InvalidInput(f"{where}: expected an object with a body")
+        validate_memory_fields(data, where=where, max_body_chars=limit)  # names file:line
         try:
             items.append(c.MemoryFields(**data).model_dump())
         except ValidationError as exc:
@@ -214,11 +226,11 @@ def list_(
         found = resolve_project(app, named)
         data.update(project_id=found.id if found else None)
     elif not everywhere and scope != "global":
-        here = resolve_project(app, None)
+        here = resolve_project(app, None, required=scope == "project")
         if here is not None:
             data.update(project_id=here.id, with_global=scope is None)
         elif scope is None:
-            data.update(scope="global")
+            scope = "global"  # outside any repository: the global memories
     response = app.query(
         c.ListQuery,
         c.RecordsResponse,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from cairn.cli.app import App, emit, pass_app
+from cairn.cli.app import App, PathArgument, emit, pass_app
+from cairn.validation import check_file_argument
 
 
 @click.group()
@@ -26,12 +27,13 @@ def config_show(app: App) -> None:
 
 
 @config.command(name="check")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=PathArgument(dir_okay=False))
 @pass_app
 def config_check(app: App, file: str) -> None:
     """Validate a config FILE; exit 2 with the bad key's dotted path if it is wrong."""
     from cairn.config import load_config
 
+    check_file_argument("FILE", file, dash_ok=False)
     load_config(file)
     emit(app, {"file": file, "valid": True}, f"{file}: valid")
 

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import click
 
-from cairn.cli.app import App, emit, pass_app
+from cairn.cli.app import App, PathArgument, emit, pass_app
 from cairn.cli.project import resolve_project
 from cairn.cli.render import one_line
 from cairn.errors import CairnError, InvalidInput
 from cairn.provider import contract as c
+from cairn.validation import check_file_argument
 
 
 class CommandFailed(CairnError):
@@ -21,10 +22,14 @@ class CommandFailed(CairnError):
 
 
 @click.command()
-@click.argument("file", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", required=False, type=PathArgument(dir_okay=False, allow_dash=True))
 @pass_app
 def export(app: App, file: str | None) -> None:
     """Export all memories, history and tombstones as JSONL (standard output by default)."""
+    if file is not None and file != "-":
+        if not Path(file).name:
+            raise InvalidInput("export needs a file name")
+        check_file_argument("FILE", file)
     lines = app.query(c.ExportQuery, c.ExportResponse).lines
     if file in (None, "-"):
         for line in lines:
@@ -45,11 +50,12 @@ def export(app: App, file: str | None) -> None:
 
 
 @click.command(name="import")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=PathArgument(dir_okay=False, allow_dash=True))
 @pass_app
 def import_(app: App, file: str) -> None:
     """Import a cairn export (JSONL) as this tenant's own copy. Importing the same file
     twice changes nothing."""
+    check_file_argument("FILE", file)
     raw = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     try:
         lines = raw.decode("utf-8").split("\n")

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from cairn.cli.app import App, emit, pass_app, read_text_argument
-from cairn.cli.project import relative_paths, resolve_project
+from cairn.cli.project import relative_paths, resolve_project, search_project_id
 from cairn.cli.render import one_line
 from cairn.model import OUTCOMES, TRUST_LEVELS
 from cairn.provider import contract as c
@@ -27,6 +27,7 @@ _PROJECT_HELP = "A folder in the repository, or its id (default: the current rep
     help="Trust levels admitted (default: the agent's includeTrustLevels).",
 )
 @click.option("--trace", is_flag=True, help="Show every candidate's fate.")
+@click.option("--as-of", default=None, help="As memory stood at this time (ISO-8601).")
 @pass_app
 def recall(
     app: App,
@@ -36,9 +37,11 @@ def recall(
     project: str | None,
     include_trust: tuple[str, ...],
     trace: bool,
+    as_of: str | None,
 ) -> None:
     """Recall the memories that apply to QUERY (global ones and the current repository's)
     and print the preamble."""
+    app.will_embed()
     found = resolve_project(app, project)
     response = app.query(
         c.RecallQuery,
@@ -46,8 +49,9 @@ def recall(
         query=query,
         max_results=limit,
         max_chars=max_chars,
-        project_id=found.id if found else None,
+        project_id=search_project_id(found),
         include_trust=list(include_trust) or None,
+        as_of=as_of,
     )
     data: dict[str, Any] = {
         "query": response.query,
@@ -105,6 +109,7 @@ def context(
     session: str | None,
 ) -> None:
     """The memory a task needs: resident rules in full, then a manifest, each with why."""
+    app.will_embed()
     found = resolve_project(app, project)
     response = app.query(
         c.TaskQuery,
@@ -156,7 +161,7 @@ def feedback(app: App, application_id: str, outcome: str) -> None:
     response = app.apply(
         c.FeedbackRequest,
         c.FeedbackResponse,
-        app.key("feedback", application_id.strip().upper(), outcome),
+        app.key("feedback", application_id.strip().upper(), outcome, app.journal_length()),
         application_id=application_id,
         outcome=outcome,
     )
@@ -178,12 +183,13 @@ def signal(app: App, text: str, project: str | None) -> None:
     """Classify a user statement and act on it: a lasting rule is remembered in the scope
     its words say, a one-off is returned for this task, a forget acts only on a clear match
     (exit 2 and the candidates when there is none, or several)."""
+    app.will_embed()
     statement = read_text_argument(text)
     found = resolve_project(app, project)
     response = app.apply(
         c.SignalRequest,
         c.SignalResponse,
-        app.key("signal", statement, found.id if found else None),
+        app.key("signal", statement, found.id if found else None, app.journal_length()),
         text=statement,
         project_id=found.id if found else None,
     )
@@ -191,14 +197,14 @@ def signal(app: App, text: str, project: str | None) -> None:
     record = response.record
     if response.outcome in ("no-match", "ambiguous"):
         verb = "forgotten" if response.kind == "forget" else "corrected"
-        lines = [
-            f"nothing {verb}: "
-            + (
-                f"no memory clearly matches {response.statement!r}"
-                if response.outcome == "no-match"
-                else "several memories match; name one by id"
+        command = "forget ID" if response.kind == "forget" else "correct ID TEXT"
+        if response.outcome == "ambiguous":
+            said = f"several memories match; name one by id (cairn {command}):"
+        else:
+            said = f"no memory clearly matches {response.statement!r}" + (
+                f"; the closest (cairn {command}):" if response.candidates else ""
             )
-        ]
+        lines = [f"nothing {verb}: {said}"]
         lines += [
             f"  {m.record.id}  {one_line(m.record.body, 70)}  (words {m.coverage:.0%},"
             f" meaning {m.cosine:.2f})"
@@ -230,8 +236,12 @@ def signal(app: App, text: str, project: str | None) -> None:
 @click.command()
 @pass_app
 def explain(app: App) -> None:
-    """Hit rate and outcome value of applied memories."""
+    """Hit rate and outcome value of applied memories; learning telemetry (counts only)
+    and the last reflection and sweep runs, per agent."""
+    from cairn.cli.commands.learning import telemetry_lines
+
     data = app.query(c.ExplainQuery, c.ExplainResponse).model_dump(exclude={"contract", "view"})
+    data["telemetry"], learned = telemetry_lines(app)
     rate = "n/a" if data["hit_rate"] is None else f"{data['hit_rate']:.2f}"
     lines = [
         f"applications {data['applications']}, with outcome {data['with_outcome']}, hit rate {rate}"
@@ -241,7 +251,7 @@ def explain(app: App) -> None:
         lines.append(
             f"  {record_id}  delivered {row['delivered']}  value {value}  {row['outcomes']}"
         )
-    emit(app, data, "\n".join(lines))
+    emit(app, data, "\n".join([*lines, *learned]))
 
 
 COMMANDS = (recall, context, expand, feedback, signal, explain)

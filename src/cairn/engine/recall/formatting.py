@@ -181,6 +181,8 @@ def _neutralize_fence_words(text: str) -> str:
 
     for match in _FENCE_WORDS.finditer(skel):
         start, end = _span(index, match.start(), match.end())
+        while end < len(text) and not _skeleton_of(text[end]):
+            end += 1  # invisible marks riding on the marker go with it, so a second pass agrees
         word = letters(3, match)
         if match.group(1):
             word = f"{letters(1, match)} {word}"

@@ -13,6 +13,7 @@ from typing import Any
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Rag
+from cairn.engine.recall import as_of
 from cairn.engine.recall.combine import PoolContext, Signals, rescore
 from cairn.engine.recall.episodes import propagate
 from cairn.engine.recall.formatting import Fence, format_line, format_preamble
@@ -35,7 +36,8 @@ from cairn.engine.recall.scoring import ScoreBreakdown, rank_key, score
 from cairn.engine.recall.selection import budget, dedup, filter_min_score, filter_trust
 from cairn.engine.recall.timeframe import date_prior, query_range
 from cairn.model import Record
-from cairn.storage.ports import EpisodePlace, LaneFilter, RecordStore, SearchIndex
+from cairn.storage.ports import EpisodePlace, LaneFilter, RecordQuery, RecordStore, SearchIndex
+from cairn.timeutil import to_iso
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +133,50 @@ class MemoryRecall:
             "score", lambda: _scored(fused, records, rag, now, pool_size, signals, combination)
         )
         return self._select(request, rag, candidates, clock, rerank_status, lanes.failures)
+
+    def recall_as_of(self, request: RecallRequest, rag: Rag, at: datetime) -> RecallResult:
+        """Recall as memory stood at ``at``: the versions then in force (evicted or
+        superseded since, included), scored with the clock at ``at``."""
+        clock = StageClock()
+        stamp = to_iso(at)
+        listed = self._records.list_records(
+            RecordQuery(
+                request.tenant,
+                request.agent,
+                project_id=request.project_id,
+                with_global=request.project_id is not None,
+                as_of=stamp,
+            )
+        )
+        records = as_of.in_force(listed, stamp)
+        texts = [as_of.record_text(r) for r in records]
+        query = clock.run("formulate", lambda: formulate(request.query))
+        keyword = clock.run("keyword", lambda: as_of.keyword_scores(query.terms, texts))
+        top = sorted(keyword, key=lambda i: (-keyword[i], i))[: rag.laneCandidates]
+        cosine: dict[int, float] = {}
+        if top:
+            vectors = clock.run(
+                "vector", lambda: self._embedder.embed([request.query, *(texts[i] for i in top)])
+            )
+            cosine = as_of.cosines(vectors[0], vectors[1:], top)
+        fused = clock.run(
+            "fuse",
+            lambda: as_of.fuse_history(
+                keyword,
+                cosine,
+                fts_weight=rag.weights.fts,
+                vector_weight=rag.weights.vector,
+                pool=score_pool(request, rag),
+            ),
+        )
+        by_row = dict(enumerate(records))
+        calibrated = self._embedder.model_id == CALIBRATIONS.embedder
+        signals = clock.run(
+            "relevance",
+            lambda: as_of.relevance_at(request.query, query.terms, records, cosine, calibrated),
+        )
+        candidates = clock.run("score", lambda: _scored(fused, by_row, rag, at, 0, signals))
+        return self._select(request, rag, candidates, clock, None, {})
 
     def _select(
         self,
@@ -313,7 +359,7 @@ def _scored(
     now: datetime,
     pool_size: int,
     signals: dict[int, Relevance],
-    combination: dict[int, Signals],
+    combination: dict[int, Signals] | None = None,
 ) -> list[Candidate]:
     breakdowns = [score(f.score, records[f.row], rag.boosts, now) for f in fused]
     relevance = _relevance(signals, fused, breakdowns)
@@ -325,7 +371,7 @@ def _scored(
             fused=f.score,
             breakdown=b,
             relevance=r,
-            combination=combination.get(f.row),
+            combination=(combination or {}).get(f.row),
         )
         for f, b, r in zip(fused, breakdowns, relevance, strict=True)
     ]

@@ -1,14 +1,14 @@
 """The in-memory twin of the record store: the same contract in plain dictionaries.
 
-Small on purpose, for fast unit tests of everything above the port: it passes the same
-contract suite as the SQLite store (tests/storage/contract). A transaction works on a copy
-of the state and swaps it in on success, so a failure anywhere leaves nothing behind.
+Small on purpose, for fast unit tests above the port; it passes the SQLite store's contract
+suite (tests/storage/contract). A transaction works on a copy of the state and swaps it in
+on success, so a failure anywhere leaves nothing behind.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -17,6 +17,9 @@ import numpy as np
 
 from cairn.errors import InvalidInput, StorageError
 from cairn.model import Application, Event, Record, Tombstone
+from cairn.storage.memory import learning
+from cairn.storage.memory.integrity import check as _check
+from cairn.storage.memory.integrity import redact as _redact
 from cairn.storage.ports import (
     OWNED_KINDS,
     ChangeBatch,
@@ -27,11 +30,12 @@ from cairn.storage.ports import (
     RecordQuery,
     RuleQuery,
     StoreStats,
+    SweepQuery,
+    TrajectoryQuery,
 )
 from cairn.storage.terms import analyse_record, entity_blob
 
 RankHint = Callable[[Record], float]
-_REDACTED_KEYS = ("body", "title", "tags", "source", "external_ref", "text", "statement")
 _Key = tuple[str, str, str]
 
 
@@ -63,6 +67,7 @@ class _State:
     change_seq: int = 0
     generation: int = 0
     embedder: str | None = None
+    counters: dict[tuple[str, str, str], float] = field(default_factory=dict)
 
     def copy(self) -> _State:
         return _State(
@@ -75,20 +80,8 @@ class _State:
             self.change_seq,
             self.generation,
             self.embedder,
+            dict(self.counters),
         )
-
-
-def _redact(data: Any, marker: str) -> Any:
-    if isinstance(data, dict):
-        return {
-            k: (marker if isinstance(v, str) else type(v)())
-            if k in _REDACTED_KEYS and v not in (None, "", [], {})
-            else _redact(v, marker)
-            for k, v in data.items()
-        }
-    if isinstance(data, list):
-        return [_redact(v, marker) for v in data]
-    return data
 
 
 class MemoryTransaction:
@@ -115,6 +108,7 @@ class MemoryTransaction:
         first = max(self._s.rows, default=0)
         ids = list(range(first + 1, first + 1 + len(rows)))
         for row, new in zip(ids, rows, strict=True):
+            _check(new.record)
             vector = None
             if new.vector is not None:
                 model = new.model or "unknown"
@@ -146,6 +140,7 @@ class MemoryTransaction:
             record = replace(old.record, **changes)
         except TypeError as exc:
             raise StorageError(f"not a record column: {exc}") from None
+        _check(record)
         self._s.rows[row] = replace(old, record=record, seq=self._seq, rank_hint=self._hint(record))
 
     def _rows_of(self, tenant: str, agent: str, record_id: str) -> list[tuple[int, Record]]:
@@ -193,13 +188,38 @@ class MemoryTransaction:
         return self._s.applications.get((tenant, agent, application_id))
 
     def set_outcome(
-        self, tenant: str, agent: str, application_id: str, outcome: str, at: str
+        self,
+        tenant: str,
+        agent: str,
+        application_id: str,
+        outcome: str,
+        at: str,
+        *,
+        source: str | None = None,
+        session: str | None = None,
     ) -> None:
         key = (tenant, agent, application_id)
         if key in self._s.applications:
             self._s.applications[key] = replace(
-                self._s.applications[key], outcome=outcome, outcome_at=at
+                self._s.applications[key],
+                outcome=outcome,
+                outcome_at=at,
+                outcome_source=source,
+                outcome_session=session,
             )
+
+    def applications_of(self, tenant: str, agent: str, record_id: str) -> list[Application]:
+        found = [
+            a
+            for k, a in self._s.applications.items()
+            if k[:2] == (tenant, agent) and a.record_id == record_id
+        ]
+        return sorted(found, key=lambda a: (a.created_at, a.application_id))
+
+    def add_counters(self, tenant: str, agent: str, counters: Mapping[str, float]) -> None:
+        for name, value in counters.items():
+            key = (tenant, agent, name)
+            self._s.counters[key] = self._s.counters.get(key, 0.0) + float(value)
 
     def set_entity_keys(self, links: Sequence[tuple[int, tuple[str, ...]]]) -> None:
         for row, keys in links:
@@ -346,18 +366,28 @@ class MemoryRecordStore:
         yield from found[:limit] if limit is not None else found
 
     def event(self, tenant: str, agent: str, event_id: str) -> Event | None:
-        return next(
-            (
-                e
-                for e in self._state.events
-                if (e.tenant, e.agent, e.event_id) == (tenant, agent, event_id)
-            ),
-            None,
-        )
+        wanted = (tenant, agent, event_id)
+        found = (e for e in self._state.events if (e.tenant, e.agent, e.event_id) == wanted)
+        return next(found, None)
 
     def known_events(self, tenant: str, agent: str, event_ids: Sequence[str]) -> set[str]:
         wanted = set(event_ids)
         return {k[2] for k in self._state.event_keys if k[:2] == (tenant, agent) and k[2] in wanted}
+
+    def recent_events(
+        self, tenant: str, agent: str | None, types: Sequence[str] | None, limit: int
+    ) -> list[Event]:
+        return learning.recent_events(self._state.events, tenant, agent, types, limit)
+
+    def trajectories(self, query: TrajectoryQuery) -> list[Event]:
+        return learning.trajectories(self._state.events, query)
+
+    def sweep_candidates(self, query: SweepQuery) -> list[Record]:
+        live = (r.record for r in self._rows().values() if r.live)
+        return learning.sweep_candidates(live, query)
+
+    def counters(self, tenant: str, agent: str | None) -> dict[str, dict[str, float]]:
+        return learning.counters(self._state.counters, tenant, agent)
 
     def tombstones(self, tenant: str, agent: str) -> list[Tombstone]:
         found = [t for k, t in self._state.tombstones.items() if k[:2] == (tenant, agent)]
@@ -371,6 +401,13 @@ class MemoryRecordStore:
             for k, a in self._state.applications.items()
             if k[:2] == (tenant, agent) and (record_id is None or a.record_id == record_id)
         ]
+        return sorted(found, key=lambda a: (a.created_at, a.application_id))
+
+    def applications_by_id(
+        self, tenant: str, agent: str, application_ids: Sequence[str]
+    ) -> list[Application]:
+        table = self._state.applications
+        found = [table[k] for i in set(application_ids) if (k := (tenant, agent, i)) in table]
         return sorted(found, key=lambda a: (a.created_at, a.application_id))
 
     def vectors_by_hash(self, tenant: str, agent: str, model: str) -> dict[str, np.ndarray]:

@@ -6,6 +6,9 @@ Settings chosen on purpose:
   readers never block the writer.
 - ``secure_delete=ON``: freed cells and pages are zeroed, so a permanently forgotten body
   cannot linger in free space. Costs some write speed; correctness of forgetting wins.
+  It does not reach the stale copies a b-tree balance can leave inside pages still in
+  use, so finishing a permanent forget also rewrites the file (``VACUUM``, in
+  :meth:`SqliteRecordStore.checkpoint`).
 - ``BEGIN IMMEDIATE`` for every write with a long busy timeout, so several processes can
   write the same file and none loses an acknowledged write.
 
@@ -38,7 +41,10 @@ from cairn.storage.ports import (
     RecordQuery,
     RuleQuery,
     StoreStats,
+    SweepQuery,
+    TrajectoryQuery,
 )
+from cairn.storage.sqlite import learning
 from cairn.storage.sqlite.migrate import migrate
 from cairn.storage.sqlite.rows import (
     SELECT_APPLICATION,
@@ -120,6 +126,10 @@ class SqliteRecordStore:
                 ).fetchone()[0]
                 yield SqliteTransaction(self._conn, int(seq), self._rank, self._note_model)
                 self._conn.execute("COMMIT")
+            except sqlite3.IntegrityError as exc:  # a CHECK: e.g. a learned doc as system
+                self._conn.execute("ROLLBACK")
+                self._model = None
+                raise StorageError(f"the store refused the change: {exc}") from None
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 self._model = None  # the meta row may have been rolled back with the rest
@@ -287,6 +297,20 @@ class SqliteRecordStore:
             found.update(r[0] for r in rows)
         return found
 
+    def recent_events(
+        self, tenant: str, agent: str | None, types: Sequence[str] | None, limit: int
+    ) -> list[Event]:
+        return learning.recent_events(self._all, tenant, agent, types, limit)
+
+    def trajectories(self, query: TrajectoryQuery) -> list[Event]:
+        return learning.trajectories(self._all, query)
+
+    def sweep_candidates(self, query: SweepQuery) -> list[Record]:
+        return learning.sweep_candidates(self._all, query)
+
+    def counters(self, tenant: str, agent: str | None) -> dict[str, dict[str, float]]:
+        return learning.counters(self._all, tenant, agent)
+
     def tombstones(self, tenant: str, agent: str) -> list[Tombstone]:
         found = self._all(
             SELECT_TOMBSTONE + " WHERE tenant = ? AND agent = ? ORDER BY removed_at, record_id",
@@ -304,6 +328,11 @@ class SqliteRecordStore:
             params.append(record_id)
         found = self._all(sql + " ORDER BY created_at, application_id", params)
         return [application_from_row(r) for r in found]
+
+    def applications_by_id(
+        self, tenant: str, agent: str, application_ids: Sequence[str]
+    ) -> list[Application]:
+        return learning.applications_by_id(self._all, tenant, agent, application_ids)
 
     def vectors_by_hash(self, tenant: str, agent: str, model: str) -> dict[str, np.ndarray]:
         found = self._all(
@@ -369,6 +398,14 @@ class SqliteRecordStore:
 
     def checkpoint(self) -> None:
         with self._lock:
+            if self._conn.execute("SELECT 1 FROM pending_purges LIMIT 1").fetchone():
+                # secure_delete zeroes a deleted cell, but a b-tree balance can leave a
+                # copy of a moved cell in the free space of a page still in use (seen: a
+                # purged row's term keys). Only rebuilding every page clears those.
+                try:
+                    self._conn.execute("VACUUM")
+                except sqlite3.OperationalError as exc:
+                    raise StorageError(f"could not rewrite {self.path}: {exc}") from None
             # A reader in another process can hold old WAL frames; retry briefly.
             for _ in range(50):
                 found = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()

@@ -12,6 +12,7 @@ from cairn.model import (
     KINDS,
     MEMORY_TYPES,
     ORIGINS,
+    OUTCOME_SOURCES,
     OUTCOMES,
     SCOPES,
     STATES,
@@ -432,4 +433,29 @@ INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', '0');
 
 V5 = _v5()
 MIGRATIONS = (*MIGRATIONS, (5, V5))
+
+
+def _v6() -> str:
+    sources = ", ".join(f"'{s}'" for s in OUTCOME_SOURCES)
+    return f"""
+-- v6, learning: who judged each application's outcome (the failure corroboration gate
+-- counts independent sessions and deterministic sources), telemetry counters (counts
+-- only, never content), and the journal by event type (cursors, last runs).
+ALTER TABLE applications ADD COLUMN outcome_source TEXT
+    CHECK (outcome_source IS NULL OR outcome_source IN ({sources}));
+ALTER TABLE applications ADD COLUMN outcome_session TEXT;
+CREATE TABLE telemetry (
+    tenant TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value REAL NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant, agent, name)
+);
+CREATE INDEX events_by_type ON events(tenant, agent, type, seq);
+CREATE INDEX records_sweep ON records(tenant, agent, failure_count) WHERE live;
+"""
+
+
+V6 = _v6()
+MIGRATIONS = (*MIGRATIONS, (6, V6))
 LATEST_VERSION = MIGRATIONS[-1][0]

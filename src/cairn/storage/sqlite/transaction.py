@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -248,12 +248,35 @@ class SqliteTransaction:
         return application_from_row(found) if found else None
 
     def set_outcome(
-        self, tenant: str, agent: str, application_id: str, outcome: str, at: str
+        self,
+        tenant: str,
+        agent: str,
+        application_id: str,
+        outcome: str,
+        at: str,
+        *,
+        source: str | None = None,
+        session: str | None = None,
     ) -> None:
         self._conn.execute(
-            "UPDATE applications SET outcome = ?, outcome_at = ?"
-            " WHERE tenant = ? AND agent = ? AND application_id = ?",
-            (outcome, at, tenant, agent, application_id),
+            "UPDATE applications SET outcome = ?, outcome_at = ?, outcome_source = ?,"
+            " outcome_session = ? WHERE tenant = ? AND agent = ? AND application_id = ?",
+            (outcome, at, source, session, tenant, agent, application_id),
+        )
+
+    def applications_of(self, tenant: str, agent: str, record_id: str) -> list[Application]:
+        found = self._conn.execute(
+            SELECT_APPLICATION + " WHERE tenant = ? AND agent = ? AND record_id = ?"
+            " ORDER BY created_at, application_id",
+            (tenant, agent, record_id),
+        ).fetchall()
+        return [application_from_row(r) for r in found]
+
+    def add_counters(self, tenant: str, agent: str, counters: Mapping[str, float]) -> None:
+        self._conn.executemany(
+            "INSERT INTO telemetry(tenant, agent, name, value) VALUES (?,?,?,?)"
+            " ON CONFLICT(tenant, agent, name) DO UPDATE SET value = value + excluded.value",
+            [(tenant, agent, name, float(value)) for name, value in sorted(counters.items())],
         )
 
     def set_entity_keys(self, links: Sequence[tuple[int, tuple[str, ...]]]) -> None:

@@ -1,0 +1,170 @@
+"""The reliability harness, full or quick: SIGKILLs, concurrent load, cross-tenant attacks.
+
+    python benchmarks/reliability.py                    # quick: what CI runs (a few minutes)
+    python benchmarks/reliability.py --full --json docs/reliability-full.json
+
+Everything runs the real thing on real files: the `cairn` command and worker processes on
+the public API, each on a home folder under ``--workdir`` (a temporary folder by default).
+The harness itself lives in tests/reliability/ (kills.py, load.py, attacks.py, checks.py);
+docs/reliability.md says what each check means and holds the figures of a full run.
+
+Full mode
+    kills     40 per scenario on the model-free hashing embedder (import, ingest, edits,
+              purges, rebuild: 200), then 24 on the real default model (ingest, edits,
+              purges, rebuild)
+    load      4 writers + 4 readers for 60 s (hashing), then 20 s on the real model
+    attacks   the cross-tenant attack list once
+Quick mode: 30 kills, 4 on the real model, 10 s of load, the attacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[0] = str(ROOT / "tests")  # the harness package, ahead of this script's folder
+
+from reliability.attacks import run_attacks  # noqa: E402
+from reliability.harness import PROBLEMS, Tally  # noqa: E402
+from reliability.kills import run_kills  # noqa: E402
+from reliability.load import run_load  # noqa: E402
+
+FULL = {
+    "kills": {"import": 40, "ingest": 40, "edits": 40, "purges": 40, "rebuild": 40},
+    "real_kills": {"ingest": 6, "edits": 6, "purges": 6, "rebuild": 6},
+    "load_seconds": 60.0,
+    "real_load_seconds": 20.0,
+    "scale": 1.0,
+    "sample": 40,
+}
+QUICK = {
+    "kills": {"import": 4, "ingest": 6, "edits": 8, "purges": 8, "rebuild": 4},
+    "real_kills": {"ingest": 2, "purges": 2},
+    "load_seconds": 10.0,
+    "real_load_seconds": 0.0,
+    "scale": 0.5,
+    "sample": 20,
+}
+KILL_COLUMNS = ("kills", "committed", "rolled_back", "completed", "acknowledged", "checked",
+                "lane_checks", "absent_checks", "replays", "purges_resumed",
+                "files_cleaned_on_open")
+
+
+def _log(message: str) -> None:
+    print(f"  {time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
+
+
+def _table(rows: list[list[Any]], header: list[str]) -> str:
+    cells = [header, *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in
+                       enumerate(zip(row, widths, strict=True))) for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--full", action="store_true", help="200+ kills, 60 s of load")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument("--seed", type=int, default=20260601)
+    parser.add_argument("--workdir", type=Path, default=None, help="keep the homes here")
+    parser.add_argument("--no-real", action="store_true", help="skip the real-model part")
+    args = parser.parse_args(argv)
+    plan = FULL if args.full else QUICK
+    with tempfile.TemporaryDirectory(prefix="cairn-reliability-") as tmp:
+        work = args.workdir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        report = _run(plan, work, args)
+    report["mode"] = "full" if args.full else "quick"
+    print(_render(report))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0 if report["totals"]["problems"] == 0 else 1
+
+
+def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    started = time.monotonic()
+    tallies = run_kills(work / "kills", plan["kills"], seed=args.seed, scale=plan["scale"],
+                        sample=plan["sample"], progress=_log)
+    if not args.no_real and plan["real_kills"]:
+        real = run_kills(work / "kills-real", plan["real_kills"], seed=args.seed + 1,
+                         real=True, scale=plan["scale"] * 0.5, sample=plan["sample"] // 2,
+                         progress=_log)
+        tallies.update({f"{name} (real model)": t for name, t in real.items()})
+    _log("concurrent load (hashing embedder)")
+    loads = {"hashing": run_load(work / "load", seconds=plan["load_seconds"])}
+    if not args.no_real and plan["real_load_seconds"]:
+        _log("concurrent load (real model)")
+        loads["real model"] = run_load(work / "load-real", seconds=plan["real_load_seconds"],
+                                       real=True)
+    _log("cross-tenant attacks")
+    attacks = run_attacks(work / "attacks")
+    total = Tally("all")
+    for tally in tallies.values():
+        total.merge(tally)
+    for load in loads.values():
+        total.merge(load.tally)
+    total.merge(attacks.tally)
+    problems = {kind: len(messages) for kind, messages in total.problems.items()}
+    return {
+        "seed": args.seed,
+        "machine": f"{platform.machine()}, {platform.python_version()}, {platform.system()}",
+        "seconds": round(time.monotonic() - started, 1),
+        "kills": {name: t.as_dict() for name, t in tallies.items()},
+        "load": {name: load.as_dict() for name, load in loads.items()},
+        "attacks": attacks.as_dict(),
+        "totals": {
+            "kills": sum(t.kills for t in tallies.values()),
+            "acknowledged_writes": sum(t.acknowledged for t in tallies.values()),
+            "acknowledged_checks": sum(t.checked for t in tallies.values()),
+            "load_writes": sum(load.tally.acknowledged for load in loads.values()),
+            "lock_errors": sum(load.locked for load in loads.values()),
+            "cross_tenant_reads": len(attacks.reads),
+            "cross_tenant_writes": len(attacks.writes),
+            **{f"problems_{kind}": n for kind, n in problems.items()},
+            "problems": sum(problems.values()) + len(attacks.reads) + len(attacks.writes),
+            "messages": total.failures()[:100],
+        },
+    }
+
+
+def _render(report: dict[str, Any]) -> str:
+    kills = report["kills"]
+    rows = [[name, *(t[c] for c in KILL_COLUMNS), sum(t["problems"].values())]
+            for name, t in kills.items()]
+    out = [f"cairn reliability, {report['mode']} mode, seed {report['seed']},"
+           f" {report['seconds']} s on {report['machine']}", "",
+           _table(rows, ["scenario", *KILL_COLUMNS, "problems"]), ""]
+    rows = []
+    for name, load in report["load"].items():
+        checks = load["checks"]
+        rows.append([name, load["writers"], load["readers"], load["seconds"], load["stores"],
+                     load["corrections"], load["write_ms"]["p50"], load["write_ms"]["p99"],
+                     load["write_ms"]["max"], load["reads"], load["read_checks"],
+                     load["locked"], sum(checks["problems"].values())])
+    out += [_table(rows, ["load", "writers", "readers", "s", "stores", "corrections",
+                          "write p50 ms", "p99", "max", "reads", "read checks", "locked",
+                          "problems"]), ""]
+    attacks = report["attacks"]
+    out.append(f"cross-tenant attacks: {attacks['tried']} tried, {attacks['refused']} refused,"
+               f" {attacks['own_copy']} acted on the attacker's own copy;"
+               f" cross-tenant reads {attacks['cross_tenant_reads']},"
+               f" writes {attacks['cross_tenant_writes']}")
+    totals = report["totals"]
+    out.append("problems: " + ", ".join(f"{k} {totals[f'problems_{k}']}" for k in PROBLEMS))
+    for message in totals["messages"][:20]:
+        out.append(f"  {message[:300]}")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Memory inside an agent's loop: hooks, their installation, the MCP server, the skill."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+import click
+
+from cairn.cli.app import App, emit, pass_app
+from cairn.hooks.events import HOOK_KINDS
+
+if TYPE_CHECKING:
+    from cairn.hooks.events import HookKind
+
+HOSTS = ("claude-code",)  # the host adapters of cairn.hooks.run
+
+
+@click.command()
+@click.argument("event", type=click.Choice(HOOK_KINDS))
+@click.option(
+    "--host", type=click.Choice(HOSTS), default="claude-code", show_default=True,
+    help="The agent host whose event format standard input is in.",
+)
+@pass_app
+def hook(app: App, event: str, host: str) -> None:
+    """Run one agent hook: read the host's JSON event on standard input, answer in the
+    host's format. Never fails the host: on any error it prints nothing and exits 0, the
+    error logged to <home>/logs/hooks.log."""
+    from cairn.hooks.run import log_error, run_hook
+
+    try:
+        app.will_embed()  # every hook embeds: a task, a statement or an episode
+        raw = sys.stdin.buffer.read()
+        output = run_hook(host, cast("HookKind", event), raw, lambda: app, app.home)
+    except Exception:
+        log_error(app.home, f"{host} {event}")
+        output = ""
+    try:
+        app.close()  # here, so a failure to close is logged too, never shown
+    except Exception:
+        log_error(app.home, f"{host} {event} (closing)")
+    if output:
+        click.echo(output)
+
+
+def _project_root() -> Path:
+    """The top of the current repository (the current folder outside git)."""
+    from cairn.adapters.repository import repository_identity
+
+    return repository_identity(Path.cwd()).root
+
+
+@click.command()
+@click.argument("host", type=click.Choice(HOSTS))
+@click.option(
+    "--project", "scope", flag_value="project", default=True,
+    help="This repository's .claude/settings.json (the default).",
+)
+@click.option("--user", "scope", flag_value="user", help="~/.claude/settings.json.")
+@click.option("--uninstall", is_flag=True, help="Remove cairn's hooks, only those.")
+@click.option(
+    "--command", "cairn_command", default=None,
+    help="How the host runs cairn (default: 'cairn' if on the PATH, else this one's path).",
+)
+@pass_app
+def install(app: App, host: str, scope: str, uninstall: bool, cairn_command: str | None) -> None:
+    """Put cairn's hooks (session start, prompt, stop) into the host's settings, keeping
+    every other entry; again changes nothing; --uninstall removes only cairn's."""
+    from cairn.hooks import install as setup
+
+    base = Path.home() if scope == "user" else _project_root()
+    path = base / ".claude" / "settings.json"
+    before, text = setup.read_settings(path)
+    if uninstall:
+        after = setup.uninstall(before, path)
+    else:
+        cairn = cairn_command or setup.default_cairn(
+            sys.argv[0], shutil.which("cairn"), sys.executable
+        )
+        after = setup.install(before, cairn, path)
+    changed = after != before
+    new_text = setup.render(after, like=text)
+    shown = setup.diff(text, new_text, path) if changed else ""
+    if changed:
+        setup.write_settings(path, new_text)
+    verb = "uninstalled from" if uninstall else "installed in"
+    said = (
+        f"{shown}cairn hooks {verb} {path}"
+        if changed
+        else f"{path}: already {'without' if uninstall else 'with'} cairn's hooks; nothing changed"
+    )
+    emit(app, {"path": str(path), "changed": changed, "diff": shown}, said)
+
+
+@click.command(name="mcp")
+@click.option(
+    "--transport", type=click.Choice(("stdio", "http")), default="stdio", show_default=True,
+    help="stdio for a host that starts the server; http for streamable HTTP.",
+)
+@click.option("--host", "bind", default="127.0.0.1", show_default=True, help="HTTP address.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+@click.option(
+    "--project", default=None,
+    help="The repository the tools work in (default: the current folder's).",
+)
+@pass_app
+def mcp_command(app: App, transport: str, bind: str, port: int, project: str | None) -> None:
+    """Serve memory over MCP (tools memory_store, memory_recall, memory_context,
+    memory_expand, memory_correct, memory_forget, memory_feedback, memory_ask; resources
+    for the profile and this repository's rules)."""
+    try:
+        from cairn.mcp_server import server
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the MCP server needs the mcp extra: pip install 'cairn-memory[mcp]' ({exc})"
+        ) from None
+    from cairn.cli.project import resolve_project
+    from cairn.mcp_server.calls import Binding
+
+    found = resolve_project(app, project)
+    binding = Binding(
+        found.id if found else None, found.name if found else None, found.root if found else None
+    )
+    worker = server.Worker()
+    built = server.build_server(app, binding, worker)
+    try:
+        if transport == "http":
+            click.echo(f"cairn mcp: streamable HTTP on http://{bind}:{port}/mcp", err=True)
+            server.serve_http(built, bind, port)
+        else:
+            server.serve_stdio(built)
+    finally:
+        worker.close(app.close)
+
+
+def skill_text() -> str:
+    return resources.files("cairn.cli").joinpath("SKILL.md").read_text(encoding="utf-8")
+
+
+@click.command()
+def skill() -> None:
+    """Print SKILL.md: how an agent uses cairn from the command line."""
+    click.echo(skill_text(), nl=False)
+
+
+COMMANDS = (hook, install, mcp_command, skill)

@@ -1,0 +1,161 @@
+"""The server: ``cairn serve``, and the tokens it accepts (``cairn token``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cairn.cli.app import App, emit, pass_app
+from cairn.errors import InvalidInput
+
+_TOKENS_HELP = "The tokens file (default <home>/tokens.json: only hashes of tokens)."
+
+
+def _tokens(app: App, tokens: Path | None) -> Path:
+    from cairn.server.auth import tokens_path
+
+    return tokens or tokens_path(app.home)
+
+
+@click.command()
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on (another than loopback exposes the server to the network).",
+)
+@click.option("--port", type=click.IntRange(0, 65535), default=8750, show_default=True,
+              help="Port (0: a free one, logged when listening).")  # fmt: skip
+@click.option("--tokens", type=click.Path(dir_okay=False, path_type=Path), help=_TOKENS_HELP)
+@click.option(
+    "--grace",
+    type=click.IntRange(0, 3600),
+    default=30,
+    show_default=True,
+    help="Seconds the requests in flight get to finish at SIGTERM.",
+)
+@click.option(
+    "--max-body-mb",
+    type=click.IntRange(1, 4096),
+    default=64,
+    show_default=True,
+    help="Largest request body accepted.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Processes serving the one port, each with its own engine over the same store.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default="info",
+    show_default=True,
+)
+@pass_app
+def serve(
+    app: App,
+    host: str,
+    port: int,
+    tokens: Path | None,
+    grace: int,
+    max_body_mb: int,
+    workers: int,
+    log_level: str,
+) -> None:
+    """Serve this home's store over HTTP: the provider contract (POST /v1/query,
+    /v1/apply, GET /v1/status), /health, /metrics and /openapi.json, one JSON log line
+    per request on stderr. Each request's tenant is its token's (cairn token create).
+    Stops gracefully at SIGTERM or Ctrl-C."""
+    try:
+        from cairn.server.run import serve as run_server
+    except ImportError as exc:
+        raise InvalidInput(
+            f"cairn serve needs the server extra ({exc.name} is missing):"
+            " pip install 'cairn-memory[server]'"
+        ) from None
+    run_server(
+        app.config(),
+        home=app.home,
+        host=host,
+        port=port,
+        tokens=_tokens(app, tokens),
+        grace=grace,
+        max_body_bytes=max_body_mb * 2**20,
+        log_level=log_level,
+        workers=workers,
+    )
+
+
+@click.group()
+def token() -> None:
+    """Tokens of the server: each acts as one tenant (and optionally one agent)."""
+
+
+def _explicit(name: str) -> bool:
+    root = click.get_current_context().find_root()
+    source = root.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
+def _entry(entry: Any) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "tenant": entry.tenant,
+        "agent": entry.agent,
+        "created_at": entry.created_at,
+    }
+
+
+@token.command(name="create")
+@click.option("--tokens", type=click.Path(dir_okay=False, path_type=Path), help=_TOKENS_HELP)
+@pass_app
+def token_create(app: App, tokens: Path | None) -> None:
+    """Make a token for --tenant (required), acting only as --agent when given. The token
+    is printed once: only its hash is kept."""
+    from cairn.server.auth import TokenStore
+    from cairn.timeutil import utc_now
+
+    if not _explicit("tenant"):
+        raise InvalidInput("--tenant is required: a token acts as the one tenant it names")
+    agent = app.agent if _explicit("agent") else None
+    secret, entry = TokenStore(_tokens(app, tokens)).create(app.tenant, agent, now=utc_now())
+    emit(app, {**_entry(entry), "token": secret}, secret)
+    if not app.as_json:
+        who = f"tenant {entry.tenant}" + (f", agent {entry.agent}" if entry.agent else "")
+        click.echo(f"cairn: token {entry.id} for {who}; it is shown only now", err=True)
+
+
+@token.command(name="list")
+@click.option("--tokens", type=click.Path(dir_okay=False, path_type=Path), help=_TOKENS_HELP)
+@pass_app
+def token_list(app: App, tokens: Path | None) -> None:
+    """The tokens (ids and bindings; the tokens themselves are not kept)."""
+    from cairn.server.auth import TokenStore
+
+    entries = TokenStore(_tokens(app, tokens)).entries()
+    rows = [
+        f"{e.id}  {e.created_at[:19]}  tenant {e.tenant}"
+        + (f"  agent {e.agent}" if e.agent else "")
+        for e in entries
+    ]
+    emit(app, [_entry(e) for e in entries], "\n".join(rows) or "(no tokens)")
+
+
+@token.command(name="revoke")
+@click.argument("token_id")
+@click.option("--tokens", type=click.Path(dir_okay=False, path_type=Path), help=_TOKENS_HELP)
+@pass_app
+def token_revoke(app: App, token_id: str, tokens: Path | None) -> None:
+    """Revoke TOKEN_ID: a running server refuses it from its next request on."""
+    from cairn.server.auth import TokenStore
+
+    entry = TokenStore(_tokens(app, tokens)).revoke(token_id)
+    emit(app, _entry(entry), f"revoked {entry.id} (tenant {entry.tenant})")
+
+
+COMMANDS = (serve, token)

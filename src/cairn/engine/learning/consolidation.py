@@ -1,0 +1,103 @@
+"""Consolidation without a model (SPEC §6): near-duplicate inferred memories merge.
+
+Two live inferred memories of one kind whose bodies are at least ``threshold`` similar
+merge: the survivor (more proof, else the older) keeps the more specific selector and
+links the other's evidence; the other is superseded into it. Memories of two different
+projects never merge. Explicit records are never merged into inferred ones and never
+changed by them: an inferred near-duplicate of an explicit record is only retired.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from cairn.engine.learning.deltas import Delta, reflection_of, selector_of, specificity
+from cairn.model import Record
+
+Similarity = Callable[[Record, Record], float]
+MERGED_ORIGINS = ("reflection", "review")
+
+
+def _compatible(a: Record, b: Record) -> bool:
+    if a.kind != b.kind:
+        return False
+    return a.project_id == b.project_id or a.scope == "global" or b.scope == "global"
+
+
+def _retire(dup: Record, into: Record, reason: str) -> Delta:
+    at = max(dup.recorded_at, into.recorded_at)
+    return Delta(
+        "supersede",
+        dup.id,
+        dup.kind,
+        str(reflection_of(dup).get("topic") or ""),
+        None,
+        selector_of(dup),
+        (),
+        "superseded",
+        reason,
+        changes={
+            "state": "superseded",
+            "expired_at": at,
+            "source": {**dup.source, "merged_into": into.id},
+        },
+        into=into.id,
+    )
+
+
+def _absorb(survivor: Record, dup: Record) -> Delta:
+    evidence = list(dict.fromkeys((*survivor.evidence, *dup.evidence)))
+    merged = [*list(survivor.source.get("merged") or []), dup.id]
+    changes: dict[str, Any] = {
+        "evidence": evidence,
+        "source": {**survivor.source, "merged": merged},
+    }
+    selector = selector_of(survivor)
+    in_place = True
+    if specificity(selector_of(dup)) > specificity(selector):
+        selector = selector_of(dup)
+        changes.update(selector)
+        changes["recorded_at"] = max(survivor.recorded_at, dup.recorded_at)
+        in_place = False  # a narrower applicability is a new version
+    return Delta(
+        "update",
+        survivor.id,
+        survivor.kind,
+        str(reflection_of(survivor).get("topic") or ""),
+        survivor.body,
+        selector,
+        tuple(e for e in dup.evidence if e not in survivor.evidence),
+        survivor.state,
+        f"merged near-duplicate {dup.id}",
+        changes=changes,
+        in_place=in_place,
+    )
+
+
+def merges(records: Sequence[Record], similarity: Similarity, threshold: float) -> list[Delta]:
+    """Merge deltas for near-duplicates among ``records`` (each memory merges once)."""
+    live = sorted((r for r in records if r.is_live), key=lambda r: r.id)
+    explicit = [r for r in live if r.authority == "explicit"]
+    inferred = [r for r in live if r.authority == "inferred" and r.origin in MERGED_ORIGINS]
+    out: list[Delta] = []
+    done: set[str] = set()
+    for record in inferred:
+        for rule in explicit:
+            if _compatible(record, rule) and similarity(record, rule) >= threshold:
+                out.append(_retire(record, rule, f"repeats the user's own {rule.id}"))
+                done.add(record.id)
+                break
+    rest = sorted((r for r in inferred if r.id not in done), key=lambda r: (-r.proof_count, r.id))
+    for i, survivor in enumerate(rest):
+        if survivor.id in done:
+            continue
+        for dup in rest[i + 1 :]:
+            if dup.id in done or not _compatible(survivor, dup):
+                continue
+            if similarity(survivor, dup) >= threshold:
+                out.append(_absorb(survivor, dup))
+                out.append(_retire(dup, survivor, f"near-duplicate of {survivor.id}"))
+                done.update((survivor.id, dup.id))
+                break
+    return out

@@ -1,0 +1,106 @@
+"""Recall as memory stood at a past time (SPEC §3: bi-temporal, ``as_of``).
+
+The search index holds the memories live now; the versions in force at time T (evicted
+or superseded since, included) are searched here instead: BM25 over their own words, then
+cosine for the keyword hits, fused as the live lanes are. The rest of the pipeline (score
+with the clock at T, trust filter, min score, dedup, budget, format) is the same.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from cairn.engine.recall.fusion import Fused, LaneRanking, lane_ranks, score_fusion, top_fused
+from cairn.engine.recall.relevance import (
+    Relevance,
+    coverage,
+    evidence,
+    memory_terms,
+    model_reads,
+    term_weights,
+)
+from cairn.model import Record
+from cairn.text import index_terms, normal_term
+
+K1 = 1.2
+B = 0.75
+
+
+def record_text(record: Record) -> str:
+    return f"{record.title}: {record.body}" if record.title else record.body
+
+
+def in_force(records: Sequence[Record], at: str) -> list[Record]:
+    """What recall would have considered at ``at``: not yet evicted, with a body."""
+    return [r for r in records if r.body and (r.evicted_at is None or r.evicted_at > at)]
+
+
+def keyword_scores(terms: Sequence[str], texts: Sequence[str]) -> dict[int, float]:
+    """BM25 of each text that shares a term with the query, by position."""
+    wanted = list(dict.fromkeys(normal_term(t) for t in terms))
+    if not wanted or not texts:
+        return {}
+    docs = [Counter(normal_term(t) for t in index_terms(text)) for text in texts]
+    lengths = [sum(d.values()) for d in docs]
+    average = (sum(lengths) / len(lengths)) or 1.0
+    total = len(docs)
+    df = {t: sum(1 for d in docs if t in d) for t in wanted}
+    out: dict[int, float] = {}
+    for i, (doc, length) in enumerate(zip(docs, lengths, strict=True)):
+        score = 0.0
+        for term in wanted:
+            tf = doc.get(term, 0)
+            if tf:
+                idf = math.log(1.0 + (total - df[term] + 0.5) / (df[term] + 0.5))
+                score += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
+        if score > 0:
+            out[i] = score
+    return out
+
+
+def fuse_history(
+    keyword: dict[int, float],
+    cosine: dict[int, float],
+    *,
+    fts_weight: float,
+    vector_weight: float,
+    pool: int,
+) -> list[Fused]:
+    kw_rows = sorted(keyword, key=lambda i: (-keyword[i], i))
+    vec_rows = sorted(cosine, key=lambda i: (-cosine[i], i))
+    lanes = [
+        LaneRanking("keyword", fts_weight, tuple(kw_rows), tuple(keyword[i] for i in kw_rows)),
+        LaneRanking("vector", vector_weight, tuple(vec_rows), tuple(cosine[i] for i in vec_rows)),
+    ]
+    scores = score_fusion(lanes)
+    return top_fused(scores, lane_ranks(lanes, []), pool) if scores else []
+
+
+def cosines(query: np.ndarray, vectors: np.ndarray, rows: Sequence[int]) -> dict[int, float]:
+    return {row: float(np.dot(query, vec)) for row, vec in zip(rows, vectors, strict=True)}
+
+
+def relevance_at(
+    query: str,
+    terms: Sequence[str],
+    records: Sequence[Record],
+    cosine: dict[int, float],
+    calibrated: bool,
+) -> dict[int, Relevance]:
+    """Each candidate's own evidence of relevance, as the live recall computes it, with
+    the term statistics of what was in force at the time (not of today's index)."""
+    held = [memory_terms(r.title, r.body, *r.tags) for r in records]
+    counts = {t: sum(normal_term(t) in h for h in held) for t in terms}
+    weights = term_weights(terms, counts, len(records)) if terms else {}
+    read = model_reads(query)
+    out: dict[int, Relevance] = {}
+    for row, (record, terms_held) in enumerate(zip(records, held, strict=True)):
+        raw = cosine.get(row) if calibrated and model_reads(record.body) else None
+        covered = coverage(weights, terms_held)
+        own = evidence(raw, covered, read)
+        out[row] = Relevance(own, own, raw, covered)
+    return out

@@ -1,0 +1,90 @@
+"""A finished turn for learning (SPEC §6): the episode is observed, the user's words are
+reviewed.
+
+- ``observe`` (``episode.completed``): what was asked, whether the turn ended well (not
+  on a failed tool call), the tools used and how many steps, the agent's last words as
+  its note, and the deliveries the turn plainly used (:mod:`cairn.hooks.outcomes`) —
+  which the observation marks ``used-successfully``. A turn that read the web or another
+  outside source is observed with ``content_trust: external``, so reflection never learns
+  from it.
+- ``review``: the user's prompt, for the facts and rules stated in it (a rule the prompt
+  hook already remembered is skipped as already remembered).
+
+Both under keys of the session and the turn: a second stop of the same turn adds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from cairn.hooks.events import HookEvent
+from cairn.hooks.transcript import Turn
+
+if TYPE_CHECKING:
+    from cairn.hooks.gateway import Gateway
+
+TASK_CHARS = 10_000
+NOTE_CHARS = 2000
+MAX_TOOLS = 100
+# Tools whose results come from outside the user's machine and words.
+OUTSIDE_TOOLS = frozenset(("WebFetch", "WebSearch"))
+
+
+def _clip(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def reads_outside(turn: Turn) -> bool:
+    """The turn brought in outside content: the web, or another MCP server's tools."""
+    return any(
+        t.name in OUTSIDE_TOOLS or (t.name.startswith("mcp__") and "__memory_" not in t.name)
+        for t in turn.tools
+    )
+
+
+def observation(
+    event: HookEvent, turn: Turn, project_id: str | None, used: Sequence[str]
+) -> dict[str, Any]:
+    """The ``observe`` request's fields for the turn; ``used``: the application ids the
+    turn plainly used (counted only when it ended well)."""
+    success = not turn.ended_in_failure
+    return {
+        "type": "episode.completed",
+        "success": success,
+        "episode_id": f"{event.host}:{event.session_id}"[:200],
+        "session_id": event.session_id[:200],
+        "content_trust": "external" if reads_outside(turn) else "learned",
+        "tools": sorted({t.name for t in turn.tools if t.name})[:MAX_TOOLS],
+        "steps": len(turn.tools),
+        "task": _clip(turn.prompt, TASK_CHARS) or None,
+        "note": _clip(turn.replies[-1], NOTE_CHARS) if turn.replies else None,
+        "project_id": project_id,
+        "applications": list(used) if success else [],
+        "occurred_at": turn.started_at,
+    }
+
+
+def record_turn(
+    memory: Gateway, event: HookEvent, turn: Turn, project_id: str | None, used: Sequence[str]
+) -> None:
+    from cairn.provider import learning_contract as lc
+
+    turn_key = turn.uuid or turn.index
+    memory.apply(
+        lc.ObserveRequest,
+        lc.ObserveResponse,
+        memory.key("hook-observe", event.host, event.session_id, turn_key),
+        **observation(event, turn, project_id, used),
+    )
+    if turn.prompt.strip():
+        memory.apply(
+            lc.ReviewRequest,
+            lc.ReviewResponse,
+            memory.key("hook-review", event.host, event.session_id, turn_key),
+            transcript=json.dumps([{"role": "user", "content": turn.prompt}], ensure_ascii=False),
+            format="messages",
+            project_id=project_id,
+        )

@@ -1,0 +1,218 @@
+"""The three hooks, host-neutral: a :class:`HookEvent` in, a :class:`HookReply` out, and
+memory reached only through the provider (a :class:`Gateway`).
+
+- **session start**: the context director's text for the repository of ``cwd`` — the
+  profile and the rules that apply there, a manifest of the rest, each with why.
+- **prompt**: the prompt is read as a signal first (a lasting rule is remembered in the
+  scope its words say, a one-off holds for this task only, a forget or correction acts
+  only on a clear match) and the hook says in one line what it did; then the director's
+  text for the prompt as the task, less what this session was already given. Nothing
+  new and nothing done: no output at all.
+- **stop**: the finished turn is observed as an episode, with the deliveries its
+  transcript shows plainly used (:mod:`cairn.hooks.outcomes`), and the user's words are
+  reviewed (:mod:`cairn.hooks.episode`). It never blocks, and does nothing while the host
+  is already continuing because of a stop hook.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cairn.hooks.events import SILENT, HookEvent, HookReply
+from cairn.hooks.gateway import Gateway
+from cairn.hooks.outcomes import Verdict, corrected, judge
+from cairn.hooks.session import SessionLog
+
+# A prompt longer than this is a task (a pasted log, a long brief), not a statement of a
+# rule: it is never read as a signal, so a pasted file is never stored as a policy.
+SIGNAL_MAX_CHARS = 1000
+TASK_MAX_CHARS = 10_000
+NOTICE_CHARS = 120
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    project_id: str | None
+    name: str | None  # the repository's name, when inside one
+
+
+def locate(cwd: str | None) -> Where:
+    """The repository of the folder the agent works in (none outside git)."""
+    from cairn.adapters.repository import repository_identity
+
+    folder = Path(cwd) if cwd else Path(os.getcwd())
+    try:
+        identity = repository_identity(folder)
+    except (ValueError, OSError):
+        return Where(None, None)
+    if identity.kind == "path":
+        return Where(None, None)
+    return Where(identity.project_id, identity.name)
+
+
+def _clip(text: str, width: int = NOTICE_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def handle(event: HookEvent, memory: Gateway, sessions: Path) -> HookReply:
+    log = SessionLog(sessions, event.session_id)
+    if event.kind == "session-start":
+        reply = session_start(event, memory, log)
+    elif event.kind == "prompt":
+        reply = prompt(event, memory, log)
+    else:
+        reply = stop(event, memory, log)
+    log.save()
+    return reply
+
+
+def _task(memory: Gateway, event: HookEvent, task: str, where: Where) -> Any:
+    from cairn.provider import contract as c
+
+    return memory.query(
+        c.TaskQuery,
+        c.TaskResponse,
+        task=task[:TASK_MAX_CHARS],
+        project_id=where.project_id,
+        session_id=event.session_id,
+    )
+
+
+def _delivered(items: Sequence[Any]) -> list[tuple[str, str, int]]:
+    return [(i.application_id, i.id, i.version) for i in items]
+
+
+def session_start(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
+    where = locate(event.cwd)
+    place = f"the {where.name} repository" if where.name else "this folder"
+    response = _task(memory, event, f"Start of a coding session in {place}", where)
+    log.start_epoch()
+    log.add(_delivered([*response.resident, *response.manifest]))
+    if not response.text:
+        return SILENT
+    return HookReply(context=f"From cairn, long-term memory for {place}:\n\n{response.text}")
+
+
+def prompt(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
+    where = locate(event.cwd)
+    text = (event.prompt or "").strip()
+    if not text:
+        return SILENT
+    notice = _signal(event, memory, log, text, where) if len(text) <= SIGNAL_MAX_CHARS else ""
+    response = _task(memory, event, text, where)
+    seen = log.seen()
+    items = [*response.resident, *response.manifest]
+    fresh = [i for i in items if (i.id, i.version) not in seen]
+    log.add(_delivered(fresh))
+    if not fresh and not response.constraints:
+        return HookReply(notice=notice) if notice else SILENT
+    context = response.text if len(fresh) == len(items) else _render(response, fresh)
+    return HookReply(context=f"From cairn, for this prompt:\n\n{context}", notice=notice)
+
+
+def _render(response: Any, fresh: Sequence[Any]) -> str:
+    """The director's text for only the items this session has not been given, by the
+    same formatter the provider renders ``TaskResponse.text`` with."""
+    from cairn.engine.recall.formatting import ContextEntry, Fence, format_context
+
+    def entry(item: Any) -> ContextEntry:
+        return ContextEntry(
+            record_id=item.id,
+            title=None,
+            summary=item.summary,
+            body=item.body or "",
+            trust=item.trust,
+            why=tuple(item.why_applied),
+            application_id=item.application_id,
+        )
+
+    keep = {i.application_id for i in fresh}
+    return format_context(
+        [c.text for c in response.constraints],
+        [entry(i) for i in response.resident if i.application_id in keep],
+        [entry(i) for i in response.manifest if i.application_id in keep],
+        Fence.new(),
+    )
+
+
+def _signal(event: HookEvent, memory: Gateway, log: SessionLog, text: str, where: Where) -> str:
+    """Act on the prompt as a user statement; one line on what was done ("" for none)."""
+    from cairn.errors import InvalidInput
+    from cairn.provider import contract as c
+
+    try:
+        response = memory.apply(
+            c.SignalRequest,
+            c.SignalResponse,
+            memory.key("hook-signal", event.session_id, text, where.project_id),
+            text=text,
+            project_id=where.project_id,
+        )
+    except InvalidInput as exc:  # e.g. "in this repo" said outside a repository
+        return f"cairn did not remember that: {exc}"
+    record = response.record
+    outcome = response.outcome
+    if outcome == "stored" and record is not None:
+        scope = "this repository" if record.scope == "project" else "every project"
+        return f"cairn remembered for {scope}: {_clip(record.body)} ({record.id})"
+    if outcome == "duplicate" and record is not None:
+        return f"cairn already remembers this ({record.id}); nothing added"
+    if outcome == "constraint":
+        return f"cairn: for this task only (not stored): {_clip(response.constraint or text)}"
+    if outcome == "forgotten" and record is not None:
+        log.settle(d.application_id for d in log.pending() if d.record_id == record.id)
+        return f"cairn forgot {record.id}: {_clip(record.body)}"
+    if outcome == "corrected" and record is not None:
+        _report(memory, event, corrected(log.pending(), record.id))
+        log.settle(d.application_id for d in log.pending() if d.record_id == record.id)
+        return f"cairn corrected {record.id} (now version {record.version}): {_clip(record.body)}"
+    if outcome in ("no-match", "ambiguous"):
+        verb = "forgot" if response.kind == "forget" else "corrected"
+        ids = ", ".join(m.record.id for m in response.candidates[:3])
+        if outcome == "no-match":
+            return f"cairn {verb} nothing: no memory clearly matches that" + (
+                f" (nearest: {ids})" if ids else ""
+            )
+        return f"cairn {verb} nothing: several memories match ({ids}); name one by id"
+    return ""
+
+
+def _report(memory: Gateway, event: HookEvent, verdicts: Sequence[Verdict]) -> list[str]:
+    """Send the verdicts that carry an outcome; the application ids settled."""
+    from cairn.provider import contract as c
+
+    settled = []
+    for verdict in verdicts:
+        if verdict.outcome is not None:
+            memory.apply(
+                c.FeedbackRequest,
+                c.FeedbackResponse,
+                memory.key("hook-feedback", verdict.application_id, verdict.outcome),
+                application_id=verdict.application_id,
+                outcome=verdict.outcome,
+            )
+        settled.append(verdict.application_id)
+    return settled
+
+
+def stop(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
+    if event.stop_hook_active or not event.transcript_path:
+        return SILENT  # the host is continuing for a stop hook: the turn is not over
+    from cairn.hooks.episode import record_turn
+    from cairn.hooks.transcript import read_turns
+
+    turns = read_turns(event.transcript_path)
+    if not turns:
+        return SILENT
+    turn = turns[-1]
+    where = locate(event.cwd)
+    verdicts = judge(turn, log.pending())
+    used = [v.application_id for v in verdicts if v.outcome == "used-successfully"]
+    record_turn(memory, event, turn, where.project_id, used)  # the observation judges them
+    log.settle(v.application_id for v in verdicts)
+    return SILENT

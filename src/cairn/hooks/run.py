@@ -1,0 +1,62 @@
+"""One hook call from start to end, never failing the host.
+
+The host's event is parsed by its adapter into a neutral event, handled, and the reply
+rendered back in the host's format. Whatever goes wrong — bad input, a broken store, a
+defect — the host gets no output (and the hook exits 0), and the error goes to
+``<home>/logs/hooks.log``: a memory hook must never stop an agent from working.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+from typing import Protocol
+
+from cairn.hooks import claude_code
+from cairn.hooks.events import HookEvent, HookKind, HookReply
+from cairn.hooks.gateway import Gateway
+
+LOG_LIMIT_BYTES = 1024 * 1024  # then the log starts over, the old one kept as .1
+
+
+class HostAdapter(Protocol):
+    HOST: str
+
+    def parse_event(self, kind: HookKind, raw: bytes) -> HookEvent: ...
+
+    def render_reply(self, event: HookEvent, reply: HookReply) -> str: ...
+
+
+HOSTS: dict[str, ModuleType] = {claude_code.HOST: claude_code}
+
+
+def run_hook(
+    host: str, kind: HookKind, raw: bytes, memory: Callable[[], Gateway], home: Path
+) -> str:
+    """The host's standard output for one event ("" on any error, which is logged)."""
+    try:
+        adapter: HostAdapter = HOSTS[host]
+        event = adapter.parse_event(kind, raw)
+        from cairn.hooks.handlers import handle
+
+        reply = handle(event, memory(), home / "hooks" / "sessions")
+        return adapter.render_reply(event, reply)
+    except Exception:
+        log_error(home, f"{host} {kind}")
+        return ""
+
+
+def log_error(home: Path, what: str) -> None:
+    path = home / "logs" / "hooks.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > LOG_LIMIT_BYTES:
+            path.replace(path.with_suffix(".log.1"))
+        with path.open("a", encoding="utf-8") as log:
+            log.write(f"--- {datetime.now(UTC).isoformat()} cairn hook {what}\n")
+            log.write(traceback.format_exc())
+    except OSError:
+        pass  # nowhere to write: still never fail the host

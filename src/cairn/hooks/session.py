@@ -1,0 +1,105 @@
+"""What one agent session has been given: the hook's own notes between its calls.
+
+A hook is a new process on every event, so what the session already received (and must
+not be repeated on every prompt) and which deliveries still wait for an outcome are kept
+in a small JSON file per session under the cairn home. It is bookkeeping of the hook, not
+memory: memory is reached only through the provider. A session start (also after the
+host compacts the conversation) opens a new *epoch*: what came before is no longer in the
+agent's context, so it may be given again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+KEEP_SECONDS = 14 * 24 * 3600  # a session file untouched this long is removed
+_SAFE = re.compile(r"[A-Za-z0-9_-]{1,100}")
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One item the agent was shown, and whether its outcome is settled."""
+
+    application_id: str
+    record_id: str
+    version: int
+    epoch: int
+    judged: bool = False
+
+
+class SessionLog:
+    def __init__(self, folder: Path, session_id: str) -> None:
+        name = session_id if _SAFE.fullmatch(session_id) else _digest(session_id)
+        self.path = folder / f"{name}.json"
+        self.epoch = 0
+        self.deliveries: list[Delivery] = []
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return  # a new session (or an unreadable note: start afresh)
+        if not isinstance(data, dict):
+            return
+        self.epoch = int(data.get("epoch", 0))
+        self.deliveries = [Delivery(**d) for d in data.get("deliveries", [])]
+
+    def start_epoch(self) -> None:
+        """The agent's context starts empty again (a new session, a resume, a compaction)."""
+        self.epoch += 1
+
+    def seen(self) -> set[tuple[str, int]]:
+        """Record versions the agent's current context already holds."""
+        return {(d.record_id, d.version) for d in self.deliveries if d.epoch == self.epoch}
+
+    def add(self, items: Iterable[tuple[str, str, int]]) -> None:
+        """Deliveries as ``(application_id, record_id, version)``."""
+        self.deliveries += [Delivery(a, r, v, self.epoch) for a, r, v in items]
+
+    def pending(self) -> list[Delivery]:
+        return [d for d in self.deliveries if not d.judged]
+
+    def settle(self, application_ids: Iterable[str]) -> None:
+        done = set(application_ids)
+        self.deliveries = [
+            replace(d, judged=True) if d.application_id in done else d for d in self.deliveries
+        ]
+
+    def save(self) -> None:
+        data: dict[str, Any] = {
+            "epoch": self.epoch,
+            "deliveries": [asdict(d) for d in self.deliveries],
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(temporary, self.path)
+        _sweep(self.path.parent)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _sweep(folder: Path) -> None:
+    """Remove the notes of sessions long over."""
+    cutoff = time.time() - KEEP_SECONDS
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.name.endswith(".json") and entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
+        except OSError:
+            continue

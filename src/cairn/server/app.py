@@ -1,0 +1,299 @@
+"""The provider contract as a JSON HTTP API: the app factory.
+
+    POST /v1/query    a query of cairn.provider.v1 in, its response out
+    POST /v1/apply    a mutation in, its response out
+    GET  /v1/status   the status of the token's tenant
+    GET  /health      the process and its store answer (no token needed)
+    GET  /metrics     Prometheus metrics (no token needed; they name no tenant)
+    GET  /openapi.json
+
+Every request of ``/v1`` carries ``Authorization: Bearer <token>``; the token alone says
+which tenant it acts as (a request has no tenant field: the contract refuses one), and a
+token pinned to an agent acts only as that agent. The engine is one per process, shared
+by every tenant; each request gets a provider bound to its token's tenant
+(``engine.bound``), so it can name no key of another tenant.
+
+Bodies are read and parsed here, by the contract's own type adapters, so a refused
+request gets the contract's one-line error naming the field (``{"error", "code"}``, the
+codes of :data:`cairn.provider.remote.ERROR_STATUS`) and nothing changes. The engine runs
+on worker threads; the event loop only moves bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, Protocol, get_args
+
+from fastapi import FastAPI, Request, Response
+from pydantic import BaseModel, ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from cairn.errors import CairnError, InvalidInput
+from cairn.provider import Provider
+from cairn.provider import contract as c
+from cairn.provider.convert import invalid
+from cairn.provider.remote import error_of, one_line
+from cairn.server.auth import Binding, TokenStore
+from cairn.server.metrics import CONTENT_TYPE, SIZES, Metrics
+from cairn.server.openapi import contract_openapi
+
+log = logging.getLogger("cairn.server")
+access = logging.getLogger("cairn.server.access")
+
+MAX_BODY_BYTES = 64 * 2**20
+
+
+class Engine(Protocol):
+    """What the server needs of the engine: a provider per tenant (``LocalProvider`` over
+    any storage pair)."""
+
+    def bound(self, *, tenant: str | None = None, agent: str | None = None) -> Provider: ...
+
+    def status(self) -> c.StatusResponse: ...
+
+    def close(self) -> None: ...
+
+
+class Refused(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+def error_reply(status: int, code: str, message: str) -> Response:
+    body = json.dumps({"error": one_line(message), "code": code}, ensure_ascii=False)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+def _json(model: BaseModel) -> Response:
+    return Response(model.model_dump_json(), media_type="application/json")
+
+
+def _by_tag(union: Any, tag: str) -> dict[str, type[BaseModel]]:
+    """Each value of the discriminator ``tag`` -> the request model it selects."""
+    table: dict[str, type[BaseModel]] = {}
+    for model in get_args(get_args(union)[0]):
+        for value in get_args(model.model_fields[tag].annotation):
+            table[value] = model
+    return table
+
+
+QUERIES = _by_tag(c.QueryRequest, "view")
+MUTATIONS = _by_tag(c.ApplyRequest, "mutation")
+
+
+def parse_request(body: bytes, tag: str, models: Mapping[str, type[BaseModel]]) -> Any:
+    """The request a body holds, validated by its own model, so a refusal names the field
+    exactly as the embedded engine's does; InvalidInput otherwise."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        raise InvalidInput("the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"the body must be a JSON object with a {tag!r}")
+    named = data.get(tag)
+    model = models.get(named) if isinstance(named, str) else None
+    if model is None:
+        shown = repr(named)[:60]
+        raise InvalidInput(f"unknown {tag} {shown} (expected one of: {', '.join(models)})")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise invalid(exc) from None
+
+
+def create_app(
+    engine: Engine,
+    tokens: TokenStore,
+    *,
+    metrics: Metrics | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> FastAPI:
+    """The app over ``engine``; it closes the engine when it shuts down."""
+    from cairn import __version__
+
+    metrics = metrics if metrics is not None else Metrics(store_sizes(engine, tokens))
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        log.info("started", extra={"contract": c.CONTRACT_VERSION, "version": __version__})
+        try:
+            yield
+        finally:
+            await run_in_threadpool(engine.close)
+            log.info("stopped")
+
+    app = FastAPI(
+        title="cairn",
+        version=__version__,
+        description=f"The cairn provider contract {c.CONTRACT_VERSION} over HTTP.",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.openapi = lambda: contract_openapi(app)  # type: ignore[method-assign]
+
+    def bind(request: Request) -> Binding:
+        header = request.headers.get("authorization")
+        if not header:
+            raise Refused(401, "unauthorized", "a token is needed: Authorization: Bearer <token>")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Refused(401, "unauthorized", "the Authorization header must be Bearer <token>")
+        binding = tokens.authenticate(token.strip())
+        if binding is None:
+            raise Refused(401, "unauthorized", "unknown or revoked token")
+        return binding
+
+    async def body_of(request: Request) -> bytes:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_body_bytes:
+            raise Refused(413, "too_large", f"the body is over {max_body_bytes:,} bytes")
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > max_body_bytes:
+                raise Refused(413, "too_large", f"the body is over {max_body_bytes:,} bytes")
+        return bytes(body)
+
+    def provider_for(binding: Binding, request: Any) -> Provider:
+        asked = getattr(request, "agent", None)
+        if binding.agent is not None and asked not in (None, binding.agent):
+            raise Refused(403, "forbidden", f"this token acts only as agent {binding.agent!r}")
+        return engine.bound(tenant=binding.tenant, agent=binding.agent or "default")
+
+    async def observed(
+        route: str,
+        request: Request,
+        answer: Callable[[dict[str, Any]], Awaitable[Response]],
+    ) -> Response:
+        """Answer, then count, time and log the request, whatever happened."""
+        start = time.perf_counter()
+        seen: dict[str, Any] = {"operation": "-"}
+        request_id = request.headers.get("x-request-id", "")[:64] or secrets.token_hex(8)
+        metrics.in_flight.inc()
+        try:
+            response = await answer(seen)
+        except Refused as exc:
+            response = error_reply(exc.status, exc.code, str(exc))
+        except CairnError as exc:
+            status, code = error_of(exc)
+            response = error_reply(status, code, str(exc))
+        except Exception:  # a defect: logged with its traceback, one line to the client
+            log.exception("request failed", extra={"route": route, "request_id": request_id})
+            response = error_reply(500, "internal", f"internal error (request {request_id})")
+        finally:
+            metrics.in_flight.dec()
+        seconds = time.perf_counter() - start
+        metrics.observe(route, seen["operation"], response.status_code, seconds)
+        if seen.get("timings") is not None:
+            metrics.observe_recall(seen["timings"])
+        response.headers["X-Request-Id"] = request_id
+        access.info(
+            "request",
+            extra={
+                "route": route,
+                "operation": seen["operation"],
+                "status": response.status_code,
+                "ms": round(seconds * 1000, 2),
+                "tenant": seen.get("tenant"),
+                "token": seen.get("token"),
+                "request_id": request_id,
+            },
+        )
+        return response
+
+    async def contract_call(request: Request, route: str) -> Response:
+        async def answer(seen: dict[str, Any]) -> Response:
+            binding = bind(request)
+            seen.update(tenant=binding.tenant, token=binding.token_id)
+            body = await body_of(request)
+            is_query = route == "/v1/query"
+            if is_query:
+                parsed = parse_request(body, "view", QUERIES)
+            else:
+                parsed = parse_request(body, "mutation", MUTATIONS)
+            seen["operation"] = parsed.view if is_query else parsed.mutation
+            provider = provider_for(binding, parsed)
+            call = provider.query if is_query else provider.apply
+
+            def work() -> Response:
+                response = call(parsed)
+                if isinstance(response, c.RecallResponse):
+                    seen["timings"] = response.timings_ms
+                return _json(response)
+
+            return await run_in_threadpool(work)
+
+        return await observed(route, request, answer)
+
+    @app.post("/v1/query", summary="Query (cairn.provider.v1)", response_model=None)
+    async def query(request: Request) -> Response:
+        return await contract_call(request, "/v1/query")
+
+    @app.post("/v1/apply", summary="Apply a mutation (cairn.provider.v1)", response_model=None)
+    async def apply(request: Request) -> Response:
+        return await contract_call(request, "/v1/apply")
+
+    @app.get("/v1/status", summary="Status of the token's tenant", response_model=None)
+    async def status(request: Request) -> Response:
+        async def answer(seen: dict[str, Any]) -> Response:
+            binding = bind(request)
+            seen.update(tenant=binding.tenant, token=binding.token_id, operation="status")
+            provider = engine.bound(tenant=binding.tenant, agent=binding.agent or "default")
+            found = await run_in_threadpool(provider.status)
+            # The store's size and file are the server's, not the tenant's: not shown.
+            counts = {k: v for k, v in found.counts.items() if k != "bytes"}
+            update = {"location": None, "token_configured": True, "counts": counts}
+            return _json(found.model_copy(update=update))
+
+        return await observed("/v1/status", request, answer)
+
+    @app.get("/health", summary="Liveness and store health (no token)", response_model=None)
+    async def health(request: Request) -> Response:
+        async def answer(seen: dict[str, Any]) -> Response:
+            seen["operation"] = "health"
+            try:
+                await run_in_threadpool(engine.status)
+            except Exception as exc:
+                log.error("unhealthy: %s", one_line(str(exc)))
+                body = {"status": "unavailable", "error": one_line(str(exc))}
+                return Response(json.dumps(body), status_code=503, media_type="application/json")
+            body = {"status": "ok", "contract": c.CONTRACT_VERSION, "version": __version__}
+            return Response(json.dumps(body), media_type="application/json")
+
+        return await observed("/health", request, answer)
+
+    @app.get("/metrics", summary="Prometheus metrics (no token)", response_model=None)
+    async def metrics_route(request: Request) -> Response:
+        async def answer(seen: dict[str, Any]) -> Response:
+            seen["operation"] = "metrics"
+            text = await run_in_threadpool(metrics.render)
+            return Response(text, media_type=CONTENT_TYPE)
+
+        return await observed("/metrics", request, answer)
+
+    return app
+
+
+def store_sizes(engine: Engine, tokens: TokenStore) -> Callable[[], Mapping[str, int]]:
+    """Totals over every tenant and agent a token serves (each counted once)."""
+
+    def measure() -> Mapping[str, int]:
+        totals = dict.fromkeys(SIZES, 0)
+        served = {(b.tenant, b.agent or "default") for b in tokens.bindings()}
+        size = int(engine.status().counts.get("bytes", 0))
+        for tenant, agent in sorted(served):
+            counts = engine.bound(tenant=tenant, agent=agent).status().counts
+            for name in SIZES:
+                totals[name] += int(counts.get(name, 0))
+        return {**totals, "bytes": size, "tenants": len({t for t, _ in served})}
+
+    return measure

@@ -1,0 +1,186 @@
+"""The server's composition root: one engine per process, the app over it, uvicorn.
+
+The engine is whatever storage pair the configuration names (``cairn.compose`` wires it);
+the server never writes Markdown files (they are a person's view of their own memory, on
+their own machine). A SIGTERM or SIGINT stops it gracefully: it stops accepting, lets the
+requests in flight finish (up to ``grace`` seconds), then closes the engine.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI
+from uvicorn.supervisors import Multiprocess
+
+from cairn.config import Config, parse_config
+from cairn.errors import InvalidInput
+from cairn.provider import contract as c
+from cairn.provider.local import LocalProvider
+from cairn.server import logs
+from cairn.server.app import MAX_BODY_BYTES, create_app
+from cairn.server.auth import TokenStore, tokens_path
+
+log = logging.getLogger("cairn.server")
+
+DEFAULT_PORT = 8750
+SETTINGS_ENV = "CAIRN_SERVE_SETTINGS"
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def open_engine(config: Config, home: Path, path: Path | None = None) -> LocalProvider:
+    """The one engine of this process, over the configured storage pair."""
+    from cairn.compose import open_provider
+
+    if config.memory.remote.endpoint is not None:
+        raise InvalidInput(
+            "memory.remote.endpoint is set: this home uses another server, so it has no"
+            " store to serve (unset it in the server's config)"
+        )
+    engine = open_provider(config, path=path, home=home, markdown=False)
+    assert isinstance(engine, LocalProvider)  # no remote is configured
+    return engine
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: a free one), or InvalidInput."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+    except (OSError, IndexError) as exc:
+        raise InvalidInput(f"--host {host}: {exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What a serving process needs; passed to worker processes as JSON."""
+
+    config: dict[str, Any]
+    home: str
+    tokens: str
+    path: str | None
+    max_body_bytes: int
+
+
+def build_app(settings: Settings) -> FastAPI:
+    """This process's engine, warmed, and the app over it."""
+    config = parse_config(settings.config)
+    path = Path(settings.path) if settings.path else None
+    engine = open_engine(config, Path(settings.home), path)
+    app = create_app(engine, TokenStore(settings.tokens), max_body_bytes=settings.max_body_bytes)
+    # Load the model (and the default partition) now, not in the first request.
+    engine.query(c.RecallQuery(query="warm up"))
+    return app
+
+
+def worker_app() -> FastAPI:
+    """The app of one worker process of ``--workers`` (uvicorn imports it by name)."""
+    from prometheus_client import disable_created_metrics
+
+    disable_created_metrics()  # type: ignore[no-untyped-call]  # *_created: noise
+    return build_app(Settings(**json.loads(os.environ[SETTINGS_ENV])))
+
+
+def serve(
+    config: Config,
+    *,
+    home: Path,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    tokens: Path | None = None,
+    path: Path | None = None,
+    grace: int = 30,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    log_level: str = "info",
+    workers: int = 1,
+) -> None:
+    """Serve until SIGTERM or SIGINT.
+
+    ``workers`` > 1: that many processes accept on the one socket, each with an engine
+    of its own over the same store (an engine answers on one core at a time; the store
+    is shared by any number of processes). Metrics are then each process's own.
+    """
+    logs.configure(log_level)
+    from prometheus_client import disable_created_metrics
+
+    disable_created_metrics()  # type: ignore[no-untyped-call]  # *_created: noise
+    settings = Settings(
+        config=config.to_dict(),
+        home=str(home),
+        tokens=str(tokens or tokens_path(home)),
+        path=str(path) if path else None,
+        max_body_bytes=max_body_bytes,
+    )
+    sock = listen(host, port)
+    try:
+        if workers == 1:
+            app: FastAPI | str = build_app(settings)
+        else:
+            open_engine(config, home, path).close()  # a store that cannot open fails here
+            os.environ[SETTINGS_ENV] = json.dumps(asdict(settings))
+            app = f"{__name__}:worker_app"
+    except BaseException:
+        sock.close()
+        raise
+    store = TokenStore(settings.tokens)
+    bound_host, bound_port = sock.getsockname()[:2]
+    log.info(
+        "listening",
+        extra={
+            "host": bound_host,
+            "port": bound_port,
+            "url": f"http://{_url_host(bound_host)}:{bound_port}",
+            "workers": workers,
+            "tokens": str(store.path),
+            "tenants": len({b.tenant for b in store.bindings()}),
+        },
+    )
+    options = uvicorn.Config(
+        app,
+        factory=workers > 1,
+        workers=workers,
+        log_config=logs.log_config(log_level),
+        access_log=False,
+        timeout_graceful_shutdown=grace,
+        server_header=False,
+        proxy_headers=False,
+        lifespan="on",
+    )
+    # uvicorn shuts down gracefully at the signal, then raises it again for the handler it
+    # found; that handler only notes it, so a graceful stop ends the command with exit 0.
+    stops: list[int] = []
+    previous = {sig: signal.signal(sig, lambda n, _: stops.append(n)) for sig in _STOP_SIGNALS}
+    try:
+        if workers == 1:
+            uvicorn.Server(options).run(sockets=[sock])
+        else:
+            Multiprocess(options, sockets=[sock]).run()
+    finally:
+        sock.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if stops:
+        log.info("stopped by signal", extra={"signal": signal.Signals(stops[0]).name})
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

@@ -1,0 +1,167 @@
+"""A learning delta from outside (the contract's ``delta`` mutation): a reflection run
+elsewhere — another process, a remote worker, a model — proposes a doc change; it is
+applied as reflection's own are, as a mental-model doc of trust ``learned`` and origin
+``reflection`` (the database refuses ``system`` for it), never to an explicit record."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cairn.engine.learning.deltas import Delta, doc_id, is_doc, selector_of
+from cairn.errors import Conflict, InvalidInput, NotFound
+from cairn.model import DEFAULT_MEMORY_TYPE, DOC_KINDS, Record, record_from_dict
+from cairn.services.journal import Journal, Namespace
+from cairn.storage.ports import RecordStore
+from cairn.text import text_hash
+from cairn.validation import check_choice, check_text
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaInput:
+    op: str  # create | update | supersede | forget
+    kind: str = "topic"
+    target: str | None = None
+    statement: str | None = None
+    title: str | None = None
+    project_id: str | None = None
+    path_patterns: Sequence[str] = ()
+    operations: Sequence[str] = ()
+    phases: Sequence[str] = ()
+    task_types: Sequence[str] = ()
+    evidence: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    applied: bool  # False: this key was applied before
+    delta: Delta
+    record: Record | None
+
+
+class Deltas:
+    def __init__(self, records: RecordStore, journal: Journal) -> None:
+        self._records = records
+        self._journal = journal
+
+    def submit(self, item: DeltaInput, ns: Namespace, *, event_id: str) -> Submitted:
+        check_choice("delta", item.op, ("create", "update", "supersede", "forget"))
+        check_choice("kind", item.kind, DOC_KINDS)
+        evidence = tuple(check_text("evidence", e, 200) for e in item.evidence)
+        if item.op == "create":
+            delta = self._create(item, ns, evidence, event_id)
+        else:
+            delta = self._change(item, ns, evidence)
+        event = self._journal.event("learning.delta", delta.event_payload(), ns, event_id)
+        preview = delta.record
+        if preview is None and "body" in delta.changes and delta.target:
+            current = self._records.get(ns.tenant, ns.agent, delta.target)
+            assert current is not None
+            preview = record_from_dict({**current.to_dict(), **delta.changes})
+        vectors = self._journal.embed([preview]) if preview is not None else {}
+        (fresh,) = self._journal.commit([event], vectors)
+        target = delta.target or (delta.record.id if delta.record else None)
+        record = self._records.get(ns.tenant, ns.agent, target) if target else None
+        return Submitted(fresh, delta, record)
+
+    def _statement(self, item: DeltaInput) -> str:
+        if item.statement is None:
+            raise InvalidInput(f"a {item.op} delta needs a statement")
+        return check_text("statement", item.statement, 10_000).strip()
+
+    def _create(
+        self, item: DeltaInput, ns: Namespace, evidence: tuple[str, ...], key: str
+    ) -> Delta:
+        body = self._statement(item)
+        now = self._journal.now()
+        topic = "api:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        project = item.project_id
+        record = Record(
+            id=doc_id(ns.tenant, ns.agent, topic, now),
+            version=1,
+            tenant=ns.tenant,
+            agent=ns.agent,
+            body=body,
+            kind=item.kind,
+            memory_type=DEFAULT_MEMORY_TYPE[item.kind],
+            title=check_text("title", item.title, 1000) if item.title else None,
+            authority="inferred",
+            origin="reflection",
+            trust="learned",
+            scope="project" if project else "global",
+            project_id=project,
+            path_patterns=tuple(item.path_patterns),
+            operations=tuple(w.lower() for w in item.operations),
+            phases=tuple(w.lower() for w in item.phases),
+            task_types=tuple(w.lower() for w in item.task_types),
+            state="candidate",
+            evidence=evidence,
+            source={"reflection": {"topic": topic, "submitted": True}},
+            recorded_at=now,
+            text_hash=text_hash(body),
+        )
+        return Delta(
+            "create",
+            record.id,
+            item.kind,
+            topic,
+            body,
+            selector_of(record),
+            evidence,
+            "candidate",
+            "submitted",
+            record=record,
+        )
+
+    def _change(self, item: DeltaInput, ns: Namespace, evidence: tuple[str, ...]) -> Delta:
+        if item.target is None:
+            raise InvalidInput(f"a {item.op} delta names its target")
+        doc = self._records.get(ns.tenant, ns.agent, item.target.strip().upper())
+        if doc is None:
+            raise NotFound(f"no memory with id {item.target}")
+        if not is_doc(doc):
+            raise Conflict(f"memory {doc.id} is not a learned doc; a delta cannot change it")
+        topic = str(doc.source.get("reflection", {}).get("topic") or "")
+        if item.op == "forget":
+            return Delta(
+                "forget", doc.id, doc.kind, topic, None, selector_of(doc), (), None, "submitted"
+            )
+        body = self._statement(item)
+        now = self._journal.now()
+        changes: dict[str, Any] = {
+            "body": body,
+            "text_hash": text_hash(body),
+            "evidence": list(dict.fromkeys((*doc.evidence, *evidence))),
+            "recorded_at": now,
+        }
+        if item.op == "supersede":
+            history = [
+                *list(doc.source.get("history") or []),
+                {"body": doc.body, "version": doc.version, "until": now},
+            ]
+            changes.update(
+                state="candidate",
+                proof_count=0,
+                failure_count=0,
+                used_count=0,
+                ignored_count=0,
+                source={
+                    **{k: v for k, v in doc.source.items() if k != "lifecycle"},
+                    "history": history,
+                },
+            )
+        return Delta(
+            item.op,
+            doc.id,
+            doc.kind,
+            topic,
+            body,
+            selector_of(doc),
+            evidence,
+            str(changes.get("state", doc.state)),
+            "submitted",
+            changes=changes,
+            in_place=False,
+        )

@@ -1,0 +1,141 @@
+"""Bringing a PostgreSQL schema to the newest version, in one transaction per open.
+
+Setting up is serialised across processes by an advisory lock, so several servers opening
+one database at once migrate it exactly once. Every migration is forward-only; all of them
+run in one transaction (PostgreSQL's DDL is transactional), so a failure leaves the schema
+as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from psycopg import Connection, sql
+
+from cairn.errors import StorageError
+from cairn.storage.postgres.schema import (
+    MIGRATIONS,
+    OWN_TABLES,
+    STORE_ROLE,
+    TENANT_TABLES,
+)
+
+SETUP_LOCK = "cairn.setup"
+# Work a migration does in Python after its script (none so far: schema 5 is the first).
+AfterScript = Callable[[Connection[Any]], None]
+AFTER_SCRIPT: dict[int, AfterScript] = {}
+
+
+def schema_version(conn: Connection[Any], schema: str) -> int:
+    # The catalog is read through pg_tables, under this statement's snapshot: a name
+    # lookup (to_regclass) may still answer from before the lock this process waited for.
+    if "schema_version" not in _tables(conn, schema):
+        return 0
+    version = conn.execute(
+        sql.SQL("SELECT max(version) FROM {}.schema_version").format(sql.Identifier(schema))
+    ).fetchone()
+    return int(version[0] or 0) if version else 0
+
+
+def _tables(conn: Connection[Any], schema: str) -> set[str]:
+    found = conn.execute(
+        "SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,)
+    ).fetchall()
+    return {str(r[0]) for r in found}
+
+
+def migrate(
+    conn: Connection[Any],
+    schema: str,
+    *,
+    migrations: Sequence[tuple[int, str]] = MIGRATIONS,
+) -> int:
+    """Apply every migration newer than the schema, all or nothing; returns the version.
+
+    ``conn`` has ``search_path`` set to the schema (and pgvector's schema)."""
+    latest = migrations[-1][0] if migrations else 0
+    current = schema_version(conn, schema)
+    if current == latest:
+        return current
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (SETUP_LOCK,))
+        current = schema_version(conn, schema)  # another process may have migrated meanwhile
+        if current > latest:
+            raise StorageError(
+                f"the PostgreSQL schema {schema!r} has version {current}, newer than this"
+                f" cairn ({latest}); upgrade cairn"
+            )
+        if current == 0:
+            foreign = _tables(conn, schema) - OWN_TABLES
+            if foreign:
+                raise StorageError(
+                    f"the PostgreSQL schema {schema!r} holds tables of another program"
+                    f" ({', '.join(sorted(foreign)[:5])}); name another memory.store.schema"
+                )
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version"
+            " (version integer PRIMARY KEY, applied_at text NOT NULL)"
+        )
+        for version, script in migrations:
+            if version <= current:
+                continue
+            conn.execute(script.encode("utf-8"))
+            step = AFTER_SCRIPT.get(version)
+            if step is not None:
+                step(conn)
+            conn.execute(
+                "INSERT INTO schema_version(version, applied_at) VALUES (%s,"
+                """ to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))""",
+                (version,),
+            )
+        current = latest
+    return current
+
+
+def ensure_store_role(conn: Connection[Any], schema: str) -> None:
+    """Give the unprivileged role the store's work runs as what it needs in this schema.
+
+    A superuser (or a role with BYPASSRLS) is never subject to row-level security, so a
+    store connecting as one switches every pooled connection to this role; the role may
+    read and write the tables, never own or alter them."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (SETUP_LOCK,))
+        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (STORE_ROLE,))
+        if exists.fetchone() is None:
+            conn.execute(
+                sql.SQL("CREATE ROLE {} NOLOGIN NOSUPERUSER NOBYPASSRLS").format(
+                    sql.Identifier(STORE_ROLE)
+                )
+            )
+        role, name = sql.Identifier(STORE_ROLE), sql.Identifier(schema)
+        missing = conn.execute(
+            "SELECT count(*) FROM unnest(%s::text[]) AS t(name) WHERE NOT has_table_privilege("
+            "%s, format('%%I.%%I', %s::text, t.name), 'SELECT, INSERT, UPDATE, DELETE')",
+            (["meta", "schema_version", *TENANT_TABLES], STORE_ROLE, schema),
+        ).fetchone()
+        if missing is not None and int(missing[0]) == 0:
+            return
+        conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(name, role))
+        conn.execute(
+            sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {} TO {}").format(
+                name, role
+            )
+        )
+        conn.execute(
+            sql.SQL("GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {} TO {}").format(
+                name, role
+            )
+        )
+
+
+def ensure_index(conn: Connection[Any], name: str, ddl: str) -> None:
+    """Create an index once, whichever of several processes asks first."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (SETUP_LOCK,))
+        found = conn.execute(
+            "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
+            (name,),
+        ).fetchone()
+        if found is None:
+            conn.execute(ddl.encode("utf-8"))

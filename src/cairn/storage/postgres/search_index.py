@@ -1,0 +1,314 @@
+"""The in-database search index: every lane answered by PostgreSQL, nothing held in process.
+
+- **keyword**: BM25 computed in SQL over the postings the record store writes with each
+  record -- FTS5's formula (k1 = 1.2, b = 0.75, idf = ln((N - n + 0.5) / (n + 0.5)) floored
+  at 1e-6) over the analysed terms of :mod:`cairn.storage.terms`, with N, n and the mean
+  length read from the partition's exact statistics. So the ranking is the embedded
+  index's, number for number; CJK bigrams and code identifiers are terms of it already.
+- **vector**: cosine over pgvector. A partition below ``ann_threshold`` live memories is
+  ranked exactly (its rows, by the partition index); a larger one walks the HNSW index
+  with an iterative scan, so the tenant, scope and liveness filters are applied inside the
+  walk and still fill the limit.
+- **entity**: the newest rows of each of the seeds' hashed entity keys, counted per row.
+- **places / neighbours**: the records' episode columns, by the episode index.
+
+Every query names the tenant and agent in its conditions and runs in a session scoped to
+the tenant, so row-level security is a second wall behind each of them. There is no feed
+to follow: ``refresh`` has nothing to do, and a write is searchable by every process the
+moment it commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+import numpy as np
+
+from cairn.storage.ann_graph import DEFAULT_ANN_THRESHOLD
+from cairn.storage.ports import EpisodePlace, LaneFilter, LaneHit, TermCounts
+from cairn.storage.postgres.database import Session
+from cairn.storage.postgres.migrate import ensure_index
+from cairn.storage.postgres.record_store import PostgresRecordStore
+from cairn.storage.postgres.schema import hnsw_index
+from cairn.storage.postgres.vectors import PgVector
+from cairn.storage.terms import decode_keys, query_keys
+
+K1 = 1.2
+B = 0.75
+_MIN_IDF = 1e-6
+_IN_SCOPE = " AND ({alias}project_id IS NULL OR {alias}project_id = %(project)s)"
+
+_BM25 = f"""
+WITH part AS (
+    SELECT documents::float8 AS n,
+           CASE WHEN length > 0 THEN length::float8 / documents ELSE 1.0 END AS avgdl
+    FROM partition_stats WHERE tenant = %(tenant)s AND agent = %(agent)s AND documents > 0
+), q AS (
+    SELECT s.term, greatest(ln((part.n - s.df + 0.5) / (s.df + 0.5)), {_MIN_IDF}) AS idf
+    FROM term_stats s, part
+    WHERE s.tenant = %(tenant)s AND s.agent = %(agent)s AND s.term = ANY(%(keys)s::int8[])
+      AND s.df > 0
+)
+SELECT p.row, sum(q.idf * {K1 + 1.0} * p.tf
+                  / (p.tf + {K1} * ({1.0 - B} + {B} * p.length / part.avgdl))) AS score
+FROM q CROSS JOIN part CROSS JOIN LATERAL (
+    SELECT p.row, p.tf, p.length FROM postings p
+    WHERE p.tenant = %(tenant)s AND p.agent = %(agent)s AND p.term = q.term AND p.live {{where}}
+    OFFSET 0
+) p
+GROUP BY p.row
+"""
+# The lateral subquery reads each query term's postings by the key (tenant, agent, term);
+# OFFSET 0 keeps the planner from flattening it into a join that, on a young table whose
+# statistics say "one row", scanned the whole partition's postings once per term.
+
+
+def _params(where: LaneFilter, **more: Any) -> dict[str, Any]:
+    return {"tenant": where.tenant, "agent": where.agent, "project": where.project_id, **more}
+
+
+def _scope(where: LaneFilter, alias: str = "") -> str:
+    return "" if where.project_id is None else _IN_SCOPE.format(alias=alias)
+
+
+def _day(occurred_at: str | None) -> str | None:
+    """The ISO day of a time, as the embedded index gives it (None when not a date)."""
+    if not occurred_at:
+        return None
+    try:
+        return date.fromisoformat(occurred_at[:10]).isoformat()
+    except ValueError:
+        return None
+
+
+def walk_settings(s: Session, limit: int, *, on: bool) -> None:
+    """Settings of an HNSW walk (``on``), or back to the defaults.
+
+    The walk goes on past rows the filters drop until the limit is full, and its candidate
+    list is at least the limit, so it can return that many. No sort: the only plan that
+    yields rows in distance order without one is the walk, whatever the planner's
+    statistics say of the partition (a young table looks empty to it)."""
+    s.conn.execute(
+        "SELECT set_config('hnsw.ef_search', %s, true),"
+        " set_config('hnsw.iterative_scan', %s, true), set_config('enable_sort', %s, true)",
+        (str(min(1000, max(64, 2 * limit))), "relaxed_order", "off") if on else ("40", "off", "on"),
+    )
+
+
+def vector_sql(where: LaneFilter, dim: int, *, graph: bool) -> bytes:
+    """The vector lane's query: through the HNSW index of ``dim``, or exact."""
+    if graph:
+        distance = f"vec::vector({dim}) <=> %(q)s::vector({dim})"
+        sql = (
+            f"SELECT row, {distance} AS d FROM vectors"
+            " WHERE tenant = %(tenant)s AND agent = %(agent)s AND live"
+            f" AND dim = {dim}{_scope(where)} ORDER BY {distance} LIMIT %(limit)s"
+        )
+    else:
+        # Every row of the partition (the expression differs from the HNSW index's, so the
+        # planner reads the partition index and sorts).
+        sql = (
+            "SELECT row, vec <=> %(q)s AS d FROM vectors"
+            " WHERE tenant = %(tenant)s AND agent = %(agent)s AND live"
+            f" AND dim = %(dim)s{_scope(where)} ORDER BY d, row LIMIT %(limit)s"
+        )
+    return sql.encode()
+
+
+class PostgresSearchIndex:
+    """``dim``: the embedder's dimension (its HNSW index is made on open when missing);
+    ``ann_threshold``: live memories from which a partition is searched through HNSW
+    (None: always exact)."""
+
+    def __init__(
+        self,
+        records: PostgresRecordStore,
+        *,
+        dim: int,
+        ann_threshold: int | None = DEFAULT_ANN_THRESHOLD,
+    ) -> None:
+        self._db = records.db
+        self._dim = dim
+        self._ann_threshold = ann_threshold
+        name, ddl = hnsw_index(dim)
+        with self._db.session(None) as s:
+            present = s.conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()
+        if present is None or present[0] is None:
+            with self._db.admin() as conn:
+                ensure_index(conn, name, ddl)
+
+    def _rows(self, where: LaneFilter, query: Any, params: Any, *, binary: bool = False) -> Any:
+        with self._db.session(where.tenant) as s:
+            return s.cursor(binary=binary).execute(query, params).fetchall()
+
+    # -- keyword -------------------------------------------------------------------------
+
+    def keyword(self, where: LaneFilter, terms: Sequence[str], limit: int) -> list[LaneHit]:
+        if not terms or limit <= 0:
+            return []
+        query = (
+            _BM25.format(where=_scope(where, "p.")) + " ORDER BY score DESC, p.row LIMIT %(limit)s"
+        )
+        found = self._rows(
+            where, query.encode(), _params(where, keys=list(query_keys(terms)), limit=limit)
+        )
+        return [LaneHit(int(row), float(score)) for row, score in found]
+
+    def term_counts(self, where: LaneFilter, terms: Sequence[str]) -> TermCounts:
+        keys = {term: next(iter(query_keys([term]))) for term in terms}
+        found = self._rows(
+            where,
+            "SELECT true, 0::int8, documents FROM partition_stats"
+            " WHERE tenant = %(tenant)s AND agent = %(agent)s"
+            " UNION ALL SELECT false, term, df::int8 FROM term_stats"
+            " WHERE tenant = %(tenant)s AND agent = %(agent)s AND term = ANY(%(keys)s::int8[])",
+            _params(where, keys=list(set(keys.values()))),
+        )
+        documents = next((int(n) for total, _, n in found if total), 0)
+        df = {int(key): int(n) for total, key, n in found if not total}
+        return TermCounts(documents, {term: df.get(key, 0) for term, key in keys.items()})
+
+    def keyword_scores(
+        self, where: LaneFilter, terms: Sequence[str], rows: Sequence[int]
+    ) -> dict[int, float]:
+        if not terms or not rows:
+            return {}
+        query = _BM25.format(where="AND p.row = ANY(%(rows)s::int8[])")
+        found = self._rows(
+            where,
+            query.encode(),
+            _params(where, keys=list(query_keys(terms)), rows=[int(r) for r in rows]),
+        )
+        return {int(row): float(score) for row, score in found if score > 0}
+
+    # -- vector --------------------------------------------------------------------------
+
+    def _partition_size(self, s: Session, where: LaneFilter) -> int:
+        found = s.conn.execute(
+            "SELECT documents FROM partition_stats WHERE tenant = %s AND agent = %s",
+            (where.tenant, where.agent),
+        ).fetchone()
+        return int(found[0]) if found else 0
+
+    def uses_graph(self, where: LaneFilter, dim: int, s: Session) -> bool:
+        """Whether this partition is searched through the HNSW index (else exactly)."""
+        if self._ann_threshold is None or dim != self._dim:
+            return False
+        return self._partition_size(s, where) >= self._ann_threshold
+
+    def vector(self, where: LaneFilter, query: np.ndarray, limit: int) -> list[LaneHit]:
+        if limit <= 0:
+            return []
+        vec = np.asarray(query, dtype=np.float32).reshape(-1)
+        dim = int(vec.shape[0])
+        params = _params(where, q=PgVector(vec), dim=dim, limit=limit)
+        with self._db.session(where.tenant) as s:
+            graph = self.uses_graph(where, dim, s)
+            if graph:
+                walk_settings(s, limit, on=True)
+            found = s.conn.execute(vector_sql(where, dim, graph=graph), params).fetchall()
+            if graph:
+                walk_settings(s, limit, on=False)
+        # A relaxed walk may yield a few rows out of order: ties and order as the exact lane.
+        hits = sorted(((float(d), int(row)) for row, d in found))
+        return [LaneHit(row, 1.0 - d) for d, row in hits]
+
+    def vector_scores(
+        self, where: LaneFilter, query: np.ndarray, rows: Sequence[int]
+    ) -> dict[int, float]:
+        if not rows:
+            return {}
+        vec = np.asarray(query, dtype=np.float32).reshape(-1)
+        found = self._rows(
+            where,
+            "SELECT row, 1 - (vec <=> %(q)s) FROM vectors"
+            " WHERE tenant = %(tenant)s AND agent = %(agent)s AND dim = %(dim)s"
+            " AND row = ANY(%(rows)s::int8[])",
+            _params(where, q=PgVector(vec), dim=int(vec.shape[0]), rows=[int(r) for r in rows]),
+        )
+        return {int(row): float(score) for row, score in found}
+
+    # -- entity --------------------------------------------------------------------------
+
+    def entity(self, where: LaneFilter, seeds: Sequence[int], per_entity_cap: int) -> list[LaneHit]:
+        if not seeds or per_entity_cap <= 0:
+            return []
+        seed_rows = [int(s) for s in seeds]
+        with self._db.session(where.tenant) as s:
+            blobs = s.conn.execute(
+                "SELECT entity_keys FROM record_terms WHERE tenant = %s AND agent = %s"
+                " AND row = ANY(%s::int8[]) AND entity_keys IS NOT NULL",
+                (where.tenant, where.agent, seed_rows),
+            ).fetchall()
+            keys = sorted({k for (blob,) in blobs for k in decode_keys(blob).tolist()})
+            if not keys:
+                return []
+            # Each key's newest rows (of any liveness, as the embedded index counts them),
+            # then only live rows in scope that are not seeds themselves.
+            found = s.conn.execute(
+                (
+                    "SELECT c.row, c.n FROM (SELECT l.row, count(*) AS n"
+                    " FROM unnest(%(keys)s::int8[]) AS k(key) CROSS JOIN LATERAL ("
+                    "   SELECT e.row FROM entity_links e WHERE e.tenant = %(tenant)s"
+                    "   AND e.agent = %(agent)s AND e.key = k.key ORDER BY e.row DESC"
+                    "   LIMIT %(cap)s) l GROUP BY l.row) c"
+                    " JOIN records r ON r.row = c.row"
+                    " WHERE r.tenant = %(tenant)s AND r.agent = %(agent)s AND r.live"
+                    f"{_scope(where, 'r.')} AND NOT (c.row = ANY(%(seeds)s::int8[]))"
+                    " ORDER BY c.n DESC, c.row"
+                ).encode(),
+                _params(where, keys=keys, cap=per_entity_cap, seeds=seed_rows),
+            ).fetchall()
+        return [LaneHit(int(row), float(n)) for row, n in found]
+
+    # -- episodes ------------------------------------------------------------------------
+
+    def places(self, where: LaneFilter, rows: Sequence[int]) -> dict[int, EpisodePlace]:
+        if not rows:
+            return {}
+        found = self._rows(
+            where,
+            "SELECT row, episode_id, position, occurred_at FROM records"
+            " WHERE tenant = %s AND agent = %s AND row = ANY(%s::int8[]) AND NOT purged",
+            (where.tenant, where.agent, [int(r) for r in rows]),
+        )
+        return {int(r): EpisodePlace(e, p, _day(o)) for r, e, p, o in found}
+
+    def neighbours(
+        self, where: LaneFilter, places: Sequence[EpisodePlace], window: int
+    ) -> dict[int, EpisodePlace]:
+        anchors = list(
+            dict.fromkeys(
+                (p.episode_id, p.position)
+                for p in places
+                if p.episode_id is not None and p.position is not None
+            )
+        )
+        if not anchors or window <= 0:
+            return {}
+        found = self._rows(
+            where,
+            (
+                "SELECT DISTINCT r.row, r.episode_id, r.position, r.occurred_at FROM records r"
+                " JOIN unnest(%(episodes)s::text[], %(positions)s::int4[]) AS a(episode, pos)"
+                " ON r.episode_id = a.episode"
+                " AND r.position BETWEEN a.pos - %(window)s AND a.pos + %(window)s"
+                " WHERE r.tenant = %(tenant)s AND r.agent = %(agent)s AND r.live"
+                f"{_scope(where, 'r.')}"
+            ).encode(),
+            _params(
+                where,
+                episodes=[e for e, _ in anchors],
+                positions=[p for _, p in anchors],
+                window=window,
+            ),
+        )
+        return {int(r): EpisodePlace(e, p, _day(o)) for r, e, p, o in found}
+
+    def refresh(self) -> None:
+        return None  # the index is the database: nothing to catch up with
+
+    def close(self) -> None:
+        return None  # the connections are the record store's

@@ -1,0 +1,386 @@
+"""One PostgreSQL write transaction of the record store: every key tenant- and agent-scoped.
+
+Each method names its tenant to the session before its first statement, so row-level
+security admits that tenant's rows only. ``update_record`` is addressed by row alone (as
+the port defines it): the transaction remembers the tenant of every row it handed out or
+inserted, and looks up any other row's tenant before writing under it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from cairn.errors import StorageError
+from cairn.model import Application, Event, Record, Tombstone
+from cairn.storage.ports import NewRow
+from cairn.storage.postgres import index_rows
+from cairn.storage.postgres.database import Session
+from cairn.storage.postgres.rows import (
+    APPLICATION_COLUMNS,
+    INSERT_EVENT,
+    RECORD_COLUMNS,
+    SELECT_APPLICATION,
+    SELECT_RECORD,
+    SELECT_TOMBSTONE,
+    TOMBSTONE_COLUMNS,
+    application_from_row,
+    application_values,
+    event_values,
+    placeholders,
+    record_from_row,
+    record_values,
+    to_db,
+    tombstone_from_row,
+    tombstone_values,
+)
+from cairn.storage.terms import analyse_record, entity_blob
+
+RankHint = Callable[[Record], float]
+_REDACTED_KEYS = ("body", "title", "tags", "source", "external_ref", "text", "statement")
+_SELECT_WITH_STATE = "SELECT row, " + ", ".join(RECORD_COLUMNS) + ", live, purged FROM records"
+_INSERT_NAMES = ["row", *RECORD_COLUMNS, "change_seq", "entities_linked", "rank_hint"]
+_INSERT_RECORD = (
+    f"INSERT INTO records({', '.join(_INSERT_NAMES)}) VALUES ({placeholders(len(_INSERT_NAMES))})"
+)
+
+
+def redact(data: Any, marker: str) -> None:
+    """Replace every content field in an event payload, at any depth, by the marker."""
+    if isinstance(data, dict):
+        for key in list(data):
+            value = data[key]
+            if key in _REDACTED_KEYS and value not in (None, "", [], {}):
+                data[key] = marker if isinstance(value, str) else type(value)()
+            else:
+                redact(value, marker)
+    elif isinstance(data, list):
+        for item in data:
+            redact(item, marker)
+
+
+class PostgresTransaction:
+    def __init__(
+        self,
+        session: Session,
+        change_seq: int,
+        rank_hint: RankHint | None,
+        check_model: Callable[[Session, str], None],
+    ) -> None:
+        self._s = session
+        self._seq = change_seq
+        self._rank = rank_hint
+        self._check_model = check_model
+        self._tenants: dict[int, str] = {}  # row -> tenant, for rows addressed by row alone
+
+    def _run(self, tenant: str, query: Any, params: Sequence[Any] = ()) -> Any:
+        self._s.scope(tenant)
+        return self._s.conn.execute(query, params)
+
+    def _mine(self, found: list[tuple[int, Record]]) -> list[tuple[int, Record]]:
+        for row, record in found:
+            self._tenants[row] = record.tenant
+        return found
+
+    def _tenant_of(self, row: int) -> str | None:
+        known = self._tenants.get(row)
+        if known is None:
+            self._s.scope(None, every_tenant=True)
+            found = self._s.conn.execute(
+                "SELECT tenant FROM records WHERE row = %s", (row,)
+            ).fetchone()
+            if found is None:
+                return None
+            known = self._tenants[row] = str(found[0])
+        return known
+
+    # -- journal -------------------------------------------------------------------------
+
+    def append_events(self, events: Sequence[Event]) -> list[bool]:
+        existing: set[tuple[str, str, str]] = set()
+        by_namespace: dict[tuple[str, str], list[str]] = {}
+        for event in events:
+            by_namespace.setdefault((event.tenant, event.agent), []).append(event.event_id)
+        for (tenant, agent), ids in by_namespace.items():
+            found = self._run(
+                tenant,
+                "SELECT event_id FROM events WHERE tenant = %s AND agent = %s"
+                " AND event_id = ANY(%s::text[])",
+                (tenant, agent, ids),
+            )
+            existing.update((tenant, agent, r[0]) for r in found)
+        fresh: list[bool] = []
+        seen: set[tuple[str, str, str]] = set()
+        for event in events:  # a repeated id inside the batch is a no-op too
+            key = (event.tenant, event.agent, event.event_id)
+            fresh.append(key not in existing and key not in seen)
+            seen.add(key)
+        for tenant in dict.fromkeys(e.tenant for e in events):
+            values = [
+                event_values(e)
+                for e, new in zip(events, fresh, strict=True)
+                if new and e.tenant == tenant
+            ]
+            if values:
+                self._s.scope(tenant)
+                self._s.cursor().executemany(INSERT_EVENT, values)
+        return fresh
+
+    # -- records -------------------------------------------------------------------------
+
+    def insert_records(self, rows: Sequence[NewRow]) -> list[int]:
+        if not rows:
+            return []
+        found = self._s.conn.execute(
+            "SELECT nextval('records_row_seq') FROM generate_series(1, %s)", (len(rows),)
+        ).fetchall()
+        ids = sorted(int(r[0]) for r in found)
+        groups: dict[tuple[str, str], list[tuple[int, NewRow]]] = {}
+        for row, new in zip(ids, rows, strict=True):
+            groups.setdefault((new.record.tenant, new.record.agent), []).append((row, new))
+            self._tenants[row] = new.record.tenant
+        for (tenant, agent), members in groups.items():
+            self._s.scope(tenant)
+            self._s.cursor().executemany(
+                _INSERT_RECORD,
+                [
+                    [
+                        row,
+                        *record_values(new.record),
+                        self._seq,
+                        new.entity_keys is not None or not new.record.body,
+                        self._rank(new.record) if self._rank is not None else 0.0,
+                    ]
+                    for row, new in members
+                ],
+            )
+            index_rows.add_rows(self._s, tenant, agent, [self._indexed(r, n) for r, n in members])
+        return ids
+
+    def _indexed(self, row: int, new: NewRow) -> index_rows.IndexedRow:
+        record = new.record
+        length, keys, counts = analyse_record(record.title, record.body, record.tags)
+        vector = None
+        if new.vector is not None:
+            self._check_model(self._s, new.model or "unknown")
+            vector = np.asarray(new.vector, dtype=np.float32)
+        return index_rows.IndexedRow(
+            row=row,
+            project_id=record.project_id,
+            live=record.is_live,
+            length=length,
+            keys=keys,
+            counts=counts,
+            entity_keys=entity_blob(new.entity_keys) if new.entity_keys else None,
+            vector=vector,
+            model=new.model,
+        )
+
+    def update_record(self, row: int, **changes: Any) -> None:
+        if not changes:
+            return
+        bad = set(changes) - set(RECORD_COLUMNS)
+        if bad:
+            raise StorageError(f"not a record column: {sorted(bad)}")
+        tenant = self._tenant_of(row)
+        if tenant is None:
+            return  # no such row: nothing to change, as an UPDATE of no row
+        found = self._run(tenant, _SELECT_WITH_STATE + " WHERE row = %s", (row,)).fetchone()
+        if found is None:
+            return
+        _, old = record_from_row(found[:-2])
+        was_live, purged = bool(found[-2]), bool(found[-1])
+        new = replace(old, **changes)
+        names = list(changes)
+        values = [to_db(n, v) for n, v in changes.items()]
+        if self._rank is not None:
+            names.append("rank_hint")
+            values.append(self._rank(new))
+        assignments = ", ".join(f"{name} = %s" for name in names)
+        self._s.conn.execute(
+            f"UPDATE records SET {assignments}, change_seq = %s WHERE row = %s".encode(),
+            [*values, self._seq, row],
+        )
+        index_rows.set_state(
+            self._s,
+            tenant,
+            old.agent,
+            row,
+            was=(was_live, old.project_id),
+            now=(new.is_live and not purged, new.project_id),
+        )
+
+    def current(self, tenant: str, agent: str, record_id: str) -> tuple[int, Record] | None:
+        found = self._run(
+            tenant,
+            SELECT_RECORD + " WHERE tenant = %s AND agent = %s AND id = %s"
+            " AND superseded_by IS NULL ORDER BY version DESC LIMIT 1",
+            (tenant, agent, record_id),
+        ).fetchone()
+        return self._mine([record_from_row(found)])[0] if found else None
+
+    def versions(self, tenant: str, agent: str, record_id: str) -> list[tuple[int, Record]]:
+        found = self._run(
+            tenant,
+            SELECT_RECORD + " WHERE tenant = %s AND agent = %s AND id = %s ORDER BY version",
+            (tenant, agent, record_id),
+        ).fetchall()
+        return self._mine([record_from_row(r) for r in found])
+
+    # -- tombstones ----------------------------------------------------------------------
+
+    def tombstone(self, tenant: str, agent: str, record_id: str) -> Tombstone | None:
+        found = self._run(
+            tenant,
+            SELECT_TOMBSTONE + " WHERE tenant = %s AND agent = %s AND record_id = %s",
+            (tenant, agent, record_id),
+        ).fetchone()
+        return tombstone_from_row(found) if found else None
+
+    def put_tombstone(self, tombstone: Tombstone) -> None:
+        names = ", ".join(TOMBSTONE_COLUMNS)
+        self._run(
+            tombstone.tenant,
+            f"INSERT INTO tombstones({names}) VALUES ({placeholders(len(TOMBSTONE_COLUMNS))})"
+            " ON CONFLICT (tenant, agent, record_id) DO UPDATE SET reason = excluded.reason,"
+            " permanent = excluded.permanent, removed_at = excluded.removed_at,"
+            " restored_at = excluded.restored_at, text_hash = excluded.text_hash,"
+            " scope = excluded.scope, project_id = excluded.project_id",
+            tombstone_values(tombstone),
+        )
+
+    def purge(self, tenant: str, agent: str, record_id: str, redacted: str) -> None:
+        found = self._run(
+            tenant,
+            "SELECT row, live FROM records WHERE tenant = %s AND agent = %s AND id = %s",
+            (tenant, agent, record_id),
+        ).fetchall()
+        for row, live in found:
+            index_rows.drop_row(self._s, tenant, agent, int(row), was_live=bool(live))
+        self._s.conn.execute(
+            "UPDATE records SET body = '', title = NULL, tags = '[]', source = '{}',"
+            " evidence = '[]', external_ref = NULL, purged = true, entities_linked = true,"
+            " change_seq = %s WHERE tenant = %s AND agent = %s AND id = %s",
+            (self._seq, tenant, agent, record_id),
+        )
+        self._s.conn.execute(
+            "UPDATE applications SET task = NULL"
+            " WHERE tenant = %s AND agent = %s AND record_id = %s",
+            (tenant, agent, record_id),
+        )
+        events = self._s.conn.execute(
+            "SELECT seq, payload FROM events WHERE tenant = %s AND agent = %s AND record_ref = %s",
+            (tenant, agent, record_id),
+        ).fetchall()
+        updates = []
+        for seq, payload in events:
+            data = json.loads(payload)
+            redact(data, redacted)
+            updates.append((json.dumps(data, ensure_ascii=False, sort_keys=True), seq))
+        if updates:
+            self._s.cursor().executemany("UPDATE events SET payload = %s WHERE seq = %s", updates)
+        self._s.conn.execute(
+            "INSERT INTO pending_purges(tenant, agent, record_id) VALUES (%s, %s, %s)"
+            " ON CONFLICT DO NOTHING",
+            (tenant, agent, record_id),
+        )
+
+    # -- applications --------------------------------------------------------------------
+
+    def put_applications(self, applications: Sequence[Application]) -> None:
+        names = ", ".join(APPLICATION_COLUMNS)
+        for tenant in dict.fromkeys(a.tenant for a in applications):
+            self._s.scope(tenant)
+            self._s.cursor().executemany(
+                f"INSERT INTO applications({names})"
+                f" VALUES ({placeholders(len(APPLICATION_COLUMNS))})"
+                " ON CONFLICT (tenant, agent, application_id) DO NOTHING",
+                [application_values(a) for a in applications if a.tenant == tenant],
+            )
+
+    def application(self, tenant: str, agent: str, application_id: str) -> Application | None:
+        found = self._run(
+            tenant,
+            SELECT_APPLICATION + " WHERE tenant = %s AND agent = %s AND application_id = %s",
+            (tenant, agent, application_id),
+        ).fetchone()
+        return application_from_row(found) if found else None
+
+    def set_outcome(
+        self,
+        tenant: str,
+        agent: str,
+        application_id: str,
+        outcome: str,
+        at: str,
+        *,
+        source: str | None = None,
+        session: str | None = None,
+    ) -> None:
+        self._run(
+            tenant,
+            "UPDATE applications SET outcome = %s, outcome_at = %s, outcome_source = %s,"
+            " outcome_session = %s WHERE tenant = %s AND agent = %s AND application_id = %s",
+            (outcome, at, source, session, tenant, agent, application_id),
+        )
+
+    def applications_of(self, tenant: str, agent: str, record_id: str) -> list[Application]:
+        found = self._run(
+            tenant,
+            SELECT_APPLICATION + " WHERE tenant = %s AND agent = %s AND record_id = %s"
+            " ORDER BY created_at, application_id",
+            (tenant, agent, record_id),
+        ).fetchall()
+        return [application_from_row(r) for r in found]
+
+    def add_counters(self, tenant: str, agent: str, counters: Mapping[str, float]) -> None:
+        self._s.scope(tenant)
+        self._s.cursor().executemany(
+            "INSERT INTO telemetry(tenant, agent, name, value) VALUES (%s, %s, %s, %s)"
+            " ON CONFLICT (tenant, agent, name) DO UPDATE"
+            " SET value = telemetry.value + excluded.value",
+            [(tenant, agent, name, float(v)) for name, v in sorted(counters.items())],
+        )
+
+    def set_entity_keys(self, links: Sequence[tuple[int, tuple[str, ...]]]) -> None:
+        """Entity keys of rows stored without them (their agent's lane was off)."""
+        if not links:
+            return
+        self._s.scope(None, every_tenant=True)
+        owners = {
+            int(row): (str(tenant), str(agent))
+            for row, tenant, agent in self._s.conn.execute(
+                "SELECT row, tenant, agent FROM records WHERE row = ANY(%s::int8[])",
+                ([row for row, _ in links],),
+            )
+        }
+        groups: dict[tuple[str, str], list[tuple[int, bytes | None]]] = {}
+        for row, keys in links:
+            if row in owners:
+                blob = entity_blob(keys) if keys else None
+                groups.setdefault(owners[row], []).append((row, blob))
+        for (tenant, agent), members in groups.items():
+            self._s.scope(tenant)
+            index_rows.set_entity_keys(self._s, tenant, agent, members)
+            self._s.conn.execute(
+                "UPDATE records SET entities_linked = true, change_seq = %s"
+                " WHERE row = ANY(%s::int8[])",
+                (self._seq, [row for row, _ in members]),
+            )
+
+    # -- replay --------------------------------------------------------------------------
+
+    def clear_projection(self, tenant: str) -> None:
+        self._s.scope(tenant)
+        index_rows.clear_tenant(self._s, tenant)
+        for table in ("records", "tombstones", "applications", "pending_purges"):
+            self._s.conn.execute(f"DELETE FROM {table} WHERE tenant = %s".encode(), (tenant,))
+        self._tenants = {r: t for r, t in self._tenants.items() if t != tenant}
+        # Rows were deleted and will be renumbered: followers of the feed start again.
+        self._s.conn.execute(
+            "UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'generation'"
+        )

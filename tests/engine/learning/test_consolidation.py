@@ -1,0 +1,48 @@
+"""Consolidation: near-duplicates merge; explicit records are never merged or changed."""
+
+from __future__ import annotations
+
+from cairn.engine.learning.clustering import jaccard, signature
+from cairn.engine.learning.consolidation import merges
+from cairn.model import Record
+
+from .support import doc
+
+
+def words_alike(a: Record, b: Record) -> float:
+    return jaccard(signature(a.body), signature(b.body))
+
+
+def test_near_duplicates_merge_keeping_the_more_specific_selector_and_all_evidence() -> None:
+    broad = doc("D1", "Run make check before pushing", evidence=("E1",), proof_count=2)
+    narrow = doc(
+        "D2",
+        "Before pushing, run make check",
+        evidence=("E2",),
+        scope="project",
+        project_id="shop",
+        operations=("push",),
+    )
+    other = doc("D3", "Answer in short bullet points", evidence=("E3",))
+    survivor, retired = merges([broad, narrow, other], words_alike, 0.9)
+    assert (survivor.op, survivor.target, survivor.in_place) == ("update", "D1", False)
+    assert survivor.changes["evidence"] == ["E1", "E2"]
+    assert (survivor.changes["scope"], survivor.changes["operations"]) == ("project", ["push"])
+    assert (retired.op, retired.target, retired.into) == ("supersede", "D2", "D1")
+    assert retired.changes["state"] == "superseded"
+
+
+def test_explicit_records_are_never_merged_into_inferred_ones() -> None:
+    rule = doc("R1", "Run make check before pushing", authority="explicit", origin="user")
+    learned = doc("D1", "Before pushing run make check", proof_count=9)
+    (retired,) = merges([rule, learned], words_alike, 0.9)
+    assert (retired.target, retired.into) == ("D1", "R1")  # the rule itself is untouched
+    two_rules = [rule, doc("R2", rule.body, authority="explicit", origin="user")]
+    assert merges(two_rules, words_alike, 0.9) == []
+
+
+def test_different_projects_and_kinds_never_merge() -> None:
+    a = doc("D1", "Run make check", scope="project", project_id="shop")
+    b = doc("D2", "Run make check", scope="project", project_id="blog")
+    c = doc("D3", "Run make check", kind="skill")
+    assert merges([a, b, c], words_alike, 0.9) == []

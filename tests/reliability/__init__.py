@@ -1,0 +1,1 @@
+"""The reliability harness: kills, concurrent load, cross-tenant attacks (docs/reliability.md)."""

@@ -1,0 +1,247 @@
+"""The app over a real engine (SQLite file, test embedder), in process: auth, refusals,
+status, OpenAPI, metrics, logs, health."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from cairn.compose import open_provider
+from cairn.config import parse_config
+from cairn.provider import contract as c
+from cairn.provider.local import LocalProvider
+from cairn.server.app import create_app
+from cairn.server.auth import TokenStore
+from cairn.server.logs import JsonFormatter
+
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+
+
+class Served:
+    def __init__(self, tmp: Path, max_body_bytes: int = 64 * 2**20) -> None:
+        config = parse_config({"memory": {"embeddings": {"provider": "hashing"}}})
+        engine = open_provider(config, path=tmp / "memory.db", home=tmp, markdown=False)
+        assert isinstance(engine, LocalProvider)
+        self.engine = engine
+        self.tokens = TokenStore(tmp / "tokens.json")
+        self.app = create_app(engine, self.tokens, max_body_bytes=max_body_bytes)
+        self.client = TestClient(self.app)
+
+    def token(self, tenant: str, agent: str | None = None) -> dict[str, str]:
+        secret, _ = self.tokens.create(tenant, agent, now=NOW)
+        return {"Authorization": f"Bearer {secret}"}
+
+    def query(self, auth: dict[str, str], **body: Any) -> Any:
+        return self.client.post("/v1/query", json=body, headers=auth)
+
+    def apply(self, auth: dict[str, str], **body: Any) -> Any:
+        return self.client.post("/v1/apply", json=body, headers=auth)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    s = Served(tmp_path)
+    with s.client:
+        yield s
+
+
+def test_every_v1_route_needs_a_known_token(served: Served) -> None:
+    cases = [
+        {},
+        {"Authorization": "Basic YTpi"},
+        {"Authorization": "Bearer "},
+        {"Authorization": "Bearer cairn_not-a-token"},
+    ]
+    for headers in cases:
+        for method, path in (("POST", "/v1/query"), ("POST", "/v1/apply"), ("GET", "/v1/status")):
+            reply = served.client.request(method, path, headers=headers, json={})
+            assert reply.status_code == 401, (headers, path)
+            assert reply.json()["code"] == "unauthorized"
+            assert reply.headers["www-authenticate"] == "Bearer"
+    assert served.engine.status().counts["events"] == 0
+
+
+def test_refused_requests_name_the_field_and_change_nothing(served: Served) -> None:
+    auth = served.token("acme")
+    cases = [
+        (b"{not json", "not JSON"),
+        (b"[1, 2]", "JSON object"),
+        (b'{"mutation": "teleport", "idempotency_key": "k"}', "unknown mutation 'teleport'"),
+        (b'{"mutation": "remember", "idempotency_key": "k", "body": "x", "tenant": "b"}',
+         "unknown field 'tenant'"),
+        (b'{"mutation": "remember", "body": "x"}', "idempotency_key is required"),
+        (b'{"mutation": "remember", "idempotency_key": "k", "body": "x", "trust": "root"}',
+         "unknown trust level 'root'"),
+        (b'{"mutation": "remember", "idempotency_key": "k", "body": "   "}', "empty"),
+    ]  # fmt: skip
+    for body, message in cases:
+        reply = served.client.post("/v1/apply", content=body, headers=auth)
+        assert reply.status_code == 400, body
+        assert reply.json()["code"] == "invalid_input" and message in reply.json()["error"]
+    reply = served.query(auth, view="recall", query="x", max_results=0)
+    assert reply.status_code == 400 and reply.json()["error"].startswith("max_results")
+    status = served.client.get("/v1/status", headers=auth).json()
+    assert status["counts"]["events"] == 0 and status["counts"]["records"] == 0
+
+
+def test_not_found_conflict_and_too_large(tmp_path: Path) -> None:
+    served = Served(tmp_path, max_body_bytes=2000)
+    with served.client:
+        auth = served.token("acme")
+        reply = served.query(auth, view="show", record_id="01NOPE")
+        assert (reply.status_code, reply.json()["code"]) == (404, "not_found")
+        made = served.apply(auth, mutation="remember", idempotency_key="k1", body="Never push")
+        rid = made.json()["record"]["id"]
+        reply = served.apply(
+            auth,
+            mutation="correct",
+            idempotency_key="k2",
+            record_id=rid,
+            text="Pushing is fine",
+            authority="inferred",
+        )
+        assert (reply.status_code, reply.json()["code"]) == (409, "conflict")
+        big = served.apply(auth, mutation="remember", idempotency_key="k3", body="x" * 3000)
+        assert (big.status_code, big.json()["code"]) == (413, "too_large")
+        listed = served.query(auth, view="manage").json()["records"]
+        assert [(r["id"], r["version"]) for r in listed] == [(rid, 1)]
+
+
+def test_a_token_pinned_to_an_agent_acts_only_as_that_agent(served: Served) -> None:
+    bot = served.token("acme", "support")
+    made = served.apply(bot, mutation="store", idempotency_key="k1", body="tickets go to Dana")
+    assert made.status_code == 200 and made.json()["record"]["agent"] == "support"
+    same = served.query(bot, view="manage", agent="support")
+    assert [r["body"] for r in same.json()["records"]] == ["tickets go to Dana"]
+    other = served.query(bot, view="manage", agent="default")
+    assert (other.status_code, other.json()["code"]) == (403, "forbidden")
+    wrote = served.apply(bot, mutation="store", idempotency_key="k2", body="x", agent="sales")
+    assert wrote.status_code == 403
+    status = served.client.get("/v1/status", headers=bot).json()
+    assert (status["tenant"], status["agent"], status["counts"]["records"]) == (
+        "acme",
+        "support",
+        1,
+    )
+    anyone = served.token("acme")  # a tenant-wide token picks any agent of its tenant
+    found = served.query(anyone, view="manage", agent="support").json()["records"]
+    assert [r["agent"] for r in found] == ["support"]
+
+
+def test_status_is_the_tokens_tenant_without_the_servers_file(served: Served) -> None:
+    auth = served.token("acme")
+    served.apply(auth, mutation="remember", idempotency_key="k", body="Use pnpm")
+    status = c.StatusResponse.model_validate(served.client.get("/v1/status", headers=auth).json())
+    assert (status.tenant, status.agent, status.backend) == ("acme", "default", "sqlite")
+    assert status.location is None and status.token_configured and status.healthy
+    assert "bytes" not in status.counts and status.counts["records"] == 1
+
+
+def test_openapi_is_generated_from_the_contract(served: Served) -> None:
+    schema = served.client.get("/openapi.json").json()
+    assert schema["info"]["x-contract"] == c.CONTRACT_VERSION
+    query = schema["paths"]["/v1/query"]["post"]
+    body = query["requestBody"]["content"]["application/json"]["schema"]
+    assert body["discriminator"]["propertyName"] == "view"
+    assert set(body["discriminator"]["mapping"]) == {
+        "recall", "task", "combined", "profile", "manifest", "expand", "manage", "show",
+        "history", "journal", "tombstones", "explain", "export", "ask", "telemetry",
+    }  # fmt: skip
+    apply = schema["paths"]["/v1/apply"]["post"]["requestBody"]["content"]["application/json"]
+    mutations = set(c.APPLY.json_schema()["discriminator"]["mapping"])
+    assert set(apply["schema"]["discriminator"]["mapping"]) == mutations
+    components = schema["components"]["schemas"]
+    assert components["RecallQuery"]["additionalProperties"] is False
+    assert "timings_ms" in components["RecallResponse"]["properties"]
+    assert {"401", "403", "400", "404", "409", "413", "500", "503"} <= set(query["responses"])
+    for ref in json.dumps(schema).split('"$ref": "')[1:]:
+        name = ref.split('"')[0].removeprefix("#/components/schemas/")
+        assert name in components, name  # every reference resolves
+
+
+def test_metrics_count_routes_and_recall_stages_and_name_no_tenant(served: Served) -> None:
+    auth = served.token("acme-secret-tenant")
+    served.apply(auth, mutation="remember", idempotency_key="k", body="Always use pnpm")
+    recall = served.query(auth, view="recall", query="pnpm")
+    stages = set(recall.json()["timings_ms"])
+    served.query(auth, view="show", record_id="01NOPE")
+    text = served.client.get("/metrics").text
+    assert 'cairn_requests_total{operation="recall",route="/v1/query",status="200"} 1.0' in text
+    assert 'cairn_requests_total{operation="show",route="/v1/query",status="404"} 1.0' in text
+    assert 'cairn_requests_total{operation="remember",route="/v1/apply",status="200"} 1.0' in text
+    assert 'cairn_request_seconds_count{operation="recall",route="/v1/query"} 1.0' in text
+    for stage in stages:
+        assert f'cairn_recall_stage_seconds_count{{stage="{stage}"}} 1.0' in text
+    assert {"lane.keyword", "lane.vector", "fuse", "total"} <= stages
+    assert "cairn_store_records 1.0" in text and "cairn_tenants 1.0" in text
+    assert "cairn_store_bytes" in text
+    assert "acme-secret-tenant" not in text and "pnpm" not in text
+
+
+def test_health_and_a_failing_store(tmp_path: Path) -> None:
+    served = Served(tmp_path)
+    with served.client:
+        assert served.client.get("/health").json()["status"] == "ok"
+        served.engine.close()  # the store goes away under the server
+        reply = served.client.get("/health")
+        assert reply.status_code == 503 and reply.json()["status"] == "unavailable"
+        auth = served.token("acme")
+        failed = served.query(auth, view="manage")
+        assert failed.status_code >= 500 and "\n" not in failed.json()["error"]
+
+
+def test_each_request_is_one_structured_log_line(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    auth = served.token("acme")
+    secret = auth["Authorization"].split()[1]
+    with caplog.at_level(logging.INFO, logger="cairn.server.access"):
+        reply = served.query(auth, view="recall", query="anything")
+        served.client.get("/v1/status", headers={"X-Request-Id": "req-42", **auth})
+    assert reply.headers["x-request-id"]
+    lines = [json.loads(JsonFormatter().format(r)) for r in caplog.records]
+    assert [(x["route"], x["operation"], x["status"]) for x in lines] == [
+        ("/v1/query", "recall", 200),
+        ("/v1/status", "status", 200),
+    ]
+    assert lines[1]["request_id"] == "req-42" and lines[0]["tenant"] == "acme"
+    assert all(x["event"] == "request" and x["ms"] >= 0 and x["token"] for x in lines)
+    assert secret not in json.dumps(lines)
+
+
+def test_a_defect_is_a_500_with_its_request_id_and_a_logged_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    served = Served(tmp_path)
+
+    class Broken:
+        """An engine whose queries hit a defect (what the server must contain)."""
+
+        def bound(self, **_: Any) -> Any:
+            return self
+
+        def query(self, request: Any) -> Any:
+            raise RuntimeError("a bug")
+
+        def status(self) -> Any:
+            return served.engine.status()
+
+        def close(self) -> None:
+            served.engine.close()
+
+    app = create_app(Broken(), served.tokens)
+    with TestClient(app) as client, caplog.at_level(logging.ERROR, logger="cairn.server"):
+        auth = served.token("acme")
+        reply = client.post("/v1/query", json={"view": "manage"}, headers=auth)
+    assert reply.status_code == 500 and reply.json()["code"] == "internal"
+    assert reply.headers["x-request-id"] in reply.json()["error"]
+    assert "a bug" not in reply.json()["error"]  # the details stay in the log
+    logged = [json.loads(JsonFormatter().format(r)) for r in caplog.records]
+    assert any("RuntimeError: a bug" in x.get("traceback", "") for x in logged)
