@@ -78,7 +78,9 @@ from typing import Any
 import numpy as np
 
 from cairn import Memory, MemoryInput, __version__
-from cairn.adapters.embedding import Embedder, MiniLmOnnxEmbedder
+from cairn.adapters.embedding import Embedder
+from cairn.compose import make_embedder
+from cairn.config import parse_config
 
 DEPTH = 20  # every ranked list is scored down to this rank
 KS = (1, 5, 10, 20)
@@ -764,6 +766,13 @@ def session_report(
     }
 
 
+EMBEDDERS = ("minilm-onnx", "use-multilingual", "e5-small")
+
+
+def embedder_config(provider: str) -> dict[str, Any]:
+    return {"memory": {"embeddings": {"provider": provider}}}
+
+
 def percentile(values: Sequence[float], q: float) -> float | None:
     return float(np.percentile(np.asarray(values), q)) if values else None
 
@@ -808,6 +817,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         metavar="RUNS",
         help="runs also scored at the session level (1,982 questions, depth 50; see"
         " locomo_sessions.py); '' skips it (default: bm25,default)",
+    )
+    parser.add_argument(
+        "--embedder",
+        default="minilm-onnx",
+        choices=EMBEDDERS,
+        help="memory.embeddings.provider of every engine run (default: minilm-onnx)",
     )
     parser.add_argument(
         "--backends",
@@ -857,7 +872,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         f" laneCandidates {args.lane_candidates or 'engine default'}",
         flush=True,
     )
-    embedder = CachedEmbedder(MiniLmOnnxEmbedder(), args.embedding_cache)
+    inner = make_embedder(parse_config(embedder_config(args.embedder)))
+    embedder = CachedEmbedder(inner, args.embedding_cache)
     scored, details = evaluate(
         conversations, runs, engine_runs, embedder, args.lane_candidates, traced, chroma, place
     )

@@ -56,12 +56,12 @@ class Weights:
 # conversations 1-5 with odd-numbered coding rules, and the rest), relative to the fused
 # score's weight of 1.
 WEIGHTS = Weights(
-    coverage_squared=0.237,
-    length=0.182,
-    neighbour_1=0.161,
+    coverage_squared=0.232,
+    length=0.220,
+    neighbour_1=0.160,
     neighbour_2=0.218,
-    time_cue=0.271,
-    vector_rank=0.150,
+    time_cue=0.263,
+    vector_rank=0.153,
 )
 RANK_SCALE = 10.0  # vector_rank = RANK_SCALE / (RANK_SCALE + rank)
 
