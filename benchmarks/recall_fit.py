@@ -8,13 +8,15 @@ candidate's signals for
 * the query-shapes set (``query_shapes.py``: coding rules and LoCoMo paraphrases),
 
 as the trace reports them (``recall(...).trace[i]["combination"]``; they do not depend on
-the weights), then fits the weights by a listwise loss (softmax over the pool: the log
+the weights), then fits the two sets of weights (questions, and other queries:
+``combine.is_question``) by a listwise loss (softmax over the pool: the log
 probability of the gold memories, "any" plus half of "all"), with a small L2 penalty,
 in numpy, on one half at a time:
 
 * half A: LoCoMo conversations 1-5 and odd-numbered coding rules; half B: the rest;
 * reported: the fit of each half tested on the other (2-fold cross-validation), the
-  mean of the two fits (what ``WEIGHTS`` ships) on each half, and the cross-validated
+  mean of the two fits (what ``QUESTION_WEIGHTS`` and ``STATEMENT_WEIGHTS`` ship) on
+  each half, and the cross-validated
   figures with each signal left out in turn (the ablation).
 
     python benchmarks/recall_fit.py --data ../shared/data/locomo10.json --json out.json
@@ -37,7 +39,12 @@ import numpy as np
 
 from cairn import Memory, MemoryInput
 from cairn.adapters.embedding import MiniLmOnnxEmbedder
-from cairn.engine.recall.combine import WEIGHTS, Weights
+from cairn.engine.recall.combine import (
+    QUESTION_WEIGHTS,
+    STATEMENT_WEIGHTS,
+    Weights,
+    is_question,
+)
 
 sys.path.insert(0, str(Path(__file__).parent))
 from locomo import CachedEmbedder, Conversation, load_locomo
@@ -57,6 +64,14 @@ class Pool:
     evidence: int  # how many gold memories the query has
     features: list[list[float]]  # per pooled candidate: fused, then SIGNALS (raw)
     gold: list[bool]
+    question: bool = True  # which set of weights the query is scored by
+
+    def matrix(self) -> np.ndarray:
+        """fused, the signals where the query is a question, the signals where it is not
+        (so one weight vector holds both sets)."""
+        x = np.asarray(self.features, dtype=np.float64).reshape(-1, len(SIGNALS) + 1)
+        q = 1.0 if self.question else 0.0
+        return np.hstack([x[:, :1], x[:, 1:] * q, x[:, 1:] * (1 - q)])
 
 
 def _features(combination: dict[str, float]) -> list[float]:
@@ -65,14 +80,16 @@ def _features(combination: dict[str, float]) -> list[float]:
     return [c["fused"], *(row[name] for name in SIGNALS)]
 
 
-def _pool(result: Any, ref_of: dict[str, str], gold: set[str], source: str, half: str) -> Pool:
+def _pool(
+    result: Any, ref_of: dict[str, str], gold: set[str], source: str, half: str, text: str
+) -> Pool:
     feats, labels = [], []
     for entry in result.trace:
         if "combination" not in entry:
             continue
         feats.append(_features(entry["combination"]))
         labels.append(ref_of.get(entry["id"], "") in gold)
-    return Pool(source, half, len(gold), feats, labels)
+    return Pool(source, half, len(gold), feats, labels, is_question(text))
 
 
 def collect(conversations: Sequence[Conversation], embedder: CachedEmbedder) -> list[Pool]:
@@ -102,7 +119,7 @@ def collect(conversations: Sequence[Conversation], embedder: CachedEmbedder) -> 
                 for text, gold, source in asked:
                     embedder.embed_query(text)
                     result = mem.recall(text, max_results=20, max_chars=1_000_000)
-                    pools.append(_pool(result, ref_of, gold, source, half))
+                    pools.append(_pool(result, ref_of, gold, source, half, text))
             print(f"  {conv.sample_id}: {len(pools)} pools", flush=True)
         rules = load_rules()
         embedder.embed([body for _, body in rules])
@@ -114,13 +131,12 @@ def collect(conversations: Sequence[Conversation], embedder: CachedEmbedder) -> 
                     continue
                 embedder.embed_query(s.text)
                 result = mem.recall(s.text, max_results=20, max_chars=1_000_000)
-                pools.append(_pool(result, ref_of, {s.relevant}, "shapes", s.half))
+                pools.append(_pool(result, ref_of, {s.relevant}, "shapes", s.half, s.text))
     return pools
 
 
 def scores(pool: Pool, w: np.ndarray) -> np.ndarray:
-    x = np.asarray(pool.features, dtype=np.float64)
-    return x @ w if len(x) else np.zeros(0)
+    return pool.matrix() @ w if pool.features else np.zeros(0)
 
 
 def metrics(pools: Sequence[Pool], w: np.ndarray) -> dict[str, float]:
@@ -153,18 +169,19 @@ def _loss_grad(w: np.ndarray, data: list[tuple[np.ndarray, np.ndarray, float]]) 
 def fit(pools: Sequence[Pool], mask: Sequence[bool] | None = None) -> np.ndarray:
     """Weights relative to the fused score's (1), by Adam on the listwise loss. Each
     source counts as much as the other, so the smaller query-shapes set is not drowned."""
-    keep = np.asarray(mask if mask is not None else [True] * len(SIGNALS), dtype=float)
+    one = np.asarray(mask if mask is not None else [True] * len(SIGNALS), dtype=float)
+    keep = np.concatenate([[1.0], one, one])
     usable = [p for p in pools if any(p.gold)]
     counts = {s: sum(p.source == s for p in usable) for s in ("locomo", "shapes")}
     data = [
         (
-            np.asarray(p.features, dtype=np.float64) * np.concatenate([[1.0], keep]),
+            p.matrix() * keep,
             np.asarray(p.gold, dtype=np.float64),
             1.0 if p.source == "locomo" else counts["locomo"] / max(counts["shapes"], 1) / 4,
         )
         for p in usable
     ]
-    w = np.zeros(len(SIGNALS) + 1)
+    w = np.zeros(2 * len(SIGNALS) + 1)
     w[0] = 5.0
     m = np.zeros_like(w)
     v = np.zeros_like(w)
@@ -176,16 +193,24 @@ def fit(pools: Sequence[Pool], mask: Sequence[bool] | None = None) -> np.ndarray
     return w / w[0]
 
 
-def weights_vector(weights: Weights) -> np.ndarray:
-    return np.asarray([1.0, *(getattr(weights, n) for n in SIGNALS)])
+def weights_vector(question: Weights, statement: Weights) -> np.ndarray:
+    return np.asarray(
+        [1.0, *(getattr(question, n) for n in SIGNALS), *(getattr(statement, n) for n in SIGNALS)]
+    )
+
+
+def named(w: np.ndarray) -> dict[str, dict[str, float]]:
+    n = len(SIGNALS)
+    return {
+        "question": dict(zip(SIGNALS, w[1 : n + 1].round(3), strict=True)),
+        "statement": dict(zip(SIGNALS, w[n + 1 :].round(3), strict=True)),
+    }
 
 
 def cross_validate(pools: Sequence[Pool], mask: Sequence[bool] | None = None) -> dict[str, Any]:
     halves = {h: [p for p in pools if p.half == h] for h in "AB"}
     fitted = {h: fit(halves[h], mask) for h in "AB"}
-    out: dict[str, Any] = {
-        "weights": {h: dict(zip(SIGNALS, w[1:].round(3), strict=True)) for h, w in fitted.items()}
-    }
+    out: dict[str, Any] = {"weights": {h: named(w) for h, w in fitted.items()}}
     for source in ("locomo", "shapes"):
         for test, train in (("A", "B"), ("B", "A")):
             part = [p for p in halves[test] if p.source == source]
@@ -216,10 +241,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                 for p in pools:
                     f.write(json.dumps(asdict(p)) + "\n")
     report: dict[str, Any] = {}
-    base = np.zeros(len(SIGNALS) + 1)
+    base = np.zeros(2 * len(SIGNALS) + 1)
     base[0] = 1.0
-    shipped = weights_vector(WEIGHTS)
-    for name, w in (("fused alone (learned off)", base), ("shipped WEIGHTS", shipped)):
+    shipped = weights_vector(QUESTION_WEIGHTS, STATEMENT_WEIGHTS)
+    for name, w in (("fused alone (learned off)", base), ("shipped weights", shipped)):
         report[name] = {
             f"{s} {h}": metrics([p for p in pools if p.source == s and p.half == h], w)
             for s in ("locomo", "shapes")
@@ -227,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         }
     cv = cross_validate(pools)
     report["cross-validation"] = {k: v for k, v in cv.items() if k != "mean"}
-    report["mean of the two fits"] = dict(zip(SIGNALS, cv["mean"][1:].round(3), strict=True))
+    report["mean of the two fits"] = named(cv["mean"])
     report["ablation (cross-validated, one signal left out)"] = {}
     for i, name in enumerate(SIGNALS):
         mask = [j != i for j in range(len(SIGNALS))]

@@ -20,9 +20,14 @@ that score leaves out or weighs otherwise, each on a fixed scale:
   meaning apart from the cosine's scale.
 
 ``combined = fused + Σ w_i · signal_i``, divided by the pool's best so the top is 1 again.
-The weights are fitted (``benchmarks/recall_fit.py``) by a listwise loss on LoCoMo
-questions and the query-shapes set, one half of the conversations and rules at a time,
-and the shipped weights are the mean of the two halves' fits. Three more signals were
+There are two sets of weights, one for questions ("When did...?", "what does X do") and
+one for everything else (keywords, identifiers, a statement that restates a memory): a
+question's answer is often the reply beside the turn that matches it, so neighbours and
+length count for questions, while a statement names the memory itself, and there the
+fitted neighbour weights are slightly negative. The weights are fitted
+(``benchmarks/recall_fit.py``) by a listwise loss on LoCoMo questions and the query-shapes
+set, one half of the conversations and rules at a time, and the shipped weights are the
+mean of the two halves' fits. Three more signals were
 measured and left out, as leaving each out changed nothing cross-validated: the keyword
 score over the lane's best, the linear coverage beside its square, and the date
 closeness (the date prior of ``timeframe.py`` already carries it).
@@ -54,14 +59,22 @@ class Weights:
 
 # Fitted by ``benchmarks/recall_fit.py``: the mean of the fits on each half (LoCoMo
 # conversations 1-5 with odd-numbered coding rules, and the rest), relative to the fused
-# score's weight of 1.
-WEIGHTS = Weights(
-    coverage_squared=0.232,
-    length=0.220,
-    neighbour_1=0.160,
-    neighbour_2=0.218,
-    time_cue=0.263,
-    vector_rank=0.153,
+# score's weight of 1. No statement asks when, so time_cue has no weight there.
+QUESTION_WEIGHTS = Weights(
+    coverage_squared=0.184,
+    length=0.225,
+    neighbour_1=0.168,
+    neighbour_2=0.225,
+    time_cue=0.256,
+    vector_rank=0.144,
+)
+STATEMENT_WEIGHTS = Weights(
+    coverage_squared=0.378,
+    length=0.076,
+    neighbour_1=-0.057,
+    neighbour_2=-0.045,
+    time_cue=0.0,
+    vector_rank=0.161,
 )
 RANK_SCALE = 10.0  # vector_rank = RANK_SCALE / (RANK_SCALE + rank)
 
@@ -88,6 +101,23 @@ _TIME = re.compile(
     r"|lately)\b",
     re.IGNORECASE,
 )
+
+
+_QUESTION = re.compile(
+    r"\?\s*$|^\s*(who|whom|whose|what|when|where|why|how|which|did|does|do|is|are|was"
+    r"|were|can|could|would|will|has|have|had|should)\b",
+    re.IGNORECASE,
+)
+
+
+def is_question(query: str) -> bool:
+    """A question (ends in "?" or opens with a question word), as opposed to keywords, an
+    identifier or a statement."""
+    return _QUESTION.search(query) is not None
+
+
+def weights_for(query: str) -> Weights:
+    return QUESTION_WEIGHTS if is_question(query) else STATEMENT_WEIGHTS
 
 
 def asks_when(query: str) -> bool:
@@ -136,7 +166,7 @@ def neighbour_signals(
     return out
 
 
-def combine(signals: Sequence[Signals], weights: Weights = WEIGHTS) -> list[float]:
+def combine(signals: Sequence[Signals], weights: Weights) -> list[float]:
     """Each candidate's combined score, in the order given, divided by the best (so the
     top is 1; all 0 when nothing scores above 0)."""
     raw = [
@@ -196,12 +226,13 @@ def rescore(
     context: PoolContext,
     records: Mapping[int, Record],
     evidence: Mapping[int, Relevance],
-    weights: Weights = WEIGHTS,
+    weights: Weights | None = None,
 ) -> tuple[list[Fused], dict[int, Signals]]:
-    """The pool re-scored by the combination, best first (ties keep the fused order), and
-    each row's signals (for the trace)."""
+    """The pool re-scored by the combination (by default the weights for the query's
+    shape), best first (ties keep the fused order), and each row's signals (for the
+    trace)."""
     signals = pool_signals(query, fused, context, records, evidence)
-    scores = combine(signals, weights)
+    scores = combine(signals, weights if weights is not None else weights_for(query))
     order = sorted(range(len(fused)), key=lambda i: -scores[i])
     rescored = [Fused(row=fused[i].row, score=scores[i], ranks=fused[i].ranks) for i in order]
     return rescored, {f.row: s for f, s in zip(fused, signals, strict=True)}
