@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FrozenClock
 
 from cairn import Memory, MemoryInput
 from cairn.adapters.hashing import HashingEmbedder
@@ -22,6 +21,7 @@ from cairn.engine.recall.combine import (
     weights_for,
 )
 from cairn.storage.ports import EpisodePlace
+from conftest import FrozenClock
 
 
 @pytest.mark.parametrize(
