@@ -111,8 +111,10 @@ _QUESTION = re.compile(
 
 
 def is_question(query: str) -> bool:
-    """A question (ends in "?" or opens with a question word), as opposed to keywords, an
-    identifier or a statement."""
+    """A question (ends in "?" or opens with an English question word), as opposed to
+    keywords, an identifier or a statement. A Chinese question (ending in the full-width
+    "？") counts as a statement: the question weights were fitted on English
+    conversations, and on the bilingual set they lose (USE recall@10 0.908 -> 0.894)."""
     return _QUESTION.search(query) is not None
 
 
