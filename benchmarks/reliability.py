@@ -77,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=20260601)
     parser.add_argument("--workdir", type=Path, default=None, help="keep the homes here")
     parser.add_argument("--no-real", action="store_true", help="skip the real-model part")
+    parser.add_argument("--only-real", action="store_true",
+                        help="only the real-model part (its kills and its load)")
     args = parser.parse_args(argv)
     plan = FULL if args.full else QUICK
     with tempfile.TemporaryDirectory(prefix="cairn-reliability-") as tmp:
@@ -93,15 +95,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
-    tallies = run_kills(work / "kills", plan["kills"], seed=args.seed, scale=plan["scale"],
-                        sample=plan["sample"], progress=_log)
+    tallies = {} if args.only_real else run_kills(
+        work / "kills", plan["kills"], seed=args.seed, scale=plan["scale"],
+        sample=plan["sample"], progress=_log)
     if not args.no_real and plan["real_kills"]:
         real = run_kills(work / "kills-real", plan["real_kills"], seed=args.seed + 1,
                          real=True, scale=plan["scale"] * 0.5, sample=plan["sample"] // 2,
                          progress=_log)
         tallies.update({f"{name} (real model)": t for name, t in real.items()})
-    _log("concurrent load (hashing embedder)")
-    loads = {"hashing": run_load(work / "load", seconds=plan["load_seconds"])}
+    loads: dict[str, Any] = {}
+    if not args.only_real:
+        _log("concurrent load (hashing embedder)")
+        loads["hashing"] = run_load(work / "load", seconds=plan["load_seconds"])
     if not args.no_real and plan["real_load_seconds"]:
         _log("concurrent load (real model)")
         loads["real model"] = run_load(work / "load-real", seconds=plan["real_load_seconds"],

@@ -75,3 +75,33 @@ def test_malformed_yaml(tmp_path: Path) -> None:
     bad.write_text("memory: [oops\n")
     with pytest.raises(ConfigError, match="malformed YAML"):
         load_config(bad)
+
+
+def test_a_key_given_twice_is_refused_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("memory:\n  store: {}\nrag:\n  x: 1\nmemory:\n  store: {}\n")
+    with pytest.raises(ConfigError, match=r"line 5\): repeated key 'memory'"):
+        load_config(path)
+    path.write_text("rag:\n  fusion: {k: 60, k: 61}\n")
+    with pytest.raises(ConfigError, match="repeated key 'k'"):
+        load_config(path)
+
+
+def test_a_merge_key_may_be_overridden(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "x-defaults: &d {enabled: false}\n"
+        "agents:\n  default:\n    retrieval:\n      <<: *d\n      enabled: true\n"
+    )
+    with pytest.raises(ConfigError, match="x-defaults: unknown key"):  # not a repeat
+        load_config(path)
+
+
+@pytest.mark.parametrize("value", ['"no"', '"yes"', "'true'", "1", "0", '"off"'])
+def test_a_switch_takes_only_a_yaml_boolean(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(f"agents:\n  default:\n    retrieval:\n      enabled: {value}\n")
+    with pytest.raises(ConfigError, match=r"retrieval\.enabled"):
+        load_config(path)
+    path.write_text("agents:\n  default:\n    retrieval:\n      enabled: false\n")
+    assert load_config(path).agents["default"].retrieval.enabled is False

@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from cairn.errors import ConfigError
 
@@ -46,7 +54,7 @@ class Boosts(_Strict):
 
 
 class Rerank(_Strict):
-    enabled: bool = False
+    enabled: StrictBool = False
     maxCandidates: int = Field(40, ge=1, le=1000)
     timeoutMs: int = Field(800, ge=1, le=600_000)
 
@@ -100,7 +108,7 @@ class Rag(_Strict):
     episodes: Episodes = Episodes()
     timeframe: Timeframe = Timeframe()
     weights: LaneWeights = LaneWeights()
-    entityLane: bool = False
+    entityLane: StrictBool = False
     entity: EntityLane = EntityLane()
     boosts: Boosts = Boosts()
     rerank: Rerank = Rerank()
@@ -119,14 +127,14 @@ class Corroboration(_Strict):
 
 
 class Consolidation(_Strict):
-    enabled: bool = True
+    enabled: StrictBool = True
     # Inferred memories whose bodies are at least this similar (cosine of embeddings)
     # merge into one, keeping the more specific selector and all evidence.
     similarity: float = Field(0.92, gt=0, le=1)
 
 
 class Reflect(_Strict):
-    enabled: bool = True
+    enabled: StrictBool = True
     intervalHours: float = Field(3, gt=0, le=24 * 365)
     corroboration: Corroboration = Corroboration()
     # Observations of one topic are clustered together when their content words overlap
@@ -144,7 +152,7 @@ class Reflect(_Strict):
 
 
 class Forget(_Strict):
-    enabled: bool = True
+    enabled: StrictBool = True
     intervalHours: float = Field(24, gt=0, le=24 * 365)
     maxDormantDays: int = Field(365, ge=1)
     failureEvictionFloor: int = Field(3, ge=1)
@@ -155,7 +163,7 @@ _OWNER_ONLY: dict[str, TrustLevel] = {"user": "system"}
 
 
 class Learning(_Strict):
-    enabled: bool = True
+    enabled: StrictBool = True
     # The operator's sender trust map: senders named here are "explicitly trusted" (when
     # not external). The local user is the one owner by default.
     senders: dict[str, TrustLevel] = Field(default_factory=lambda: _OWNER_ONLY.copy())
@@ -168,7 +176,7 @@ class Learning(_Strict):
 
 
 class Retrieval(_Strict):
-    enabled: bool = True
+    enabled: StrictBool = True
 
 
 class AgentConfig(_Strict):
@@ -224,9 +232,9 @@ class RerankerConfig(_Strict):
 class LlmFeatures(_Strict):
     # Each LLM-backed feature; all of them are off when memory.enabled is false, and
     # none runs unless an LLM is configured (baseUrl and model).
-    review: bool = True  # extract facts and rules from transcripts
-    distill: bool = True  # word reflection's mental-model docs
-    ask: bool = True  # grounded answers with citations
+    review: StrictBool = True  # extract facts and rules from transcripts
+    distill: StrictBool = True  # word reflection's mental-model docs
+    ask: StrictBool = True  # grounded answers with citations
 
 
 class LlmConfig(_Strict):
@@ -243,7 +251,7 @@ class LlmConfig(_Strict):
 class MarkdownConfig(_Strict):
     # profile.md and one file per project beside the memory file, for people to read,
     # edit and sync back.
-    enabled: bool = True
+    enabled: StrictBool = True
 
 
 class RemoteConfig(_Strict):
@@ -263,7 +271,7 @@ class RemoteConfig(_Strict):
 
 
 class MemorySection(_Strict):
-    enabled: bool = True  # master switch of the LLM-cost features
+    enabled: StrictBool = True  # master switch of the LLM-cost features
     # API keys, tokens, private keys and password assignments found in a memory as it is
     # written: replaced by [REDACTED:kind] (redact), the write refused (refuse), or kept.
     secrets: Literal["redact", "refuse", "allow"] = "redact"
@@ -319,14 +327,44 @@ def load_config(path: Path | str | None) -> Config:
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader underneath
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise ConfigError(f"{path}: malformed YAML{where}") from None
+        problem = getattr(exc, "problem", None) or ""
+        detail = f": {problem}" if problem.startswith("repeated key") else ""
+        raise ConfigError(f"{path}: malformed YAML{where}{detail}") from None
     except RecursionError:
         raise ConfigError(f"{path}: malformed YAML (nested too deeply)") from None
     return parse_config(data, origin=str(path))
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, except that a key given twice in one mapping is refused:
+    ``safe_load`` keeps the last one silently, so half of a config would be ignored."""
+
+
+def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # `<<: *anchor` brings defaults a key of this mapping may override
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            repeated = key in seen
+            seen.add(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, "a mapping key must be a plain value", key_node.start_mark
+            ) from None
+        if repeated:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"repeated key {str(key)[:60]!r}", key_node.start_mark
+            )
+    return loader.construct_mapping(node, deep=True)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
 
 
 def default_home() -> Path:

@@ -117,7 +117,9 @@ class Attacker:
         if "Traceback" in run.stderr:
             self.result.tally.problem("tracebacks", f"cairn {' '.join(args)}: {run.stderr[-400:]}")
         if run.returncode not in (0, 2):
-            self.result.tally.problem("errors", f"cairn {' '.join(args)}: exit {run.returncode}")
+            self.result.tally.problem(
+                "errors", f"cairn {' '.join(args)}: exit {run.returncode}: {run.stderr[-300:]}"
+            )
         self.leak(f"cairn {' '.join(args)}", run.stdout + run.stderr)
         if run.returncode == 2:
             self.result.refused += 1

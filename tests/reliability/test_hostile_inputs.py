@@ -43,16 +43,7 @@ HEADER = json.dumps({"format": "cairn.export.v1", "tenant": "default", "agent": 
 
 # Inputs that still fail for a reason outside validation; each names the defect. Strict, so
 # a fix shows up as an unexpected pass and the mark is removed.
-KNOWN_DEFECTS: dict[str, str] = {
-    "config/reject-duplicate-section.yaml": (
-        "config: yaml.safe_load keeps the last of two repeated keys silently; a config with a"
-        " repeated key must be refused"
-    ),
-    "config/reject-string-bool.yaml": (
-        "config: pydantic's lax mode reads the string 'no' as False; config booleans must be"
-        " YAML booleans (StrictBool)"
-    ),
-}
+KNOWN_DEFECTS: dict[str, str] = {}
 
 
 def param(case: Case) -> Any:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from cairn.cli.terminal import visible
 from cairn.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -171,9 +172,9 @@ def emit(app: App, data: Any, text: str | Callable[[], str]) -> None:
     else:
         shown = text() if callable(text) else text
         if shown:
-            click.echo(shown)
+            click.echo(visible(shown))
     for warning in app.warnings:
-        click.echo(f"cairn: warning: {warning}", err=True)
+        click.echo(visible(f"cairn: warning: {warning}"), err=True)
     app.warnings.clear()
 
 

@@ -161,7 +161,9 @@ def _fail(message: str, code: int, as_json: bool) -> int:
     if as_json:
         click.echo(json.dumps({"error": line, "code": code}, ensure_ascii=False), err=True)
     else:
-        click.echo(f"cairn: error: {line}", err=True)
+        from cairn.cli.terminal import visible
+
+        click.echo(visible(f"cairn: error: {line}"), err=True)
     return code
 
 

@@ -120,7 +120,9 @@ _PREFERENCE = re.compile(
     r"|cannot stand|enjoy)(?![A-Za-z])"
     r"|(?<![A-Za-z])my (?:personal )?(?:preference|taste|favou?rite)(?![A-Za-z])"
     r"|(?<![A-Za-z])i'm (?:not )?(?:a )?(?:big )?fan of"
-    r"|我(?!们)(?:个人)?(?:更|比较|还是|一般|很|最|真的|特别|非常)?"
+    # 我在这个项目里习惯…: a place or a time may come before the verb
+    r"|我(?!们)(?:个人)?(?:在[^，。,.；;！!？?]{1,12}?(?:里|中|上|下|时候|时))?"
+    r"(?:更|比较|还是|一般|很|最|真的|特别|非常)?"
     r"(?:喜欢|偏好|倾向|习惯|讨厌|不喜欢|受不了|爱用)|我的(?:偏好|习惯)",
     re.IGNORECASE,
 )
