@@ -78,7 +78,9 @@ from typing import Any
 import numpy as np
 
 from cairn import Memory, MemoryInput, __version__
-from cairn.adapters.embedding import MiniLmOnnxEmbedder
+from cairn.adapters.embedding import Embedder
+from cairn.compose import make_embedder
+from cairn.config import parse_config
 
 DEPTH = 20  # every ranked list is scored down to this rank
 KS = (1, 5, 10, 20)
@@ -192,7 +194,7 @@ class CachedEmbedder:
     process; ``--embedding-cache`` keeps the vectors on disk between processes.
     """
 
-    def __init__(self, inner: MiniLmOnnxEmbedder, cache_file: Path | None = None) -> None:
+    def __init__(self, inner: Embedder, cache_file: Path | None = None) -> None:
         self._inner = inner
         self._file = cache_file
         self._vectors: dict[str, np.ndarray] = {}
@@ -267,23 +269,24 @@ PLAIN: dict[str, Any] = {
     "episodes": {"neighbourWeight": 0, "episodeWeight": 0, "expandTop": 0},
     "timeframe": {"weight": 0},
 }
+NOT_LEARNED: dict[str, Any] = {"fusion": {"learned": False}}
 ENGINE_RUNS = {
     run.name: run
     for run in (
         EngineRun(
             "vector",
             "the vector lane alone: cosine, no keyword lane, no episode or date signals",
-            {"weights": {"fts": 0, "vector": 1.5, "entity": 0}, **PLAIN},
+            {"weights": {"fts": 0, "vector": 1.5, "entity": 0}, **PLAIN, **NOT_LEARNED},
         ),
         EngineRun(
             "keyword",
             "the keyword lane alone: BM25, no vector lane, no episode or date signals",
-            {"weights": {"vector": 0}, **PLAIN},
+            {"weights": {"vector": 0}, **PLAIN, **NOT_LEARNED},
         ),
         EngineRun(
             "vector+context",
             "the vector lane with the episode and date signals",
-            {"weights": {"fts": 0, "vector": 1.5, "entity": 0}},
+            {"weights": {"fts": 0, "vector": 1.5, "entity": 0}, **NOT_LEARNED},
         ),
         EngineRun("default", "the default config"),
         EngineRun(
@@ -294,19 +297,31 @@ ENGINE_RUNS = {
         EngineRun(
             "score-fusion",
             "score fusion alone (no episode or date signals)",
-            PLAIN,
+            {**PLAIN, **NOT_LEARNED},
         ),
         EngineRun(
             "no-episodes",
-            "default without the episode signals (and without neighbour expansion)",
-            {"episodes": {"neighbourWeight": 0, "episodeWeight": 0, "expandTop": 0}},
+            "score fusion and the date prior: no episode signals, no neighbour expansion",
+            {
+                "episodes": {"neighbourWeight": 0, "episodeWeight": 0, "expandTop": 0},
+                **NOT_LEARNED,
+            },
         ),
         EngineRun(
             "no-expansion",
-            "default without bringing in the episode neighbours of the best hits",
-            {"episodes": {"expandTop": 0}},
+            "episode context without bringing in the episode neighbours of the best hits",
+            {"episodes": {"expandTop": 0}, **NOT_LEARNED},
         ),
-        EngineRun("no-dates", "default without the date prior", {"timeframe": {"weight": 0}}),
+        EngineRun(
+            "no-learned",
+            "default without the learned combination of the pool's signals (combine.py)",
+            NOT_LEARNED,
+        ),
+        EngineRun(
+            "no-dates",
+            "default without the date prior",
+            {"timeframe": {"weight": 0}},
+        ),
         EngineRun("entity", "default + rag.entityLane: true", {"entityLane": True}),
         # Opt-in: needs the `rerank` extra and the cross-encoder in the local model cache.
         EngineRun(
@@ -324,6 +339,7 @@ DEFAULT_RUNS = (
     "score-fusion",
     "no-episodes",
     "no-expansion",
+    "no-learned",
     "no-dates",
     "default",
     "entity",
@@ -725,6 +741,38 @@ def evaluate(
     return scored, details
 
 
+def session_report(
+    args: argparse.Namespace,
+    conversations: Sequence[Conversation],
+    engine_runs: Mapping[str, EngineRun],
+    embedder: CachedEmbedder,
+) -> dict[str, Any] | None:
+    """The session-level protocol (``locomo_sessions.py``) for the runs asked for, with
+    what peers publish on it quoted beside as claims."""
+    from locomo_sessions import PEER_CLAIMS, SESSION_DEPTH, evaluate_sessions, print_sessions
+
+    runs = parse_runs(args.session_runs, ("bm25", *engine_runs)) if args.session_runs else []
+    if not runs:
+        return None
+    configs = {r: engine_config(engine_runs[r], args.lane_candidates) for r in runs if r != "bm25"}
+    with tempfile.TemporaryDirectory(prefix="cairn-locomo-sessions-") as tmp:
+        results = evaluate_sessions(args.data, conversations, runs, configs, embedder, Path(tmp))
+    print_sessions(results)
+    return {
+        "protocol": "shared/data/README.md, session-level protocol: every QA with evidence,"
+        f" all five categories, ranked turns (depth {SESSION_DEPTH}) mapped to sessions",
+        "runs": results,
+        "peer_claims": PEER_CLAIMS,
+    }
+
+
+EMBEDDERS = ("minilm-onnx", "use-multilingual", "e5-small")
+
+
+def embedder_config(provider: str) -> dict[str, Any]:
+    return {"memory": {"embeddings": {"provider": provider}}}
+
+
 def percentile(values: Sequence[float], q: float) -> float | None:
     return float(np.percentile(np.asarray(values), q)) if values else None
 
@@ -762,6 +810,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         default="",
         metavar="RUNS",
         help="with --details: add the recall trace of these engine runs (comma-separated)",
+    )
+    parser.add_argument(
+        "--session-runs",
+        default="bm25,default",
+        metavar="RUNS",
+        help="runs also scored at the session level (1,982 questions, depth 50; see"
+        " locomo_sessions.py); '' skips it (default: bm25,default)",
+    )
+    parser.add_argument(
+        "--embedder",
+        default="minilm-onnx",
+        choices=EMBEDDERS,
+        help="memory.embeddings.provider of every engine run (default: minilm-onnx)",
     )
     parser.add_argument(
         "--backends",
@@ -811,10 +872,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         f" laneCandidates {args.lane_candidates or 'engine default'}",
         flush=True,
     )
-    embedder = CachedEmbedder(MiniLmOnnxEmbedder(), args.embedding_cache)
+    inner = make_embedder(parse_config(embedder_config(args.embedder)))
+    embedder = CachedEmbedder(inner, args.embedding_cache)
     scored, details = evaluate(
         conversations, runs, engine_runs, embedder, args.lane_candidates, traced, chroma, place
     )
+    sessions = session_report(args, conversations, engine_runs, embedder)
     embedder.save()
     elapsed = time.perf_counter() - wall
 
@@ -848,6 +911,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         result = {
             "runs": overall,
             "per_category": per_category,
+            **({"sessions": sessions} if sessions else {}),
             "questions": len(questions),
             "config": {
                 "protocol": "shared/data/README.md, retrieval protocol (no LLM)",

@@ -71,6 +71,14 @@ def make_embedder(config: Config) -> Embedder:
         from cairn.adapters.hashing import HashingEmbedder
 
         return HashingEmbedder()
+    if settings.provider == "use-multilingual":
+        from cairn.adapters.multilingual_use import MultilingualUseEmbedder
+
+        return MultilingualUseEmbedder(batch_size=settings.batchSize)
+    if settings.provider == "e5-small":
+        from cairn.adapters.multilingual_e5 import MultilingualE5Embedder
+
+        return MultilingualE5Embedder(batch_size=settings.batchSize)
     from cairn.adapters.embedding import MiniLmOnnxEmbedder
 
     return MiniLmOnnxEmbedder(batch_size=settings.batchSize, threads=settings.threads)
@@ -167,14 +175,35 @@ def open_remote(
     )
 
 
+def provider_of(model_id: str) -> str:
+    """The ``memory.embeddings.provider`` whose embedder writes vectors of ``model_id``."""
+    from cairn.adapters import embedding, multilingual_e5, multilingual_use
+
+    known = {
+        embedding.MODEL_ID: "minilm-onnx",
+        multilingual_use.MODEL_ID: "use-multilingual",
+        multilingual_e5.MODEL_ID: "e5-small",
+    }
+    return known.get(model_id, "hashing" if model_id.startswith("hashing-") else "unknown")
+
+
+def mixed_embedders(location: str, stored: str, wanted: str) -> str:
+    """The one-line refusal to add one embedder's vectors to a store of another's."""
+    old, new = provider_of(stored), provider_of(wanted)
+    return (
+        f"{location} holds vectors of the embedder {stored!r} (provider {old}), not"
+        f" {wanted!r} (provider {new}); set memory.embeddings.provider: {old} to use it, or"
+        f" rebuild it for {new}: `cairn export FILE` with {old}, then `cairn import FILE`"
+        " into a new memory.store.path"
+    )
+
+
 def _check_embedder(records: RecordStore, embedder: Embedder, location: str) -> None:
+    """One store holds one embedder's vectors: cosines between two models' are noise."""
     stored = records.embedder()
     if stored is not None and stored != embedder.model_id:
         records.close()
-        raise InvalidInput(
-            f"{location} holds vectors of the embedder {stored!r}, not {embedder.model_id!r};"
-            " configure that embedder (memory.embeddings.provider) or use another store"
-        )
+        raise InvalidInput(mixed_embedders(location, stored, embedder.model_id))
 
 
 def _open_sqlite(

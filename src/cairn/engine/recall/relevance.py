@@ -111,6 +111,21 @@ def model_reads(text: str) -> bool:
     return latin > 0 and 2 * latin >= len(_LETTER.findall(text))
 
 
+ENGLISH_ONLY = frozenset({MODEL_ID})  # embedders that read Latin-script text only
+
+
+def embedder_reads(model_id: str, text: str) -> bool:
+    """Whether this embedder's vector of ``text`` means anything: an English-only model's
+    vector of Chinese text is close to everything (see :func:`model_reads`)."""
+    return model_id not in ENGLISH_ONLY or model_reads(text)
+
+
+# Stemming is pure Python (~80 µs a word) and a pool of 50 memories not seen before holds
+# ~2,000 words: at 100k memories, where most pools are new, it made this stage 80+ ms.
+# Words repeat far more than memories do, so they are memoised one by one.
+_normal_word = lru_cache(maxsize=1 << 16)(normal_term)
+
+
 def term_weights(
     terms: Sequence[str], document_counts: Mapping[str, int], total: int
 ) -> dict[str, float]:
@@ -121,7 +136,7 @@ def term_weights(
     for term in terms:
         n = min(max(document_counts.get(term, 0), 0), total)
         weight = math.log(1.0 + (total - n + 0.5) / (n + 0.5))
-        key = normal_term(term)
+        key = _normal_word(term)
         weights[key] = max(weights.get(key, 0.0), weight)
     return weights
 
@@ -140,7 +155,8 @@ MEMOISED_CHARS = 2000  # 8192 memoised texts hold at most ~16 M characters
 
 def _terms(texts: tuple[str | None, ...]) -> frozenset[str]:
     words = {t for text in texts if text for t in index_terms(text)}
-    return frozenset(map(normal_term, words))
+    return frozenset(map(_normal_word, words))
+
 
 
 _memoised_terms = lru_cache(maxsize=8192)(_terms)

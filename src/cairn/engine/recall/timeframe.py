@@ -99,20 +99,19 @@ def query_range(text: str, now: datetime) -> tuple[date, date] | None:
     return None
 
 
-def date_prior(
-    scores: Mapping[int, float],
+def date_closeness(
     places: Mapping[int, EpisodePlace],
     span: tuple[date, date],
     *,
-    weight: float,
     after_days: int,
     tau_days: float,
 ) -> dict[int, float]:
+    """``exp(−gap/tau)`` per row that has a day: 1 inside the named range (extended by
+    ``after_days``), falling off with the days outside it."""
     start, end = span
     end = end + timedelta(days=after_days)
-    out = dict(scores)
-    for row in scores:
-        place = places.get(row)
+    out: dict[int, float] = {}
+    for row, place in places.items():
         if place is None or not place.occurred_at:
             continue
         when = date.fromisoformat(place.occurred_at[:10])
@@ -123,5 +122,26 @@ def date_prior(
             if when < start
             else (when - end).days
         )
-        out[row] += weight * math.exp(-gap / tau_days)
+        out[row] = math.exp(-gap / tau_days)
+    return out
+
+
+def date_prior(
+    scores: Mapping[int, float],
+    places: Mapping[int, EpisodePlace],
+    span: tuple[date, date],
+    *,
+    weight: float,
+    after_days: int,
+    tau_days: float,
+) -> dict[int, float]:
+    closeness = date_closeness(
+        {row: places[row] for row in scores if row in places},
+        span,
+        after_days=after_days,
+        tau_days=tau_days,
+    )
+    out = dict(scores)
+    for row, value in closeness.items():
+        out[row] += weight * value
     return out
