@@ -40,7 +40,16 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from cairn.engine.selector_vocabulary import LANGUAGE_GLOBS, OPERATIONS, PHASES, TASK_TYPES
+from cairn.engine.selector_vocabulary import (
+    FILE_EXTENSIONS,
+    LANGUAGE_GLOBS,
+    LIBRARIES,
+    NOT_A_FOLDER,
+    NOT_PATHS,
+    OPERATIONS,
+    PHASES,
+    TASK_TYPES,
+)
 from cairn.engine.selectors import Scope, Selector
 from cairn.engine.signals import mask_quotes
 
@@ -167,24 +176,6 @@ _NAMED_FOLDER = re.compile(
     r"|(?<![\w./-])([\w.-]+)/?\s*(?:目录|文件夹)",
     re.IGNORECASE,
 )
-_NOT_A_FOLDER = _words(
-    """this that these those the a an same root current parent new each every some any your my
-    our its their which home project repo repository whole entire other top"""
-)
-_FILE_EXTENSIONS = _words(
-    """py pyi js jsx mjs cjs ts tsx md rst txt toml yaml yml json lock cfg ini conf env sh bash
-    zsh sql go mod rs rb java kt kts c h cpp hpp cc cs swift php html css scss vue tf xml gradle
-    properties proto example sample template tmpl csv ipynb"""
-)
-# Libraries named like files ("moment.js") are not paths.
-_LIBRARIES = _words(
-    """moment.js node.js vue.js next.js nuxt.js express.js d3.js three.js chart.js react.js
-    angular.js ember.js backbone.js day.js alpine.js p5.js highlight.js"""
-)
-_NOT_PATHS = _words(
-    """and/or either/or w/o i/o ci/cd read/write on/off yes/no true/false pros/cons tcp/ip
-    input/output client/server he/she s/he n/a a/b his/her dev/prod"""
-)
 _HOST = re.compile(r"^[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|cn|co|app|ai)(?:/|$)")
 _BRANCH_AFTER = re.compile(r"\s*(?:branch(?:es)?|分支)", re.IGNORECASE)
 _BRANCH_BEFORE = re.compile(r"(?:branch(?:es)?|分支)(?:\s+\S+){0,2}\s*$", re.IGNORECASE)
@@ -254,7 +245,7 @@ def _paths(text: str) -> tuple[str, ...]:
             found.append((match.start(), pattern))
     for match in _NAMED_FOLDER.finditer(text):
         name = next(group for group in match.groups() if group)
-        if name.lower() not in _NOT_A_FOLDER and _is_place(text, match.start()):
+        if name.lower() not in NOT_A_FOLDER and _is_place(text, match.start()):
             found.append((match.start(), f"{name.strip('/')}/**"))
     for match in _LANGUAGE_FILES.finditer(text):
         if re.fullmatch(r"go\s*modules?", match.group(), re.IGNORECASE):
@@ -282,7 +273,7 @@ def _path_pattern(token: str, text: str, end: int) -> str | None:
     segments = [s for s in token.split("/") if s]
     if (
         not segments
-        or token.lower() in _NOT_PATHS
+        or token.lower() in NOT_PATHS
         or all(s.isdigit() for s in segments)
         or token.startswith(("origin/", "upstream/"))
         or _HOST.match(token)
@@ -302,24 +293,24 @@ def _path_pattern(token: str, text: str, end: int) -> str | None:
 
 
 def _file_pattern(token: str, text: str, end: int) -> str | None:
-    if token.lower() in _LIBRARIES:
+    if token.lower() in LIBRARIES:
         return None
     if token.startswith("*"):
         return token
     if token.startswith("."):
         name = token[1:]
-        if "." not in name and name.lower() in _FILE_EXTENSIONS - {"env", "example"}:
+        if "." not in name and name.lower() in FILE_EXTENSIONS - {"env", "example"}:
             return f"*.{name}"  # ".py files"
         return token  # a dotfile: .env, .eslintrc
     extension = token.rsplit(".", 1)[1].lower()
-    return token if extension in _FILE_EXTENSIONS else None
+    return token if extension in FILE_EXTENSIONS else None
 
 
 def _is_file_name(segment: str) -> bool:
     if _KNOWN_FILES.fullmatch(segment):
         return True
     stem, dot, extension = segment.rpartition(".")
-    return bool(dot and stem and extension.lower() in _FILE_EXTENSIONS)
+    return bool(dot and stem and extension.lower() in FILE_EXTENSIONS)
 
 
 def _language_globs(name: str) -> tuple[str, ...]:
