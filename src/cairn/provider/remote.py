@@ -58,6 +58,7 @@ ANSWERS: dict[type[BaseModel], type[BaseModel]] = {
     c.ShowQuery: c.RecordResponse,
     c.JournalQuery: c.JournalResponse,
     c.TombstonesQuery: c.TombstonesResponse,
+    c.ApplicationsQuery: c.ApplicationsResponse,
     c.ExplainQuery: c.ExplainResponse,
     c.ExportQuery: c.ExportResponse,
     c.RememberRequest: c.WriteResponse,
