@@ -109,3 +109,20 @@ def test_browsing_views_search_order_page_and_filter(mem: Memory) -> None:
     kept = next(r.id for r in page.records if r.id != rid)
     other = provider.query(c.TombstonesQuery(record_id=kept))
     assert isinstance(other, c.TombstonesResponse) and other.tombstones == []
+
+
+def test_pin_and_unpin_are_journaled_and_idempotent(mem: Memory) -> None:
+    provider = mem.provider
+    made = provider.apply(c.RememberRequest(idempotency_key="p0", body="Keep the changelog"))
+    assert isinstance(made, c.WriteResponse) and not made.record.pinned
+    rid = made.record.id
+    pinned = provider.apply(c.PinRequest(idempotency_key="p1", mutation="pin", record_id=rid))
+    assert isinstance(pinned, c.WriteResponse) and pinned.record.pinned
+    again = provider.apply(c.PinRequest(idempotency_key="p2", mutation="pin", record_id=rid))
+    assert isinstance(again, c.WriteResponse) and again.record.pinned
+    journal = provider.query(c.JournalQuery(types=["lifecycle.pinned"]))
+    assert isinstance(journal, c.JournalResponse) and len(journal.events) == 1  # no second event
+    off = provider.apply(c.PinRequest(idempotency_key="p3", mutation="unpin", record_id=rid))
+    assert isinstance(off, c.WriteResponse) and not off.record.pinned
+    shown = provider.query(c.ShowQuery(record_id=rid))
+    assert isinstance(shown, c.RecordResponse) and not shown.record.pinned

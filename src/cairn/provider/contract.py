@@ -333,6 +333,11 @@ class EvictRequest(_Mutation):
     record_id: RecordId
 
 
+class PinRequest(_Mutation):
+    mutation: Literal["pin", "unpin"]
+    record_id: RecordId
+
+
 class FeedbackRequest(_Mutation):
     mutation: Literal["feedback"] = "feedback"
     application_id: RecordId
@@ -363,6 +368,7 @@ ApplyRequest = Annotated[
     | ForgetRequest
     | RestoreRequest
     | EvictRequest
+    | PinRequest
     | FeedbackRequest
     | SignalRequest
     | ImportRequest
@@ -374,7 +380,7 @@ ApplyRequest = Annotated[
 
 class WriteResponse(_Model):
     contract: str = CONTRACT_VERSION
-    mutation: Literal["remember", "store", "correct", "restore", "evict", "unevict"]
+    mutation: Literal["remember", "store", "correct", "restore", "evict", "unevict", "pin", "unpin"]
     record: RecordModel
     created: bool = True  # False: a retried key, or a statement repeating a live memory
     changed: bool = True  # False: nothing changed (same text, same state)

@@ -37,6 +37,7 @@ from cairn.provider.contract import (
     JournalResponse,
     ListQuery,
     MatchModel,
+    PinRequest,
     QueryRequest,
     QueryResponse,
     RebuildRequest,
@@ -417,6 +418,11 @@ class LocalProvider:
         if isinstance(request, EvictRequest):
             record = s.writes.set_eviction(
                 request.record_id, ns, evicted=request.mutation == "evict", event_id=key
+            )
+            return self._written(request.mutation, record)
+        if isinstance(request, PinRequest):
+            record = s.writes.set_pinned(
+                request.record_id, ns, pinned=request.mutation == "pin", event_id=key
             )
             return self._written(request.mutation, record)
         if isinstance(request, FeedbackRequest):

@@ -66,6 +66,7 @@ ANSWERS: dict[type[BaseModel], type[BaseModel]] = {
     c.CorrectRequest: c.WriteResponse,
     c.RestoreRequest: c.WriteResponse,
     c.EvictRequest: c.WriteResponse,
+    c.PinRequest: c.WriteResponse,
     c.ForgetRequest: c.ForgetResponse,
     c.FeedbackRequest: c.FeedbackResponse,
     c.IngestRequest: c.IngestResponse,
