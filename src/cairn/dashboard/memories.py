@@ -35,6 +35,7 @@ def routes(site: Site) -> APIRouter:
             trusts=flt.TRUST,
             kinds=flt.KINDS,
             scopes=flt.SCOPES,
+            done=request.query_params.get("done"),
         )
 
     @router.get("/memories/new")
