@@ -199,10 +199,15 @@ def test_list_search_and_order(pair: Pair) -> None:
     assert ids(contains="pnpm") == ["A", "C"]  # ASCII case folded
     assert ids(contains="git rules") == ["B"]  # the title too
     assert ids(contains="50%_") == []  # a substring, never a LIKE pattern
-    assert ids(order="newest") == ["B", "C", "A"]
-    assert ids(order="proof") == ["C", "A", "B"]
-    assert ids(order="applied") == ["C", "B", "A"]  # never applied: last (ties by id, desc)
-    assert ids(order="newest", limit=2, offset=1) == ["C", "A"]
+    insert(
+        pair.records, record("D", "100% sure: a_b\\c", recorded_at="2026-01-04T00:00:00.000000Z")
+    )
+    assert ids(contains="0% S") == ["D"] and ids(contains="a_b\\c") == ["D"]
+    assert ids(contains="a%b") == [] and ids(contains="axb") == []
+    assert ids(order="newest") == ["D", "B", "C", "A"]
+    assert ids(order="proof") == ["C", "A", "D", "B"]
+    assert ids(order="applied") == ["C", "D", "B", "A"]  # never applied: last (ties by id)
+    assert ids(order="newest", limit=2, offset=2) == ["C", "A"]
     assert ids(contains="pnpm", order="newest", limit=1) == ["C"]
     with pytest.raises(InvalidInput):
         ids(order="body; DROP TABLE records")

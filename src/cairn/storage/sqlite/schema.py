@@ -458,4 +458,10 @@ CREATE INDEX records_sweep ON records(tenant, agent, failure_count) WHERE live;
 
 V6 = _v6()
 MIGRATIONS = (*MIGRATIONS, (6, V6))
+V7 = """
+-- v7, the dashboard: a tenant's live memories, newest (or oldest) first, a page at a
+-- time, walked in order instead of sorting every memory of the tenant.
+CREATE INDEX records_recent ON records(tenant, agent, recorded_at, id) WHERE live;
+"""
+MIGRATIONS = (*MIGRATIONS, (7, V7))
 LATEST_VERSION = MIGRATIONS[-1][0]
