@@ -33,8 +33,8 @@ class Browser:
         self.tenant = tenant
         self.provider = engine.bound(tenant=tenant)
 
-    def get(self, page: str, **params: Any) -> Any:
-        return self.client.get(f"/dashboard{page}", params=params)
+    def get(self, url: str, /, **params: Any) -> Any:
+        return self.client.get(f"/dashboard{url}", params=params)
 
     def csrf(self) -> str:
         found = CSRF.search(self.get("/memories/new").text)

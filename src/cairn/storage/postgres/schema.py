@@ -304,9 +304,12 @@ CREATE INDEX records_sweep ON records(tenant, agent, failure_count) WHERE live;
 V5 = _v5()
 V6 = _v6()
 V7 = """
--- v7, the dashboard (as SQLite's v7): a tenant's live memories, newest (or oldest) first, a page at a
--- time, walked in order instead of sorting every memory of the tenant.
+-- v7, the dashboard (as SQLite's v7): a tenant's live memories in recorded order, a page
+-- at a time, walked in order instead of sorting them all; the journal by session and by
+-- episode.
 CREATE INDEX records_recent ON records(tenant, agent, recorded_at, id) WHERE live;
+CREATE INDEX events_by_session ON events(tenant, agent, session_id, seq);
+CREATE INDEX events_by_episode ON events(tenant, agent, episode_id, seq);
 """
 MIGRATIONS: tuple[tuple[int, str], ...] = ((5, V5), (6, V6), (7, V7))
 LATEST_VERSION = MIGRATIONS[-1][0]

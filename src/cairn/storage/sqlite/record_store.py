@@ -183,7 +183,12 @@ class SqliteRecordStore:
         return [record_from_row(r)[1] for r in found]
 
     def list_records(self, query: RecordQuery) -> list[Record]:
-        sql = SELECT_RECORD + " WHERE tenant = ? AND agent = ?"
+        # A page is chosen over row ids alone, then read whole: sorting (or skipping)
+        # narrow rows instead of every column of each candidate.
+        paged = query.limit is not None
+        sql = (
+            "SELECT row FROM records" if paged else SELECT_RECORD
+        ) + " WHERE tenant = ? AND agent = ?"
         params: list[Any] = [query.tenant, query.agent]
         if query.as_of is not None:
             sql += " AND recorded_at <= ? AND (expired_at IS NULL OR expired_at > ?)"
@@ -198,7 +203,12 @@ class SqliteRecordStore:
         if query.limit is not None or query.offset:
             sql += " LIMIT ? OFFSET ?"
             params += [query.limit if query.limit is not None else -1, query.offset]
-        records = [record_from_row(r)[1] for r in self._all(sql, params)]
+        if paged:
+            rows = [int(r[0]) for r in self._all(sql, params)]
+            found = self.records_by_rows(LaneFilter(query.tenant, query.agent), rows)
+            records = [found[r] for r in rows if r in found]
+        else:
+            records = [record_from_row(r)[1] for r in self._all(sql, params)]
         if query.as_of is not None:
             # Forgetting is recorded in tombstones, not in the version's times.
             records = [r for r in records if not r.forgotten_at or r.forgotten_at > query.as_of]

@@ -460,8 +460,11 @@ V6 = _v6()
 MIGRATIONS = (*MIGRATIONS, (6, V6))
 V7 = """
 -- v7, the dashboard: a tenant's live memories, newest (or oldest) first, a page at a
--- time, walked in order instead of sorting every memory of the tenant.
+-- time, walked in order instead of sorting every memory of the tenant; the journal by
+-- session and by episode.
 CREATE INDEX records_recent ON records(tenant, agent, recorded_at, id) WHERE live;
+CREATE INDEX events_by_session ON events(tenant, agent, session_id, seq);
+CREATE INDEX events_by_episode ON events(tenant, agent, episode_id, seq);
 """
 MIGRATIONS = (*MIGRATIONS, (7, V7))
 LATEST_VERSION = MIGRATIONS[-1][0]
