@@ -11,14 +11,8 @@ from cairn.provider import contract as c
 from cairn.provider import learning_contract as lc
 
 EXPECTED = {
-    "memory_store",
-    "memory_recall",
-    "memory_context",
-    "memory_expand",
-    "memory_correct",
-    "memory_forget",
-    "memory_feedback",
-    "memory_ask",
+    "memory_store", "memory_recall", "memory_context", "memory_expand",
+    "memory_correct", "memory_forget", "memory_feedback", "memory_ask",
 }
 
 
@@ -59,9 +53,8 @@ def test_a_tools_schema_is_its_contract_models_less_what_the_server_sets(
     for field, shape in schema["properties"].items():
         if field in contract["properties"]:
             plain = {k: v for k, v in shape.items() if k != "description"}
-            assert plain == {
-                k: v for k, v in contract["properties"][field].items() if k != "description"
-            }, field
+            assert plain == {k: v for k, v in contract["properties"][field].items()
+                             if k != "description"}, field
     assert set(schema["required"]) == set(contract.get("required", [])) - SERVER_FIELDS
     assert schema["additionalProperties"] is False
 

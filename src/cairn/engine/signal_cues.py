@@ -86,9 +86,7 @@ _CUES: tuple[_Cue, ...] = (
     ),
     _Cue(
         "rule",
-        _zh(
-            r"(?:提交|推送|合并|部署|发布|上线|发版|打标签)(?:代码)?(?:之前|之后|以前|以后|前|后|的时候|时)"
-        ),
+        _zh(r"(?:提交|推送|合并|部署|发布|上线|发版|打标签)(?:代码)?(?:之前|之后|以前|以后|前|后|的时候|时)"),
         0.8,
         "fronted",
     ),
@@ -329,7 +327,7 @@ _EN_COMMON = _words(
 
 
 def language_of(text: str) -> str:
-    """ "en", "zh" or "mixed": English jargon inside Chinese text does not make it mixed."""
+    """"en", "zh" or "mixed": English jargon inside Chinese text does not make it mixed."""
     cjk = len(_CJK.findall(text))
     if cjk == 0:
         return "en"

@@ -74,8 +74,6 @@ from cairn.engine.signal_cues import (  # the grammar's tables
 __all__ = ["SignalClassification", "SignalKind", "classify_statement", "mask_quotes"]
 
 SignalKind = Literal["rule", "one-off", "forget", "correct", "neutral"]
-
-
 @dataclass(frozen=True, slots=True)
 class SignalClassification:
     kind: SignalKind
