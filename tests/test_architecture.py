@@ -8,7 +8,8 @@ Layers, top to bottom (a layer may import the ones below it, never those above):
     interfaces          cairn.memory + cairn.memory_learning + cairn.results (Python API),
                         cairn.cli, cairn.projection, cairn.hooks (agent hooks),
                         cairn.mcp_server (MCP),
-                        cairn.server (the HTTP API; its own composition root in server.run)
+                        cairn.server (the HTTP API; its own composition root in server.run),
+                        cairn.dashboard (the web dashboard, mounted by the server)
     provider            cairn.provider (the contract, local and remote providers)
     services            cairn.services
     engine              cairn.engine
@@ -158,11 +159,32 @@ def test_the_server_speaks_only_the_provider_contract() -> None:
     that a composition root builds (cairn.compose, from cairn.server.run), never through
     the services, the engine or a store."""
     for path in modules_under("server"):
-        allowed(path, "cairn.server", "cairn.provider", "cairn.compose", extra={"cairn"})
+        allowed(
+            path,
+            "cairn.server",
+            "cairn.provider",
+            "cairn.compose",
+            "cairn.dashboard",
+            extra={"cairn"},
+        )
     app = PACKAGE / "server" / "app.py"
     assert not any(under(m, "cairn.compose") for m in cairn_imports(app)), (
         "the app gets its engine from the composition root; it does not build one"
     )
+
+
+def test_the_dashboard_reaches_memory_only_through_the_provider_contract() -> None:
+    """The dashboard is an interface: every page reads and writes through a provider the
+    server binds to the visitor's tenant — never a service, the engine, a store, the
+    composition root, or the server's internals (it is handed what it needs)."""
+    dashboard = modules_under("dashboard")
+    assert dashboard, "the dashboard package is missing"
+    for path in dashboard:
+        allowed(path, "cairn.dashboard", "cairn.provider")
+        for imported in cairn_imports(path):
+            assert not under(imported, "cairn.provider.local", "cairn.provider.learning"), (
+                f"{module_name(path)} imports {imported}: only the contract, not a provider"
+            )
 
 
 def test_only_the_remote_provider_and_the_server_speak_http() -> None:
@@ -171,7 +193,7 @@ def test_only_the_remote_provider_and_the_server_speak_http() -> None:
     speakers = (PACKAGE / "provider" / "remote.py", PACKAGE / "adapters" / "llm.py")
     for path in PACKAGE.rglob("*.py"):
         if path in speakers or any(
-            path.is_relative_to(PACKAGE / name) for name in ("server", "mcp_server")
+            path.is_relative_to(PACKAGE / name) for name in ("server", "mcp_server", "dashboard")
         ):
             continue
         found = {m.split(".")[0] for m in imports_of(path)}

@@ -75,3 +75,54 @@ def test_json_schemas_exist_for_every_request_and_response() -> None:
     assert c.StatusResponse.model_json_schema()["properties"]["contract"]["default"] == (
         CONTRACT_VERSION
     )
+
+
+def test_browsing_views_search_order_page_and_filter(mem: Memory) -> None:
+    provider = mem.provider
+    for i, body in enumerate(["Always use pnpm", "Never push to main", "pnpm 10 in CI"]):
+        provider.apply(c.RememberRequest(idempotency_key=f"b{i}", body=body, kind="policy"))
+    found = provider.query(c.ListQuery(text="PNPM", order="newest"))
+    assert isinstance(found, c.RecordsResponse)
+    assert [r.body for r in found.records] == ["pnpm 10 in CI", "Always use pnpm"]
+    page = provider.query(c.ListQuery(order="newest", limit=1, offset=1))
+    assert isinstance(page, c.RecordsResponse) and [r.body for r in page.records] == [
+        "Never push to main"
+    ]
+    # A diagnosis previews the director's choice and records no application.
+    preview = provider.query(c.TaskQuery(task="install with pnpm", preview=True))
+    assert isinstance(preview, c.TaskResponse) and preview.resident
+    rid = preview.resident[0].id
+    none = provider.query(c.ApplicationsQuery(record_id=rid))
+    assert isinstance(none, c.ApplicationsResponse) and none.total == 0
+    provider.query(c.TaskQuery(task="install with pnpm"))
+    apps = provider.query(c.ApplicationsQuery(record_id=rid))
+    assert isinstance(apps, c.ApplicationsResponse) and apps.total == 1
+    assert apps.applications[0].why_applied and apps.applications[0].record_id == rid
+    journal = provider.query(c.JournalQuery(types=["context.applied"], newest_first=True))
+    assert isinstance(journal, c.JournalResponse)
+    assert [e.type for e in journal.events] == ["context.applied"]
+    provider.apply(c.ForgetRequest(idempotency_key="bf", record_id=rid))
+    stones = provider.query(c.TombstonesQuery(record_id=rid))
+    assert isinstance(stones, c.TombstonesResponse) and [
+        t.record_id for t in stones.tombstones
+    ] == [rid]
+    kept = next(r.id for r in page.records if r.id != rid)
+    other = provider.query(c.TombstonesQuery(record_id=kept))
+    assert isinstance(other, c.TombstonesResponse) and other.tombstones == []
+
+
+def test_pin_and_unpin_are_journaled_and_idempotent(mem: Memory) -> None:
+    provider = mem.provider
+    made = provider.apply(c.RememberRequest(idempotency_key="p0", body="Keep the changelog"))
+    assert isinstance(made, c.WriteResponse) and not made.record.pinned
+    rid = made.record.id
+    pinned = provider.apply(c.PinRequest(idempotency_key="p1", mutation="pin", record_id=rid))
+    assert isinstance(pinned, c.WriteResponse) and pinned.record.pinned
+    again = provider.apply(c.PinRequest(idempotency_key="p2", mutation="pin", record_id=rid))
+    assert isinstance(again, c.WriteResponse) and again.record.pinned
+    journal = provider.query(c.JournalQuery(types=["lifecycle.pinned"]))
+    assert isinstance(journal, c.JournalResponse) and len(journal.events) == 1  # no second event
+    off = provider.apply(c.PinRequest(idempotency_key="p3", mutation="unpin", record_id=rid))
+    assert isinstance(off, c.WriteResponse) and not off.record.pinned
+    shown = provider.query(c.ShowQuery(record_id=rid))
+    assert isinstance(shown, c.RecordResponse) and not shown.record.pinned

@@ -152,7 +152,8 @@ def test_openapi_is_generated_from_the_contract(served: Served) -> None:
     assert body["discriminator"]["propertyName"] == "view"
     assert set(body["discriminator"]["mapping"]) == {
         "recall", "task", "combined", "profile", "manifest", "expand", "manage", "show",
-        "history", "journal", "tombstones", "explain", "export", "ask", "telemetry",
+        "history", "journal", "tombstones", "applications", "explain", "export", "ask",
+        "telemetry",
     }  # fmt: skip
     apply = schema["paths"]["/v1/apply"]["post"]["requestBody"]["content"]["application/json"]
     mutations = set(c.APPLY.json_schema()["discriminator"]["mapping"])

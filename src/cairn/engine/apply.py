@@ -135,6 +135,10 @@ def apply_event(
         kept = {"at": event.occurred_at, "failure_count": record.failure_count}
         tx.update_record(row, evicted_at=None, source={**record.source, "unevicted": kept})
         return
+    if kind in ("lifecycle.pinned", "lifecycle.unpinned"):
+        row, record = _require_current(tx, event, payload["record_id"])
+        tx.update_record(row, pinned=kind == "lifecycle.pinned")
+        return
     if kind == "context.applied":
         tx.put_applications(
             [

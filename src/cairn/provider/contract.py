@@ -19,6 +19,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from cairn.provider import learning_contract as lc
+from cairn.provider.browse_contract import (
+    ApplicationsQuery,
+    ApplicationsResponse,
+    JournalQuery,
+    ListQuery,
+    TombstonesQuery,
+)
 from cairn.provider.models import CONTRACT_VERSION as CONTRACT_VERSION
 from cairn.provider.models import (
     ApplicationModel,
@@ -28,7 +35,6 @@ from cairn.provider.models import (
     RecordModel,
     RelevanceModel,
     Request,
-    Scope,
     Short,
     Text,
     TombstoneModel,
@@ -94,30 +100,13 @@ class TaskQuery(_Query):
     session_id: Short | None = None
     profile_budget: int = Field(2000, ge=0, le=1_000_000)
     task_budget: int = Field(6000, ge=0, le=1_000_000)
+    preview: bool = False  # diagnosis: what would be delivered, no application recorded
 
 
 class ExpandQuery(_Query):
     view: Literal["expand"] = "expand"
     record_id: RecordId
     task: Annotated[str, Field(max_length=10_000)] | None = None
-
-
-class ListQuery(_Query):
-    view: Literal["manage"] = "manage"
-    project_id: Short | None = None
-    with_global: bool = False  # with project_id: global records too (what applies there)
-    scope: Scope | None = None
-    kinds: list[Kind] = []
-    states: list[
-        Literal["trial", "proven", "superseded", "candidate", "active", "stale", "archived"]
-    ] = []
-    trust: list[Trust] = []
-    tag: Short | None = None
-    include_forgotten: bool = False
-    owned: bool = False  # only what a person owns: their explicit statements and rules
-    as_of: Short | None = None
-    limit: int | None = Field(None, ge=1, le=1_000_000)
-    offset: int = Field(0, ge=0, le=2**31 - 1)
 
 
 class ShowQuery(_Query):
@@ -129,16 +118,6 @@ class ShowQuery(_Query):
 class HistoryQuery(_Query):
     view: Literal["history"] = "history"
     record_id: RecordId
-
-
-class JournalQuery(_Query):
-    view: Literal["journal"] = "journal"
-    after_seq: int = Field(0, ge=0, le=2**63 - 1)
-    limit: int | None = Field(None, ge=1, le=1_000_000)
-
-
-class TombstonesQuery(_Query):
-    view: Literal["tombstones"] = "tombstones"
 
 
 class ExplainQuery(_Query):
@@ -158,6 +137,7 @@ QueryRequest = Annotated[
     | HistoryQuery
     | JournalQuery
     | TombstonesQuery
+    | ApplicationsQuery
     | ExplainQuery
     | ExportQuery
     | lc.LearningQuery,
@@ -281,6 +261,7 @@ QueryResponse = (
     | RecordResponse
     | JournalResponse
     | TombstonesResponse
+    | ApplicationsResponse
     | ExplainResponse
     | ExportResponse
     | lc.LearningQueryResponse
@@ -352,6 +333,11 @@ class EvictRequest(_Mutation):
     record_id: RecordId
 
 
+class PinRequest(_Mutation):
+    mutation: Literal["pin", "unpin"]
+    record_id: RecordId
+
+
 class FeedbackRequest(_Mutation):
     mutation: Literal["feedback"] = "feedback"
     application_id: RecordId
@@ -382,6 +368,7 @@ ApplyRequest = Annotated[
     | ForgetRequest
     | RestoreRequest
     | EvictRequest
+    | PinRequest
     | FeedbackRequest
     | SignalRequest
     | ImportRequest
@@ -393,7 +380,7 @@ ApplyRequest = Annotated[
 
 class WriteResponse(_Model):
     contract: str = CONTRACT_VERSION
-    mutation: Literal["remember", "store", "correct", "restore", "evict", "unevict"]
+    mutation: Literal["remember", "store", "correct", "restore", "evict", "unevict", "pin", "unpin"]
     record: RecordModel
     created: bool = True  # False: a retried key, or a statement repeating a live memory
     changed: bool = True  # False: nothing changed (same text, same state)
@@ -492,9 +479,14 @@ def parse_apply(data: Any) -> Any:
 
 __all__ = [
     "ApplicationModel",
+    "ApplicationsQuery",
+    "ApplicationsResponse",
     "EventModel",
+    "JournalQuery",
+    "ListQuery",
     "MemoryFields",
     "RecordModel",
     "RelevanceModel",
     "TombstoneModel",
+    "TombstonesQuery",
 ]

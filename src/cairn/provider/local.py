@@ -10,6 +10,8 @@ from cairn.engine.recall.formatting import ContextEntry, Fence, format_context
 from cairn.errors import InvalidInput
 from cairn.identifiers import check_name
 from cairn.provider.contract import (
+    ApplicationsQuery,
+    ApplicationsResponse,
     ApplyRequest,
     ApplyResponse,
     ConstraintModel,
@@ -35,6 +37,7 @@ from cairn.provider.contract import (
     JournalResponse,
     ListQuery,
     MatchModel,
+    PinRequest,
     QueryRequest,
     QueryResponse,
     RebuildRequest,
@@ -81,7 +84,7 @@ from cairn.services.signals import Signals
 from cairn.services.tasks import Tasks
 from cairn.services.transfer import Transfer
 from cairn.services.writes import Writes
-from cairn.storage.ports import RecordQuery, RecordStore, SearchIndex
+from cairn.storage.ports import EventFilter, RecordQuery, RecordStore, SearchIndex
 
 Progress = Callable[[int, int], None]
 
@@ -228,6 +231,8 @@ class LocalProvider:
                 include_inactive=request.include_forgotten,
                 owned=request.owned,
                 as_of=time_of(request.as_of),
+                contains=request.text or None,
+                order=request.order,
                 limit=request.limit,
                 offset=request.offset,
             )
@@ -240,11 +245,29 @@ class LocalProvider:
             versions = [record_model(r) for r in s.reads.history(request.record_id, ns)]
             return RecordsResponse.model_construct(view="history", records=versions)
         if isinstance(request, JournalQuery):
-            events = s.reads.journal(ns, after_seq=request.after_seq, limit=request.limit)
+            where = EventFilter(
+                types=tuple(request.types),
+                episode_id=request.episode_id,
+                session_id=request.session_id,
+                before_seq=request.before_seq,
+                newest_first=request.newest_first,
+            )
+            events = s.reads.journal(
+                ns, after_seq=request.after_seq, limit=request.limit, where=where
+            )
             return JournalResponse.model_construct(events=[event_model(e) for e in events])
         if isinstance(request, TombstonesQuery):
-            stones = [tombstone_model(t) for t in s.reads.tombstones(ns)]
-            return TombstonesResponse.model_construct(tombstones=stones)
+            stones = s.reads.tombstones(ns, record_id=request.record_id)
+            return TombstonesResponse.model_construct(
+                tombstones=[tombstone_model(t) for t in stones]
+            )
+        if isinstance(request, ApplicationsQuery):
+            apps, total = s.reads.applications(request.record_id, ns, limit=request.limit)
+            return ApplicationsResponse.model_construct(
+                record_id=request.record_id,
+                applications=[application_model(a) for a in apps],
+                total=total,
+            )
         if isinstance(request, ExplainQuery):
             report = s.tasks.explain(ns)
             return ExplainResponse.model_construct(**report)
@@ -264,6 +287,7 @@ class LocalProvider:
             session_id=request.session_id,
             profile_budget=request.profile_budget,
             task_budget=request.task_budget,
+            preview=request.preview,
         )
         view = request.view
         resident = [
@@ -394,6 +418,11 @@ class LocalProvider:
         if isinstance(request, EvictRequest):
             record = s.writes.set_eviction(
                 request.record_id, ns, evicted=request.mutation == "evict", event_id=key
+            )
+            return self._written(request.mutation, record)
+        if isinstance(request, PinRequest):
+            record = s.writes.set_pinned(
+                request.record_id, ns, pinned=request.mutation == "pin", event_id=key
             )
             return self._written(request.mutation, record)
         if isinstance(request, FeedbackRequest):

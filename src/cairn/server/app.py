@@ -115,8 +115,10 @@ def create_app(
     *,
     metrics: Metrics | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    dashboard: bool = True,
 ) -> FastAPI:
-    """The app over ``engine``; it closes the engine when it shuts down."""
+    """The app over ``engine``; it closes the engine when it shuts down. ``dashboard``:
+    the web dashboard at ``/dashboard`` (its session key beside the tokens file)."""
     from cairn import __version__
 
     metrics = metrics if metrics is not None else Metrics(store_sizes(engine, tokens))
@@ -280,7 +282,20 @@ def create_app(
 
         return await observed("/metrics", request, answer)
 
+    if dashboard:
+        mount_dashboard(app, engine, tokens)
     return app
+
+
+def mount_dashboard(app: FastAPI, engine: Engine, tokens: TokenStore) -> None:
+    from cairn.dashboard import create_dashboard
+    from cairn.dashboard.sessions import load_key
+
+    def bind(tenant: str, agent: str) -> Provider:
+        return engine.bound(tenant=tenant, agent=agent)
+
+    key = load_key(tokens.path.with_name(tokens.path.name + ".dashboard-key"))
+    app.mount("/dashboard", create_dashboard(bind, tokens, key=key))
 
 
 def store_sizes(engine: Engine, tokens: TokenStore) -> Callable[[], Mapping[str, int]]:

@@ -7,9 +7,9 @@ from datetime import datetime
 
 from cairn.errors import NotFound
 from cairn.identifiers import record_id_of
-from cairn.model import Event, Record, Tombstone
+from cairn.model import Application, Event, Record, Tombstone
 from cairn.services.journal import Namespace
-from cairn.storage.ports import RecordQuery, RecordStore, StoreStats
+from cairn.storage.ports import EventFilter, RecordQuery, RecordStore, StoreStats
 from cairn.validation import check_line, check_time
 
 
@@ -40,18 +40,45 @@ class Reads:
         return versions
 
     def records(self, query: RecordQuery) -> list[Record]:
-        for name, value in (("project id", query.project_id), ("tag", query.tag)):
+        for name, value in (
+            ("project id", query.project_id),
+            ("tag", query.tag),
+            ("text", query.contains),
+        ):
             if value is not None:
                 check_line(name, value, 4096)
         return self._records.list_records(query)
 
-    def tombstones(self, ns: Namespace) -> list[Tombstone]:
-        return self._records.tombstones(ns.tenant, ns.agent)
+    def tombstones(self, ns: Namespace, *, record_id: str | None = None) -> list[Tombstone]:
+        stones = self._records.tombstones(ns.tenant, ns.agent)
+        if record_id is None:
+            return stones
+        wanted = record_id_of(record_id)
+        return [t for t in stones if t.record_id == wanted]
 
     def journal(
-        self, ns: Namespace, *, after_seq: int = 0, limit: int | None = None
+        self,
+        ns: Namespace,
+        *,
+        after_seq: int = 0,
+        limit: int | None = None,
+        where: EventFilter | None = None,
     ) -> Iterator[Event]:
-        return self._records.events(ns.tenant, ns.agent, after_seq=after_seq, limit=limit)
+        if where is not None:
+            for name, value in (("episode id", where.episode_id), ("session id", where.session_id)):
+                if value is not None:
+                    check_line(name, value, 4096)
+        return self._records.events(
+            ns.tenant, ns.agent, after_seq=after_seq, limit=limit, where=where
+        )
+
+    def applications(
+        self, record_id: str, ns: Namespace, *, limit: int | None = None
+    ) -> tuple[list[Application], int]:
+        """A memory's applications, newest first (at most ``limit``), and how many in all."""
+        found = self._records.applications(ns.tenant, ns.agent, record_id=record_id_of(record_id))
+        found.reverse()
+        return (found[:limit] if limit is not None else found), len(found)
 
     def stats(self, ns: Namespace) -> StoreStats:
         return self._records.stats(ns.tenant, ns.agent)

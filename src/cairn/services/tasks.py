@@ -128,11 +128,13 @@ class Tasks:
         session_id: str | None = None,
         profile_budget: int = 2000,
         task_budget: int = 6000,
+        preview: bool = False,
     ) -> TaskContext:
         """What this task should know: resident text, a manifest, one-off constraints.
 
         Every delivered item gets an application record (journal-first) whose id is the
-        handle for ``feedback``.
+        handle for ``feedback``; a ``preview`` (diagnosis) records none, so looking at
+        what would apply never counts as a delivery.
         """
         task = check_text("task", task, 10_000)
         if project_id is not None:
@@ -208,7 +210,7 @@ class Tasks:
             )
             for item in (*direction.resident, *direction.manifest)
         )
-        if applications:
+        if applications and not preview:
             payload = {"applications": [a.to_dict() for a in applications]}
             event = self._journal.event("context.applied", payload, ns, None, session_id=session_id)
             self._journal.commit([event], {})

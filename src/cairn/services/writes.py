@@ -370,6 +370,18 @@ class Writes:
         self._journal.commit([event], {})
         return self._current(current.id, ns)
 
+    def set_pinned(
+        self, record_id: str, ns: Namespace, *, pinned: bool, event_id: str | None
+    ) -> Record:
+        """Pin (never fades, never evicted) or unpin; the same state again changes nothing."""
+        current = self._current(record_id, ns)
+        if current.pinned == pinned:
+            return current
+        kind = "lifecycle.pinned" if pinned else "lifecycle.unpinned"
+        event = self._journal.event(kind, {"record_id": current.id}, ns, event_id)
+        self._journal.commit([event], {})
+        return self._current(current.id, ns)
+
 
 SELECTOR_FIELDS = ("path_patterns", "operations", "phases", "task_types")
 

@@ -122,8 +122,42 @@ class RecordQuery:
     include_inactive: bool = False  # also forgotten and evicted current versions
     owned: bool = False  # only explicit records and rules (what a person reads and edits)
     as_of: str | None = None  # the versions in force at this time
+    contains: str | None = None  # only versions whose body or title holds this, any case
+    order: str = "recorded"  # one of RECORD_ORDERS
     limit: int | None = None
     offset: int = 0
+
+
+# How ``list_records`` may order: the column, descending or not (ties by id).
+RECORD_ORDERS: dict[str, tuple[str, bool]] = {
+    "recorded": ("recorded_at", False),
+    "newest": ("recorded_at", True),
+    "applied": ("last_applied_at", True),
+    "proof": ("proof_count", True),
+    "used": ("used_count", True),
+}
+
+
+def order_of(name: str) -> tuple[str, bool]:
+    """The column and direction of an order of ``RECORD_ORDERS`` (a column name never
+    comes from outside: only these keys reach the SQL)."""
+    found = RECORD_ORDERS.get(name)
+    if found is None:
+        from cairn.errors import InvalidInput
+
+        raise InvalidInput(f"order must be one of {', '.join(RECORD_ORDERS)}, not {name!r}")
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class EventFilter:
+    """Which journal events to read: by type, episode, session, below a ``seq``."""
+
+    types: tuple[str, ...] = ()
+    episode_id: str | None = None
+    session_id: str | None = None
+    before_seq: int | None = None
+    newest_first: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,9 +317,16 @@ class RecordStore(Protocol):
         ...
 
     def events(
-        self, tenant: str, agent: str | None, *, after_seq: int = 0, limit: int | None = None
+        self,
+        tenant: str,
+        agent: str | None,
+        *,
+        after_seq: int = 0,
+        limit: int | None = None,
+        where: EventFilter | None = None,
     ) -> Iterator[Event]:
-        """The journal of a tenant's agent (or, ``agent`` None, of every agent of it)."""
+        """The journal of a tenant's agent (or, ``agent`` None, of every agent of it), in
+        order of ``seq`` (``where``: only matching events, newest first if it says so)."""
         ...
 
     def event(self, tenant: str, agent: str, event_id: str) -> Event | None: ...

@@ -6,8 +6,9 @@ from dataclasses import replace
 
 import pytest
 
+from cairn.errors import InvalidInput
 from cairn.model import Application, Tombstone
-from cairn.storage.ports import FeedPosition, LaneFilter, RecordQuery, RuleQuery
+from cairn.storage.ports import EventFilter, FeedPosition, LaneFilter, RecordQuery, RuleQuery
 
 from .conftest import Pair, event, insert, record, vec
 
@@ -176,3 +177,63 @@ def test_stats_count_one_namespace(pair: Pair) -> None:
     insert(pair.records, record("R1", "one"), record("R2", "two", tenant="t2"))
     assert pair.records.stats("t1").records == 1
     assert pair.records.stats("t1", "nobody").records == 0
+
+
+def test_list_search_and_order(pair: Pair) -> None:
+    insert(
+        pair.records,
+        record("A", "Use PNPM here", recorded_at="2026-01-01T00:00:00.000000Z", proof_count=1),
+        record("B", "never push", title="Git Rules", recorded_at="2026-01-03T00:00:00.000000Z"),
+        record(
+            "C",
+            "pnpm 10 only",
+            recorded_at="2026-01-02T00:00:00.000000Z",
+            proof_count=5,
+            last_applied_at="2026-01-05T00:00:00.000000Z",
+        ),
+    )
+
+    def ids(**kw: object) -> list[str]:
+        return [r.id for r in pair.records.list_records(RecordQuery("t1", "a", **kw))]  # type: ignore[arg-type]
+
+    assert ids(contains="pnpm") == ["A", "C"]  # ASCII case folded
+    assert ids(contains="git rules") == ["B"]  # the title too
+    assert ids(contains="50%_") == []  # a substring, never a LIKE pattern
+    insert(
+        pair.records, record("D", "100% sure: a_b\\c", recorded_at="2026-01-04T00:00:00.000000Z")
+    )
+    assert ids(contains="0% S") == ["D"] and ids(contains="a_b\\c") == ["D"]
+    assert ids(contains="a%b") == [] and ids(contains="axb") == []
+    assert ids(order="newest") == ["D", "B", "C", "A"]
+    assert ids(order="proof") == ["C", "A", "D", "B"]
+    assert ids(order="applied") == ["C", "D", "B", "A"]  # never applied: last (ties by id)
+    assert ids(order="newest", limit=2, offset=2) == ["C", "A"]
+    assert ids(contains="pnpm", order="newest", limit=1) == ["C"]
+    with pytest.raises(InvalidInput):
+        ids(order="body; DROP TABLE records")
+
+
+def test_journal_filters_by_type_episode_session_and_reads_backwards(pair: Pair) -> None:
+    with pair.records.transaction() as tx:
+        tx.append_events(
+            [
+                replace(event("e1"), type="memory.stored", episode_id="ep1", session_id="s1"),
+                replace(event("e2"), type="user.signal", session_id="s1"),
+                replace(event("e3"), type="memory.stored", episode_id="ep2", session_id="s2"),
+                replace(event("x1", tenant="t2"), type="memory.stored", session_id="s1"),
+            ]
+        )
+
+    def ids(**kw: object) -> list[str]:
+        where = EventFilter(**kw)  # type: ignore[arg-type]
+        return [e.event_id for e in pair.records.events("t1", "a", where=where)]
+
+    assert ids() == ["e1", "e2", "e3"]
+    assert ids(types=("memory.stored",)) == ["e1", "e3"]
+    assert ids(episode_id="ep2") == ["e3"]
+    assert ids(session_id="s1") == ["e1", "e2"]  # never the other tenant's
+    assert ids(newest_first=True) == ["e3", "e2", "e1"]
+    seqs = [e.seq for e in pair.records.events("t1", "a")]
+    assert ids(newest_first=True, before_seq=seqs[2]) == ["e2", "e1"]
+    newest = pair.records.events("t1", "a", limit=1, where=EventFilter(newest_first=True))
+    assert [e.event_id for e in newest] == ["e3"]

@@ -46,7 +46,7 @@ def test_v1_file_opens_and_upgrades(tmp_path: Path) -> None:
     insert_old(conn, "01OLD", "default", "written by schema one about pnpm")
     conn.close()
     store = SqliteRecordStore(path, rank_hint=lambda r: 42.0)
-    assert store.stats("default").schema_version == LATEST_VERSION == 6
+    assert store.stats("default").schema_version == LATEST_VERSION == 7
     record = store.get("default", "default", "01OLD")
     assert record is not None and record.body == "written by schema one about pnpm"
     assert record.importance == 0.5  # the column v2 added, defaulted

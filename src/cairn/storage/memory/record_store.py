@@ -20,9 +20,10 @@ from cairn.model import Application, Event, Record, Tombstone
 from cairn.storage.memory import learning
 from cairn.storage.memory.integrity import check as _check
 from cairn.storage.memory.integrity import redact as _redact
+from cairn.storage.memory.listing import event_matches, ordered, selected
 from cairn.storage.ports import (
-    OWNED_KINDS,
     ChangeBatch,
+    EventFilter,
     FeedPosition,
     LaneFilter,
     NewRow,
@@ -294,27 +295,9 @@ class MemoryRecordStore:
                     continue
             elif not row.live:
                 continue
-            in_project = r.scope == "project" and r.project_id == query.project_id
-            if query.project_id is not None and not (
-                in_project or (query.with_global and r.scope == "global")
-            ):
-                continue
-            if query.scope is not None and r.scope != query.scope:
-                continue
-            if query.kinds and r.kind not in query.kinds:
-                continue
-            if query.states and r.state not in query.states:
-                continue
-            if query.trust and r.trust not in query.trust:
-                continue
-            if query.owned and not (r.authority == "explicit" or r.kind in OWNED_KINDS):
-                continue
-            if query.text_hash is not None and r.text_hash != query.text_hash:
-                continue
-            if query.tag is not None and query.tag not in r.tags:
-                continue
-            out.append(r)
-        out.sort(key=lambda rec: (rec.recorded_at, rec.id))
+            if selected(r, query):
+                out.append(r)
+        out = ordered(out, query.order)
         end = None if query.limit is None else query.offset + query.limit
         return out[query.offset : end]
 
@@ -354,15 +337,23 @@ class MemoryRecordStore:
         return out
 
     def events(
-        self, tenant: str, agent: str | None, *, after_seq: int = 0, limit: int | None = None
+        self,
+        tenant: str,
+        agent: str | None,
+        *,
+        after_seq: int = 0,
+        limit: int | None = None,
+        where: EventFilter | None = None,
     ) -> Iterator[Event]:
         found = [
             e
             for e in self._state.events
             if e.tenant == tenant
             and (agent is None or e.agent == agent)
-            and (e.seq or 0) > after_seq
+            and event_matches(e, after_seq, where or EventFilter())
         ]
+        if where is not None and where.newest_first:
+            found.reverse()
         yield from found[:limit] if limit is not None else found
 
     def event(self, tenant: str, agent: str, event_id: str) -> Event | None:

@@ -25,6 +25,7 @@ from cairn.model import Application, Event, Record, Tombstone
 from cairn.storage.ports import (
     OWNED_KINDS,
     ChangeBatch,
+    EventFilter,
     FeedPosition,
     LaneFilter,
     PendingPurge,
@@ -33,6 +34,7 @@ from cairn.storage.ports import (
     StoreStats,
     SweepQuery,
     TrajectoryQuery,
+    order_of,
 )
 from cairn.storage.postgres import learning
 from cairn.storage.postgres.database import Database, Session
@@ -56,6 +58,9 @@ _FEED_COLUMNS = (
 )
 # Tables a permanent forget leaves dead tuples of the body in.
 _PURGED_TABLES = ("records", "events", "applications", "record_terms", "postings", "vectors")
+
+
+ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 class PostgresRecordStore:
@@ -174,7 +179,19 @@ class PostgresRecordStore:
         if query.tag is not None:
             sql += " AND strpos(tags, %s) > 0"
             params.append(json.dumps(query.tag, ensure_ascii=False))
-        sql += " ORDER BY recorded_at, id"
+        if query.contains:
+            # Folds ASCII letters only, like the SQLite store (a substring, never a pattern).
+            fold = "translate({}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+            needle = query.contains.translate(ASCII_LOWER)
+            sql += (
+                f" AND (strpos({fold.format('body')}, %s) > 0"
+                f" OR strpos({fold.format('coalesce(title, %s)')}, %s) > 0)"
+            )
+            params += [needle, "", needle]
+        column, descending = order_of(query.order)
+        way = " DESC NULLS LAST" if descending else ""
+        tie = " DESC" if descending else ""
+        sql += f" ORDER BY {column}{way}, id{tie}"
         if query.limit is not None or query.offset:
             sql += " LIMIT %s OFFSET %s"
             params += [query.limit, query.offset]
@@ -215,14 +232,31 @@ class PostgresRecordStore:
         return dict(record_from_row(r) for r in found)
 
     def events(
-        self, tenant: str, agent: str | None, *, after_seq: int = 0, limit: int | None = None
+        self,
+        tenant: str,
+        agent: str | None,
+        *,
+        after_seq: int = 0,
+        limit: int | None = None,
+        where: EventFilter | None = None,
     ) -> Iterator[Event]:
         sql = SELECT_EVENT + " WHERE tenant = %s AND seq > %s"
         params: list[Any] = [tenant, after_seq]
         if agent is not None:
             sql += " AND agent = %s"
             params.append(agent)
-        sql += " ORDER BY seq LIMIT %s"
+        where = where or EventFilter()
+        if where.types:
+            sql += " AND type = ANY(%s::text[])"
+            params.append(list(where.types))
+        for column, value in (("episode_id", where.episode_id), ("session_id", where.session_id)):
+            if value is not None:
+                sql += f" AND {column} = %s"
+                params.append(value)
+        if where.before_seq is not None:
+            sql += " AND seq < %s"
+            params.append(where.before_seq)
+        sql += " ORDER BY seq DESC LIMIT %s" if where.newest_first else " ORDER BY seq LIMIT %s"
         params.append(limit)
         for row in self._all(tenant, sql.encode(), params):
             yield event_from_row(row)

@@ -33,8 +33,8 @@ import numpy as np
 from cairn.errors import InvalidInput, StorageError
 from cairn.model import Application, Event, Record, Tombstone
 from cairn.storage.ports import (
-    OWNED_KINDS,
     ChangeBatch,
+    EventFilter,
     FeedPosition,
     LaneFilter,
     PendingPurge,
@@ -45,6 +45,7 @@ from cairn.storage.ports import (
     TrajectoryQuery,
 )
 from cairn.storage.sqlite import learning
+from cairn.storage.sqlite.filters import event_filters, record_filters
 from cairn.storage.sqlite.migrate import migrate
 from cairn.storage.sqlite.rows import (
     SELECT_APPLICATION,
@@ -182,7 +183,12 @@ class SqliteRecordStore:
         return [record_from_row(r)[1] for r in found]
 
     def list_records(self, query: RecordQuery) -> list[Record]:
-        sql = SELECT_RECORD + " WHERE tenant = ? AND agent = ?"
+        # A page is chosen over row ids alone, then read whole: sorting (or skipping)
+        # narrow rows instead of every column of each candidate.
+        paged = query.limit is not None
+        sql = (
+            "SELECT row FROM records" if paged else SELECT_RECORD
+        ) + " WHERE tenant = ? AND agent = ?"
         params: list[Any] = [query.tenant, query.agent]
         if query.as_of is not None:
             sql += " AND recorded_at <= ? AND (expired_at IS NULL OR expired_at > ?)"
@@ -191,34 +197,18 @@ class SqliteRecordStore:
             sql += " AND superseded_by IS NULL AND purged = 0"
         else:
             sql += " AND live"
-        if query.project_id is not None:
-            if query.with_global:
-                sql += " AND (scope = 'global' OR project_id = ?)"
-            else:
-                sql += " AND scope = 'project' AND project_id = ?"
-            params.append(query.project_id)
-        if query.scope is not None:
-            sql += " AND scope = ?"
-            params.append(query.scope)
-        filters = (("kind", query.kinds), ("state", query.states), ("trust", query.trust))
-        for column, values in filters:
-            if values:
-                sql += f" AND {column} IN ({', '.join('?' * len(values))})"
-                params += list(values)
-        if query.owned:
-            sql += " AND (authority = 'explicit' OR kind IN (?, ?, ?, ?, ?))"
-            params += list(OWNED_KINDS)
-        if query.text_hash is not None:
-            sql += " AND text_hash = ?"
-            params.append(query.text_hash)
-        if query.tag is not None:
-            sql += " AND instr(tags, ?) > 0"
-            params.append(json.dumps(query.tag, ensure_ascii=False))
-        sql += " ORDER BY recorded_at, id"
+        where, values = record_filters(query)
+        sql += where
+        params += values
         if query.limit is not None or query.offset:
             sql += " LIMIT ? OFFSET ?"
             params += [query.limit if query.limit is not None else -1, query.offset]
-        records = [record_from_row(r)[1] for r in self._all(sql, params)]
+        if paged:
+            rows = [int(r[0]) for r in self._all(sql, params)]
+            found = self.records_by_rows(LaneFilter(query.tenant, query.agent), rows)
+            records = [found[r] for r in rows if r in found]
+        else:
+            records = [record_from_row(r)[1] for r in self._all(sql, params)]
         if query.as_of is not None:
             # Forgetting is recorded in tombstones, not in the version's times.
             records = [r for r in records if not r.forgotten_at or r.forgotten_at > query.as_of]
@@ -263,14 +253,24 @@ class SqliteRecordStore:
         return out
 
     def events(
-        self, tenant: str, agent: str | None, *, after_seq: int = 0, limit: int | None = None
+        self,
+        tenant: str,
+        agent: str | None,
+        *,
+        after_seq: int = 0,
+        limit: int | None = None,
+        where: EventFilter | None = None,
     ) -> Iterator[Event]:
         sql = SELECT_EVENT + " WHERE tenant = ? AND seq > ?"
         params: list[Any] = [tenant, after_seq]
         if agent is not None:
             sql += " AND agent = ?"
             params.append(agent)
-        sql += " ORDER BY seq"
+        where = where or EventFilter()
+        clause, values = event_filters(where)
+        sql += clause
+        params += values
+        sql += " ORDER BY seq DESC" if where.newest_first else " ORDER BY seq"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)

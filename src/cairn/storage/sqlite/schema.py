@@ -458,4 +458,17 @@ CREATE INDEX records_sweep ON records(tenant, agent, failure_count) WHERE live;
 
 V6 = _v6()
 MIGRATIONS = (*MIGRATIONS, (6, V6))
+V7 = """
+-- v7, the dashboard: a tenant's live memories, newest (or oldest) first, a page at a
+-- time, walked in order instead of sorting every memory of the tenant; the journal by
+-- session and by episode.
+CREATE INDEX records_recent ON records(tenant, agent, recorded_at, id) WHERE live;
+CREATE INDEX events_by_session ON events(tenant, agent, session_id, seq);
+CREATE INDEX events_by_episode ON events(tenant, agent, episode_id, seq);
+-- The director's rules by the engine's rank hint, ties by id, walked in that order (the
+-- hint alone left every tie of a 100k tenant to be sorted for each task).
+DROP INDEX records_rules;
+CREATE INDEX records_rules ON records(tenant, agent, rank_hint DESC, id) WHERE live;
+"""
+MIGRATIONS = (*MIGRATIONS, (7, V7))
 LATEST_VERSION = MIGRATIONS[-1][0]

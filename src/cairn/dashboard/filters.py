@@ -1,0 +1,83 @@
+"""The memories list's filters: query parameters in, a contract ``ListQuery`` out.
+
+Every value is checked by the contract's own model, so a bad filter gets the same one-line
+error, naming the field, as from any interface; an empty field means "any".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from pydantic import ValidationError
+
+from cairn.errors import InvalidInput
+from cairn.provider import contract as c
+from cairn.provider.convert import invalid
+
+PAGE_SIZE = 50
+MAX_PAGE = 100_000
+ORDERS = {
+    "newest": "newest first",
+    "recorded": "oldest first",
+    "applied": "recently applied",
+    "proof": "most proven",
+    "used": "most used",
+}
+STATES = ("trial", "proven", "superseded", "candidate", "active", "stale", "archived")
+TRUST = ("system", "learned", "external")
+KINDS = ("fact", "preference", "policy", "profile", "episode", "skill", "topic")
+SCOPES = ("global", "project")
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    q: str = ""
+    scope: str = ""
+    project: str = ""
+    state: str = ""
+    trust: str = ""
+    kind: str = ""
+    tag: str = ""
+    order: str = "newest"
+    forgotten: str = ""  # "1": forgotten and evicted memories too
+    page: int = 1
+
+    def link(self, agent: str, **changes: Any) -> str:
+        """The query string of this list with ``changes`` (empty values left out)."""
+        values = {**asdict(self), **changes, "agent": agent}
+        return urlencode({k: v for k, v in values.items() if v not in ("", None)})
+
+
+def parse_filters(params: Mapping[str, str]) -> Filters:
+    raw = {name: (params.get(name) or "").strip() for name in Filters.__dataclass_fields__}
+    page_text = raw.pop("page") or "1"
+    if not page_text.isdigit() or not 1 <= int(page_text) <= MAX_PAGE:
+        raise InvalidInput(f"page must be a whole number from 1 to {MAX_PAGE:,}")
+    raw["order"] = raw["order"] or "newest"
+    return Filters(page=int(page_text), **raw)
+
+
+def list_query(f: Filters) -> c.ListQuery:
+    """One page of the list, and one more row (to know whether a next page exists)."""
+    data: dict[str, Any] = {
+        "view": "manage",
+        "order": f.order,
+        "limit": PAGE_SIZE + 1,
+        "offset": (f.page - 1) * PAGE_SIZE,
+        "include_forgotten": f.forgotten == "1",
+    }
+    for name, value in (("text", f.q), ("project_id", f.project), ("tag", f.tag)):
+        if value:
+            data[name] = value
+    if f.scope:
+        data["scope"] = f.scope
+    for name, value in (("states", f.state), ("trust", f.trust), ("kinds", f.kind)):
+        if value:
+            data[name] = [value]
+    try:
+        return c.ListQuery.model_validate(data)
+    except ValidationError as exc:
+        raise invalid(exc) from None

@@ -1,0 +1,84 @@
+"""Learning, as charts: the reflection funnel (from the telemetry counters: counts only,
+no content), and promotions, demotions and evictions by day (from the journal)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import date, timedelta
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from cairn.dashboard import charts
+from cairn.dashboard.web import Site, visit
+from cairn.provider import contract as c
+from cairn.provider import expect
+from cairn.provider import learning_contract as lc
+
+FUNNEL = (
+    ("reflect:admitted", "trajectories admitted"),
+    ("reflect:funnel:candidates", "topic candidates"),
+    ("reflect:funnel:corroborated", "corroborated"),
+    ("reflect:funnel:singleOwnerCorroborated", "single owner corroborated"),
+    ("reflect:funnel:abstained", "abstained runs"),
+)
+LIFECYCLE = {
+    "lifecycle.promoted": "promoted",
+    "lifecycle.demoted": "demoted",
+    "lifecycle.evicted": "evicted",
+}
+MAX_DAYS = 60
+MAX_EVENTS = 20_000
+
+
+def over_time(events: list[c.EventModel]) -> tuple[list[str], dict[str, list[int]]]:
+    """Counts of each lifecycle change per day, from the first such day to the last
+    (at most MAX_DAYS, the most recent)."""
+    per = Counter((e.occurred_at[:10], LIFECYCLE[e.type]) for e in events if e.type in LIFECYCLE)
+    if not per:
+        return [], {}
+    seen = sorted({d for d, _ in per})
+    last = date.fromisoformat(seen[-1])
+    first = max(date.fromisoformat(seen[0]), last - timedelta(days=MAX_DAYS - 1))
+    days = [(first + timedelta(days=i)).isoformat() for i in range((last - first).days + 1)]
+    return days, {name: [per[(d, name)] for d in days] for name in LIFECYCLE.values()}
+
+
+def routes(site: Site) -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/learning")
+    def learning(request: Request) -> Response:
+        v = visit(site, request)
+        telemetry = expect(v.provider.query(lc.TelemetryQuery(runs=10)), lc.TelemetryResponse)
+        mine: dict[str, Any] = telemetry.agents.get(v.agent, {"counters": {}, "runs": []})
+        counters: dict[str, float] = mine.get("counters", {})
+        funnel = [(label, float(counters.get(name, 0))) for name, label in FUNNEL]
+        events = [  # one type a query: each is a walk of the journal's type index
+            e
+            for kind in LIFECYCLE
+            for e in expect(
+                v.provider.query(c.JournalQuery(types=[kind], newest_first=True, limit=MAX_EVENTS)),
+                c.JournalResponse,
+            ).events
+        ]
+        days, series = over_time(events)
+        totals = {
+            name.removeprefix("learning:memory_"): int(value)
+            for name, value in sorted(counters.items())
+            if name.startswith("learning:memory_")
+        }
+        return v.render(
+            "learning.html",
+            funnel=funnel,
+            funnel_chart=charts.bars("Reflection funnel", funnel),
+            days=days,
+            series=series,
+            timeline=charts.columns("Lifecycle changes by day", days, series) if days else None,
+            totals=totals,
+            runs=mine.get("runs", []),
+            counters=counters,
+        )
+
+    return router

@@ -1,0 +1,75 @@
+"""The memories pages: the filtered, searched, sorted list, one page at a time; one
+memory's detail (every version, evidence, applications, tombstone, eviction); the form
+that remembers a new one."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from cairn.dashboard import filters as flt
+from cairn.dashboard.web import Site, Visit, visit
+from cairn.provider import contract as c
+from cairn.provider import expect
+
+APPLICATIONS_SHOWN = 100
+
+
+def routes(site: Site) -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/memories")
+    def memories(request: Request) -> Response:
+        v = visit(site, request)
+        f = flt.parse_filters(request.query_params)
+        listed = expect(v.provider.query(flt.list_query(f)), c.RecordsResponse)
+        rows = listed.records[: flt.PAGE_SIZE]
+        return v.render(
+            "memories.html",
+            f=f,
+            rows=rows,
+            more=len(listed.records) > flt.PAGE_SIZE,
+            first=(f.page - 1) * flt.PAGE_SIZE + 1,
+            orders=flt.ORDERS,
+            states=flt.STATES,
+            trusts=flt.TRUST,
+            kinds=flt.KINDS,
+            scopes=flt.SCOPES,
+            done=request.query_params.get("done"),
+        )
+
+    @router.get("/memories/new")
+    def new_memory(request: Request) -> Response:
+        v = visit(site, request)
+        return v.render("remember.html", kinds=flt.KINDS, scopes=flt.SCOPES, error=None)
+
+    @router.get("/memories/{record_id}")
+    def memory(request: Request, record_id: str) -> Response:
+        v = visit(site, request)
+        return detail(v, record_id)
+
+    return router
+
+
+def detail(v: Visit, record_id: str, *, done: str | None = None, status: int = 200) -> Response:
+    """One memory as it stands now, with all it is made of."""
+    p = v.provider
+    record = expect(p.query(c.ShowQuery(record_id=record_id)), c.RecordResponse).record
+    versions = expect(p.query(c.HistoryQuery(record_id=record.id)), c.RecordsResponse).records
+    apps = expect(
+        p.query(c.ApplicationsQuery(record_id=record.id, limit=APPLICATIONS_SHOWN)),
+        c.ApplicationsResponse,
+    )
+    stones = expect(p.query(c.TombstonesQuery(record_id=record.id)), c.TombstonesResponse)
+    tombstone = next((t for t in reversed(stones.tombstones)), None)
+    return v.render(
+        "memory.html",
+        status,
+        record=record,
+        versions=list(reversed(versions)),
+        applications=apps.applications,
+        applications_total=apps.total,
+        tombstone=tombstone,
+        done=done or v.request.query_params.get("done"),
+        kinds=flt.KINDS,
+    )

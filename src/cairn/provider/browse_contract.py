@@ -1,0 +1,92 @@
+"""The browsing views of the provider contract ``cairn.provider.v1``: what a person (the
+CLI's list and journal, the dashboard) reads to see memory — records by filter, search and
+order, a page at a time; the journal by type, episode and session; tombstones; and the
+application records of a memory, with their outcomes and why each was applied.
+
+Like every request they are strict and refuse unknown fields (see
+:mod:`cairn.provider.contract`, which re-exports them).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cairn.provider.models import CONTRACT_VERSION as CONTRACT
+from cairn.provider.models import (
+    ApplicationModel,
+    Kind,
+    Request,
+    Scope,
+    Short,
+    Trust,
+)
+
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+RecordId = Annotated[str, Field(min_length=1, max_length=64)]
+State = Literal["trial", "proven", "superseded", "candidate", "active", "stale", "archived"]
+# recorded: oldest first (the journal's order); newest; applied: most recently applied;
+# proof, used: most proven, most used first. Ties break by id.
+Order = Literal["recorded", "newest", "applied", "proof", "used"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Query(Request, _Model):
+    agent: Name | None = None
+
+
+class ListQuery(_Query):
+    view: Literal["manage"] = "manage"
+    project_id: Short | None = None
+    with_global: bool = False  # with project_id: global records too (what applies there)
+    scope: Scope | None = None
+    kinds: list[Kind] = []
+    states: list[State] = []
+    trust: list[Trust] = []
+    tag: Short | None = None
+    text: Annotated[str, Field(max_length=1000)] | None = None  # body or title holds it
+    order: Order = "recorded"
+    include_forgotten: bool = False
+    owned: bool = False  # only what a person owns: their explicit statements and rules
+    as_of: Short | None = None
+    limit: int | None = Field(None, ge=1, le=1_000_000)
+    offset: int = Field(0, ge=0, le=2**31 - 1)
+
+
+class JournalQuery(_Query):
+    """The journal in ``seq`` order from ``after_seq``; ``newest_first`` reads backwards
+    from ``before_seq`` (a timeline's next page); the filters are all optional."""
+
+    view: Literal["journal"] = "journal"
+    after_seq: int = Field(0, ge=0, le=2**63 - 1)
+    before_seq: int | None = Field(None, ge=1, le=2**63 - 1)
+    newest_first: bool = False
+    types: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field([], max_length=100)
+    episode_id: Short | None = None
+    session_id: Short | None = None
+    limit: int | None = Field(None, ge=1, le=1_000_000)
+
+
+class TombstonesQuery(_Query):
+    view: Literal["tombstones"] = "tombstones"
+    record_id: RecordId | None = None  # only this memory's tombstone
+
+
+class ApplicationsQuery(_Query):
+    """The deliveries of one memory, newest first: task, delivery, whyApplied, outcome."""
+
+    view: Literal["applications"] = "applications"
+    record_id: RecordId
+    limit: int | None = Field(None, ge=1, le=1_000_000)
+
+
+class ApplicationsResponse(_Model):
+    contract: str = CONTRACT
+    view: Literal["applications"] = "applications"
+    record_id: str
+    applications: list[ApplicationModel]
+    total: int  # how many the memory has in all (``limit`` shows the newest)
