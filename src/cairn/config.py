@@ -255,6 +255,17 @@ class RemoteConfig(_Strict):
         return value
 
 
+class DaemonConfig(_Strict):
+    # The local daemon (``cairn daemon start``: ``cairn serve`` on this home's unix socket)
+    # keeps the engine and the model loaded for the command line, the hooks and the MCP
+    # server. autostart: a command that finds it not running starts it and goes through it.
+    autostart: bool = False
+    # How long a command waits for the daemon's answer before it reports it as stuck.
+    timeoutSeconds: float = Field(30.0, gt=0, le=3600)
+    # How long starting it may take (the model loads once, here).
+    startTimeoutSeconds: float = Field(60.0, gt=0, le=3600)
+
+
 class MemorySection(_Strict):
     enabled: bool = True  # master switch of the LLM-cost features
     # API keys, tokens, private keys and password assignments found in a memory as it is
@@ -266,6 +277,7 @@ class MemorySection(_Strict):
     llm: LlmConfig = LlmConfig()
     markdown: MarkdownConfig = MarkdownConfig()
     remote: RemoteConfig = RemoteConfig()
+    daemon: DaemonConfig = DaemonConfig()
 
 
 class Config(_Strict):

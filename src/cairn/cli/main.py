@@ -64,6 +64,7 @@ COMMAND_MODULES = {
     "config": "settings",
     "serve": "serve",
     "token": "serve",
+    "daemon": "daemon",
     "hook": "agents",
     "install": "agents",
     "mcp": "agents",

@@ -33,6 +33,7 @@ from fastapi import FastAPI, Request, Response
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from cairn.daemon.listener import is_local, local_binding
 from cairn.errors import CairnError, InvalidInput
 from cairn.provider import Provider
 from cairn.provider import contract as c
@@ -115,8 +116,11 @@ def create_app(
     *,
     metrics: Metrics | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    local_socket: str | None = None,
 ) -> FastAPI:
-    """The app over ``engine``; it closes the engine when it shuts down."""
+    """The app over ``engine``; it closes the engine when it shuts down. ``local_socket``:
+    the local daemon's unix socket, whose requests act as the tenant and agent they name
+    (:mod:`cairn.daemon.listener`); every other request needs a token."""
     from cairn import __version__
 
     metrics = metrics if metrics is not None else Metrics(store_sizes(engine, tokens))
@@ -141,6 +145,8 @@ def create_app(
     app.openapi = lambda: contract_openapi(app)  # type: ignore[method-assign]
 
     def bind(request: Request) -> Binding:
+        if is_local(request.scope, local_socket):
+            return local_binding(request.headers)
         header = request.headers.get("authorization")
         if not header:
             raise Refused(401, "unauthorized", "a token is needed: Authorization: Bearer <token>")
