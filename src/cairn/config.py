@@ -17,6 +17,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cairn.errors import ConfigError
+from cairn.homes import default_home
+
+__all__ = ["Config", "default_home", "load_config", "parse_config", "resolve_config"]
 
 TrustLevel = Literal["system", "learned", "external"]
 
@@ -332,10 +335,6 @@ def load_config(path: Path | str | None) -> Config:
     except RecursionError:
         raise ConfigError(f"{path}: malformed YAML (nested too deeply)") from None
     return parse_config(data, origin=str(path))
-
-
-def default_home() -> Path:
-    return Path(os.environ.get("CAIRN_HOME") or Path.home() / ".cairn")
 
 
 def resolve_config(home: Path, explicit: Path | str | None = None) -> Config:

@@ -22,7 +22,6 @@ command's error, exactly as in-process.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -132,54 +131,22 @@ def _wait_for_info(paths: DaemonPaths) -> dict[str, Any] | None:
 
 def still_running(daemon: Daemon, failure: str, *, sent: bool) -> StorageError:
     """The error when a request failed and the daemon still runs."""
-    pid = f" (pid {daemon.pid})" if daemon.pid else ""
-    fate = (
-        "it may still apply it, so it was not done in-process"
-        if sent
-        else "nothing was done in-process"
-    )
-    return StorageError(
-        f"{failure}; the cairn daemon{pid} still runs: {fate}. See cairn daemon status;"
-        " cairn daemon stop ends it"
-    )
+    from cairn.daemon.fast import still_running as message
+
+    return StorageError(message(daemon.pid, failure, sent=sent))
 
 
 def forward_hook(
     daemon: Daemon, host: str, kind: str, raw: bytes, tenant: str, agent: str
 ) -> str | None:
     """The host's output for one hook event, run whole by the daemon; None: the daemon
-    went away before answering (definitely not running), so run the hook in-process —
-    every write a hook makes carries its idempotency key, so none is made twice."""
-    from cairn.daemon.wire import WireError, exchange
-    from cairn.provider.remote import LOCAL_AGENT_HEADER, LOCAL_TENANT_HEADER
+    went away before answering (definitely not running), so run the hook in-process."""
+    from cairn.daemon.fast import HookFailed, hook_through
 
-    headers = {
-        LOCAL_TENANT_HEADER: tenant,
-        LOCAL_AGENT_HEADER: agent,
-        "Content-Type": "application/json",
-    }
     try:
-        reply = exchange(
-            Path(daemon.socket), "POST", f"/local/hook/{host}/{kind}", raw, headers,
-            timeout=daemon.timeout,
-        )  # fmt: skip
-    except WireError as exc:
-        if not daemon_running(daemon.paths):
-            return None
-        raise still_running(daemon, f"the cairn daemon at {daemon.socket}: {exc}",
-                            sent=exc.sent) from None  # fmt: skip
-    if reply.status != 200:
-        raise StorageError(f"the cairn daemon refused the hook ({reply.status}): "
-                           f"{_error_text(reply.body)}")  # fmt: skip
-    return reply.body.decode("utf-8")
-
-
-def _error_text(body: bytes) -> str:
-    try:
-        data = json.loads(body)
-        return str(data["error"])
-    except (ValueError, KeyError, TypeError):
-        return body.decode("utf-8", "replace")[:200]
+        return hook_through(daemon.info, str(daemon.paths.home), host, kind, raw, tenant, agent)
+    except HookFailed as exc:
+        raise StorageError(str(exc)) from None
 
 
 class DaemonProvider:

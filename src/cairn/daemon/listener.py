@@ -169,12 +169,12 @@ def is_local(scope: Mapping[str, Any], socket_path: str | None) -> bool:
 
 def local_binding(headers: Mapping[str, str]) -> Binding:
     """Who a request over the socket acts as: the tenant and agent it names."""
+    from cairn.daemon.wire import AGENT_HEADER, TENANT_HEADER
     from cairn.identifiers import check_name
-    from cairn.provider.remote import LOCAL_AGENT_HEADER, LOCAL_TENANT_HEADER
     from cairn.server.auth import Binding
 
-    tenant = check_name("tenant", headers.get(LOCAL_TENANT_HEADER.lower()) or "default")
-    agent = check_name("agent", headers.get(LOCAL_AGENT_HEADER.lower()) or "default")
+    tenant = check_name("tenant", headers.get(TENANT_HEADER.lower()) or "default")
+    agent = check_name("agent", headers.get(AGENT_HEADER.lower()) or "default")
     return Binding("local", tenant, agent)
 
 

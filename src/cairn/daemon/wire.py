@@ -3,18 +3,21 @@
 The hooks' fast path: ``http.client`` alone costs more to import (email parsing, ssl)
 than the whole exchange, so a request is written by hand — one request per connection
 (``Connection: close``), the reply read to its end — and the daemon's replies (always a
-``Content-Length`` body) are parsed back. Every failure is a :class:`WireError` that says
-whether the request may have reached the daemon (``sent``): a request that never left can
-be done elsewhere; one that may have arrived must not be silently done twice.
+``Content-Length`` body) are parsed back; nothing but ``socket`` is imported. Every
+failure is a :class:`WireError` that says whether the request may have reached the
+daemon (``sent``): a request that never left can be done elsewhere; one that may have
+arrived must not be silently done twice.
 """
 
 from __future__ import annotations
 
+import os
 import socket
-from dataclasses import dataclass
-from pathlib import Path
 
 MAX_REPLY_BYTES = 256 * 2**20
+# Over the daemon's unix socket (no token there): the tenant and agent a request is for.
+TENANT_HEADER = "X-Cairn-Tenant"
+AGENT_HEADER = "X-Cairn-Agent"
 
 
 class WireError(Exception):
@@ -24,15 +27,22 @@ class WireError(Exception):
         self.timed_out = timed_out
 
 
-@dataclass(frozen=True, slots=True)
 class Reply:
-    status: int
-    headers: dict[str, str]  # names lower-cased
-    body: bytes
+    """A reply: its status, headers (names lower-cased) and body."""
+
+    __slots__ = ("body", "headers", "status")
+
+    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def __repr__(self) -> str:
+        return f"Reply({self.status}, {self.headers!r}, {self.body[:80]!r})"
 
 
 def exchange(
-    sock_path: Path,
+    sock_path: str | os.PathLike[str],
     method: str,
     target: str,
     body: bytes = b"",
@@ -52,7 +62,7 @@ def exchange(
     conn.settimeout(timeout)
     try:
         try:
-            conn.connect(str(sock_path))
+            conn.connect(os.fspath(sock_path))
         except TimeoutError:
             raise WireError(f"connecting timed out after {timeout:g} s", sent=False,
                             timed_out=True) from None  # fmt: skip

@@ -25,6 +25,8 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from cairn.daemon.wire import AGENT_HEADER as LOCAL_AGENT_HEADER
+from cairn.daemon.wire import TENANT_HEADER as LOCAL_TENANT_HEADER
 from cairn.errors import CairnError, Conflict, InvalidInput, NotFound, StorageError
 from cairn.provider import contract as c
 from cairn.provider.contract import (
@@ -85,11 +87,6 @@ def error_of(exc: BaseException) -> tuple[int, str]:
     if isinstance(exc, StorageError):
         return 503, "storage_error"
     return 500, "internal"
-
-
-# Over the local daemon's unix socket (no token there): the tenant and agent a request is for.
-LOCAL_TENANT_HEADER = "X-Cairn-Tenant"
-LOCAL_AGENT_HEADER = "X-Cairn-Agent"
 
 
 class Unreachable(StorageError):
