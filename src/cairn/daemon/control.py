@@ -111,7 +111,7 @@ def stop(home: Path, *, timeout: float = 60.0) -> dict[str, Any]:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while daemon_running(paths):
+    while daemon_running(paths) or alive(pid):
         if time.monotonic() > deadline:
             raise StorageError(
                 f"the cairn daemon (pid {pid}) did not stop within {timeout:g} s"
@@ -119,6 +119,24 @@ def stop(home: Path, *, timeout: float = 60.0) -> dict[str, Any]:
             )
         time.sleep(0.05)
     return {**status(home), "stopped": True, "pid": pid}
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie nobody reaped yet has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as file:
+            state = file.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return state not in ("Z", "X")
 
 
 def _serving_pid(paths: DaemonPaths) -> int | None:

@@ -50,7 +50,8 @@ def hook_through(
     path = sock if isinstance(sock, str) else os.path.join(folder, probe.SOCKET_NAME)
     limit = info.get("timeout_seconds")
     timeout = float(limit) if isinstance(limit, int | float) and limit > 0 else 30.0
-    headers = {wire.TENANT_HEADER: tenant, wire.AGENT_HEADER: agent,
+    headers = {wire.TENANT_HEADER: wire.encode_name(tenant),
+               wire.AGENT_HEADER: wire.encode_name(agent),
                "Content-Type": "application/json"}  # fmt: skip
     try:
         reply = wire.exchange(

@@ -86,7 +86,9 @@ class LocalSocket:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except OSError:
-                if time.monotonic() > deadline:
+                # A client probing holds it shared for microseconds; a daemon holds it
+                # for good, and says so in daemon.json right after taking it.
+                if time.monotonic() > deadline or self.paths.info.exists():
                     os.close(fd)
                     info = read_info(self.paths) or {}
                     pid = f" (pid {info['pid']})" if "pid" in info else ""
@@ -169,13 +171,20 @@ def is_local(scope: Mapping[str, Any], socket_path: str | None) -> bool:
 
 def local_binding(headers: Mapping[str, str]) -> Binding:
     """Who a request over the socket acts as: the tenant and agent it names."""
-    from cairn.daemon.wire import AGENT_HEADER, TENANT_HEADER
+    from cairn.daemon.wire import AGENT_HEADER, TENANT_HEADER, decode_name
     from cairn.identifiers import check_name
     from cairn.server.auth import Binding
 
-    tenant = check_name("tenant", headers.get(TENANT_HEADER.lower()) or "default")
-    agent = check_name("agent", headers.get(AGENT_HEADER.lower()) or "default")
-    return Binding("local", tenant, agent)
+    def name(what: str, header: str) -> str:
+        raw = headers.get(header.lower())
+        if raw is None:
+            return "default"
+        try:
+            return check_name(what, decode_name(raw))
+        except ValueError:
+            raise InvalidInput(f"the {header} header is not a percent-encoded name") from None
+
+    return Binding("local", name("tenant", TENANT_HEADER), name("agent", AGENT_HEADER))
 
 
 def add_local_routes(

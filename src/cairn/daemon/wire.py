@@ -20,6 +20,25 @@ TENANT_HEADER = "X-Cairn-Tenant"
 AGENT_HEADER = "X-Cairn-Agent"
 
 
+_PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def encode_name(value: str) -> str:
+    """A tenant or agent name as a header value: percent-encoded UTF-8 (a name may hold
+    any printable character; a header only ASCII). The daemon decodes it back."""
+    data = value.encode("utf-8", "surrogatepass")
+    return "".join(chr(b) if b in _PLAIN else f"%{b:02X}" for b in data)
+
+
+def decode_name(value: str) -> str:
+    """:func:`encode_name` undone (ValueError: not its encoding)."""
+    if not value.isascii():
+        raise ValueError("not ASCII")
+    from urllib.parse import unquote_to_bytes
+
+    return unquote_to_bytes(value).decode("utf-8")
+
+
 class WireError(Exception):
     def __init__(self, message: str, *, sent: bool, timed_out: bool = False) -> None:
         super().__init__(message)

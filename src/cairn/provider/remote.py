@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from cairn.daemon.wire import AGENT_HEADER as LOCAL_AGENT_HEADER
 from cairn.daemon.wire import TENANT_HEADER as LOCAL_TENANT_HEADER
+from cairn.daemon.wire import encode_name
 from cairn.errors import CairnError, Conflict, InvalidInput, NotFound, StorageError
 from cairn.provider import contract as c
 from cairn.provider.contract import (
@@ -172,7 +173,7 @@ class RemoteProvider:
         self._own_agent = True
         self.progress = None
         transport = httpx.HTTPTransport(uds=socket_path, verify=False, retries=0)
-        headers = {LOCAL_TENANT_HEADER: tenant, LOCAL_AGENT_HEADER: agent}
+        headers = {LOCAL_TENANT_HEADER: encode_name(tenant), LOCAL_AGENT_HEADER: encode_name(agent)}
         self._client = _client("http://cairn-daemon", headers, timeout, transport)
         return self
 
