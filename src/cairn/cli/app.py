@@ -188,11 +188,11 @@ def _load_model(home: Path, config_path: str | None) -> Embedder | None:
 def _request(model: type[Any], data: dict[str, Any]) -> Any:
     from pydantic import ValidationError
 
-    from cairn.provider.convert import invalid
-
     try:
         return model(**data)
     except ValidationError as exc:
+        from cairn.provider.convert import invalid  # it imports the engine: only here
+
         raise invalid(exc) from None
 
 

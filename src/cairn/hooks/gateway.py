@@ -46,11 +46,11 @@ def build(model: type[Any], data: dict[str, Any]) -> Any:
     """The request ``model`` of ``data``; a refusal is the contract's one-line error."""
     from pydantic import ValidationError
 
-    from cairn.provider.convert import invalid
-
     try:
         return model(**data)
     except ValidationError as exc:
+        from cairn.provider.convert import invalid  # it imports the engine: only here
+
         raise invalid(exc) from None
 
 
