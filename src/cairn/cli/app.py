@@ -59,7 +59,12 @@ class App:
             from cairn.daemon.client import find_daemon
 
             def autostart() -> float | None:
-                config = self.config()
+                from cairn.errors import ConfigError
+
+                try:
+                    config = self.config()
+                except ConfigError:
+                    return None  # reported where the config is needed, not here
                 settings = config.memory.daemon
                 if not settings.autostart or config.memory.remote.endpoint is not None:
                     return None

@@ -8,7 +8,7 @@ small request instead of importing the engine and loading the model in every pro
   (the hooks' fast path);
 - :mod:`cairn.daemon.client`: when to go through the daemon, and the provider over it
   that falls back to the embedded engine only when the daemon is definitely not running;
-- :mod:`cairn.daemon.listener`: the serving side (claiming the socket, the binding of a
-  request that came over it, the routes only the socket serves);
+- :mod:`cairn.server.local` (in the server): the serving side — claiming the socket,
+  the binding of a request that came over it, the routes only the socket serves;
 - :mod:`cairn.daemon.control`: ``cairn daemon start | stop | status``.
 """

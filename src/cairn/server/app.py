@@ -33,13 +33,13 @@ from fastapi import FastAPI, Request, Response
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from cairn.daemon.listener import is_local, local_binding
 from cairn.errors import CairnError, InvalidInput
 from cairn.provider import Provider
 from cairn.provider import contract as c
 from cairn.provider.convert import invalid
 from cairn.provider.remote import error_of, one_line
 from cairn.server.auth import Binding, TokenStore
+from cairn.server.local import is_local, local_binding
 from cairn.server.metrics import CONTENT_TYPE, SIZES, Metrics
 from cairn.server.openapi import contract_openapi
 
@@ -120,7 +120,7 @@ def create_app(
 ) -> FastAPI:
     """The app over ``engine``; it closes the engine when it shuts down. ``local_socket``:
     the local daemon's unix socket, whose requests act as the tenant and agent they name
-    (:mod:`cairn.daemon.listener`); every other request needs a token."""
+    (:mod:`cairn.server.local`); every other request needs a token."""
     from cairn import __version__
 
     metrics = metrics if metrics is not None else Metrics(store_sizes(engine, tokens))

@@ -103,7 +103,7 @@ def build_app(settings: Settings) -> FastAPI:
         local_socket=settings.socket,
     )
     if settings.socket is not None:
-        from cairn.daemon.listener import add_local_routes
+        from cairn.server.local import add_local_routes
 
         add_local_routes(app, engine, home, settings.socket, metrics)
     # Load the model (and the default partition) now, not in the first request.
@@ -152,8 +152,8 @@ def serve(
         raise InvalidInput("--no-tcp and --no-socket: the server would listen nowhere")
     if config.memory.remote.endpoint is not None:
         open_engine(config, home, path)  # refused, with the reason
-    from cairn.daemon.listener import LocalSocket
     from cairn.daemon.paths import daemon_paths
+    from cairn.server.local import LocalSocket
 
     claim = LocalSocket(daemon_paths(home)) if local else None
     sockets: list[socket.socket] = []

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from cairn.daemon.listener import LocalSocket, is_local, local_binding, private_folder
 from cairn.daemon.paths import daemon_paths, daemon_running
 from cairn.daemon.wire import encode_name
 from cairn.errors import InvalidInput
+from cairn.server.local import LocalSocket, is_local, local_binding, private_folder
 
 
 def test_the_folder_is_made_private(tmp_path: Path) -> None:
