@@ -50,11 +50,11 @@ def parse_hook(argv: list[str]) -> dict[str, str] | None:
 def fast_hook(argv: list[str]) -> str | None:
     """The host's output of a hook run by the daemon; None: not this way (nothing read
     from standard input is lost: it is put back for the whole command line)."""
-    from cairn.daemon import fast, probe
-
     options = parse_hook(argv)
     if options is None:
         return None
+    from cairn.daemon import fast, probe
+
     host = options.get("--host", "claude-code")
     if host not in fast.HOSTS or options["event"] not in fast.HOOK_KINDS:
         return None
