@@ -3,7 +3,7 @@
 The hooks' fast path: ``http.client`` alone costs more to import (email parsing, ssl)
 than the whole exchange, so a request is written by hand — one request per connection
 (``Connection: close``), the reply read to its end — and the daemon's replies (always a
-``Content-Length`` body) are parsed back; nothing but ``socket`` is imported. Every
+``Content-Length`` body) are parsed back; nothing but ``_socket`` is imported. Every
 failure is a :class:`WireError` that says whether the request may have reached the
 daemon (``sent``): a request that never left can be done elsewhere; one that may have
 arrived must not be silently done twice.
@@ -11,8 +11,10 @@ arrived must not be silently done twice.
 
 from __future__ import annotations
 
+# The C module itself: socket.py's start-up (enum conversions, selectors) costs more than
+# the whole exchange, and only connect / sendall / recv are needed.
+import _socket
 import os
-import socket
 
 MAX_REPLY_BYTES = 256 * 2**20
 # Over the daemon's unix socket (no token there): the tenant and agent a request is for.
@@ -77,7 +79,7 @@ def exchange(
         head.append(f"{name}: {value}")
     head.append(f"Content-Length: {len(body)}")
     request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     conn.settimeout(timeout)
     try:
         try:
@@ -100,7 +102,7 @@ def exchange(
     return parse_reply(raw)
 
 
-def _read_all(conn: socket.socket) -> bytes:
+def _read_all(conn: _socket.socket) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while chunk := conn.recv(65536):
