@@ -164,6 +164,16 @@ def recall_runs(
     return wall, CPU[mark:]
 
 
+def daemon_hook_ms(home: Path) -> list[float]:
+    """How long the daemon took for each hook it ran (its access log)."""
+    found = []
+    log = home / "logs" / "daemon.log"
+    for line in log.read_text(encoding="utf-8").splitlines() if log.exists() else []:
+        if '"route": "/local/hook"' in line:
+            found.append(float(json.loads(line)["ms"]))
+    return found[1:]  # the warm-up's first
+
+
 def load() -> float:
     return round(os.getloadavg()[0], 2)
 
@@ -220,6 +230,7 @@ def main() -> None:
             phase("cairn recall (daemon)", lambda: recall_runs(cairn, args.runs, repo, env, rng))
         finally:
             timed([*cairn, "daemon", "stop"], cwd=repo, env=env)
+        served = daemon_hook_ms(home)
         errors = (home / "logs" / "hooks.log").exists()
         error_text = (home / "logs" / "hooks.log").read_text()[-2000:] if errors else ""
     result: dict[str, Any] = {
@@ -228,6 +239,7 @@ def main() -> None:
         "daemon_start_s": round(start_s, 2),
         "processes_ms": {name: summary(wall) for name, (wall, _) in rows.items()},
         "cpu_ms": {name: summary(cpu) for name, (_, cpu) in rows.items()},
+        "daemon_side_hook_ms": summary(served) if served else None,
         "load_before_after": loads,
         "hook_prompts_with_output": {"no daemon": in_process[2], "daemon": through[2]},
         "hook_errors_logged": error_text,
@@ -251,6 +263,10 @@ def main() -> None:
         print(f"{name:<26} {row['runs']:>5} {row['p50']:>8.0f} {row['p95']:>8.0f}"
               f" {row['min']:>8.0f} {used['p50']:>8.0f} {used['p95']:>8.0f}"
               f" {before:>5.2f}>{after:<5.2f}")  # fmt: skip
+    if served:
+        inside = summary(served)
+        print(f"inside the daemon, per hook: p50 {inside['p50']:.0f} ms, p95 {inside['p95']:.0f} ms"
+              " (its access log; the rest: the hook process, waiting for a core)")  # fmt: skip
     print(f"hook prompts with output: {result['hook_prompts_with_output']};"
           f" errors logged: {bool(error_text)}")  # fmt: skip
     if error_text:
