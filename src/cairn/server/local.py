@@ -94,7 +94,8 @@ class LocalSocket:
                     pid = f" (pid {info['pid']})" if "pid" in info else ""
                     raise InvalidInput(
                         f"a cairn daemon{pid} already serves {self.paths.home} on"
-                        f" {self.paths.socket} (cairn daemon status)"
+                        f" {self.paths.socket} (cairn daemon status; cairn serve"
+                        " --no-socket serves TCP beside it)"
                     ) from None
                 time.sleep(0.02)
         self._lock = fd
