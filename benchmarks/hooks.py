@@ -10,14 +10,19 @@ Measures, each as its own process from start to exit (Python's own start include
 - a cold ``cairn recall``: a new process that imports, opens the store, loads the model
   and recalls once.
 
-No daemon: every process opens the store and loads the model itself. The store is built
+Without the daemon every process opens the store and loads the model itself; then the
+same prompts again through the daemon (``cairn daemon start``: the engine and the model
+loaded once; each hook process sends its event over the daemon's unix socket and prints
+the answer), and ``cairn recall`` through it. The load average is recorded before and
+after each phase (the machine is shared). The store is built
 as benchmarks/context_director.py builds its own (policies, preferences, facts and
 episodes with selectors across 20 projects, one of them the benchmark's repository;
 stored vectors are the real model's embedding of each template sentence plus noise), so
 the real ``cairn`` process sees a store of the real model; prompts and queries are
 embedded by the real model in the measured process.
 
-    python benchmarks/hooks.py [--records 10000] [--prompts 120] [--runs 30] [--json OUT]
+    python benchmarks/hooks.py [--records 10000] [--prompts 120] [--runs 30]
+                               [--in-process-prompts 30] [--json OUT]
 """
 
 from __future__ import annotations
@@ -129,15 +134,71 @@ def prompt_event(session: str, repo: Path, prompt: str) -> bytes:
     ).encode()
 
 
+def hook_runs(
+    cairn: Sequence[str], n: int, repo: Path, env: dict[str, str], rng: random.Random, tag: str
+) -> tuple[list[float], list[float], int]:
+    """Wall and CPU ms of ``n`` ``cairn hook prompt`` processes; how many said something."""
+    wall: list[float] = []
+    answered = 0
+    mark = len(CPU)
+    for i in range(n):
+        session = f"bench-{tag}-{i // 10:04d}"  # ten prompts a session, as in a real one
+        prompt = fill(rng.choice(TEMPLATES), rng).replace("Always", "How do I")
+        elapsed, proc = timed(
+            [*cairn, "hook", "prompt"], cwd=repo, env=env,
+            stdin=prompt_event(session, repo, prompt),
+        )  # fmt: skip
+        wall.append(elapsed)
+        answered += bool(proc.stdout.strip())
+    return wall, CPU[mark:], answered
+
+
+def recall_runs(
+    cairn: Sequence[str], n: int, repo: Path, env: dict[str, str], rng: random.Random
+) -> tuple[list[float], list[float]]:
+    mark = len(CPU)
+    wall = [
+        timed([*cairn, "recall", fill(rng.choice(TEMPLATES), rng)], cwd=repo, env=env)[0]
+        for _ in range(n)
+    ]
+    return wall, CPU[mark:]
+
+
+def daemon_hook_ms(home: Path) -> list[float]:
+    """How long the daemon took for each hook it ran (its access log)."""
+    found = []
+    log = home / "logs" / "daemon.log"
+    for line in log.read_text(encoding="utf-8").splitlines() if log.exists() else []:
+        if '"route": "/local/hook"' in line:
+            found.append(float(json.loads(line)["ms"]))
+    return found[1:]  # the warm-up's first
+
+
+def load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--records", type=int, default=10_000)
     parser.add_argument("--prompts", type=int, default=120, help="hook runs (at least 100)")
     parser.add_argument("--runs", type=int, default=30, help="--version and recall runs")
+    parser.add_argument("--in-process-prompts", type=int, default=30,
+                        help="hook runs without the daemon (each loads the model)")  # fmt: skip
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     rng = random.Random(11)
     cairn = cairn_command()
+    rows: dict[str, tuple[list[float], list[float]]] = {}
+    loads: dict[str, tuple[float, float]] = {}
+
+    def phase(name: str, run: Any) -> Any:
+        before = load()
+        out = run()
+        loads[name] = (before, load())
+        rows[name] = (out[0], out[1])
+        return out
+
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "shop"
         home = Path(tmp) / "home"
@@ -146,65 +207,70 @@ def main() -> None:
         env = {**os.environ, "CAIRN_HOME": str(home)}
         env.pop("CAIRN_CONFIG", None)
 
-        baseline, baseline_cpu = measure(args.runs, [sys.executable, "-c", "pass"], cwd=repo,
-                                         env=env)
-        version, version_cpu = measure(args.runs, [*cairn, "--version"], cwd=repo, env=env)
+        phase("python -c pass",
+              lambda: measure(args.runs, [sys.executable, "-c", "pass"], cwd=repo, env=env))
+        phase("cairn --version",
+              lambda: measure(args.runs, [*cairn, "--version"], cwd=repo, env=env))
         timed([*cairn, "recall", "warm the file cache"], cwd=repo, env=env)
-        mark = len(CPU)
-        recall = [
-            timed([*cairn, "recall", fill(rng.choice(TEMPLATES), rng)], cwd=repo, env=env)[0]
-            for _ in range(args.runs)
-        ]
-        recall_cpu = CPU[mark:]
-        hook: list[float] = []
-        answered = 0
-        mark = len(CPU)
-        for n in range(max(args.prompts, 100)):
-            session = f"bench-{n // 10:04d}"  # ten prompts a session, as in a real one
-            prompt = fill(rng.choice(TEMPLATES), rng).replace("Always", "How do I")
-            elapsed, proc = timed(
-                [*cairn, "hook", "prompt"], cwd=repo, env=env,
-                stdin=prompt_event(session, repo, prompt),
+        phase("cairn recall (cold)", lambda: recall_runs(cairn, args.runs, repo, env, rng))
+        in_process = phase(
+            "hook prompt (no daemon)",
+            lambda: hook_runs(cairn, args.in_process_prompts, repo, env, rng, "solo"),
+        )
+        started = time.perf_counter()
+        timed([*cairn, "daemon", "start"], cwd=repo, env=env)
+        start_s = time.perf_counter() - started
+        try:
+            timed([*cairn, "hook", "prompt"], cwd=repo, env=env,
+                  stdin=prompt_event("warm", repo, "How do I warm up?"))  # fmt: skip
+            through = phase(
+                "hook prompt (daemon)",
+                lambda: hook_runs(cairn, max(args.prompts, 100), repo, env, rng, "daemon"),
             )
-            hook.append(elapsed)
-            answered += bool(proc.stdout.strip())
-        hook_cpu = CPU[mark:]
+            phase("cairn recall (daemon)", lambda: recall_runs(cairn, args.runs, repo, env, rng))
+        finally:
+            timed([*cairn, "daemon", "stop"], cwd=repo, env=env)
+        served = daemon_hook_ms(home)
         errors = (home / "logs" / "hooks.log").exists()
+        error_text = (home / "logs" / "hooks.log").read_text()[-2000:] if errors else ""
     result: dict[str, Any] = {
         "records": args.records,
         "store_fill_s_without_model": round(fill_s, 1),
-        "python_start_ms": summary(baseline),
-        "version_ms": summary(version),
-        "cold_recall_ms": summary(recall),
-        "hook_prompt_ms": summary(hook),
-        "cpu_ms": {
-            "python_start": summary(baseline_cpu),
-            "version": summary(version_cpu),
-            "cold_recall": summary(recall_cpu),
-            "hook_prompt": summary(hook_cpu),
+        "daemon_start_s": round(start_s, 2),
+        "processes_ms": {name: summary(wall) for name, (wall, _) in rows.items()},
+        "cpu_ms": {name: summary(cpu) for name, (_, cpu) in rows.items()},
+        "daemon_side_hook_ms": summary(served) if served else None,
+        "load_before_after": loads,
+        "hook_prompts_with_output": {"no daemon": in_process[2], "daemon": through[2]},
+        "hook_errors_logged": error_text,
+        "targets_ms": {
+            "hook prompt (daemon) p95": 60,
+            "cairn --version p95": 150,
+            "cairn recall (cold) p95": 700,
         },
-        "hook_prompts_with_output": answered,
-        "hook_errors_logged": errors,
-        "daemon": None,  # through the daemon: measured once cairn serve is the daemon
         "machine": {
             "python": platform.python_version(),
             "cpus": os.cpu_count(),
-            "load": os.getloadavg(),
+            "load_at_end": os.getloadavg(),
         },
     }
-    print(f"{args.records:,} memories; no daemon; load {result['machine']['load'][0]:.1f}")
-    print(f"{'process':<22} {'runs':>5} {'p50 ms':>8} {'p95 ms':>8} {'min ms':>8}"
-          f" {'cpu p50':>8} {'cpu p95':>8}")
-    for name, key, cpu in (
-        ("python -c pass", "python_start_ms", "python_start"),
-        ("cairn --version", "version_ms", "version"),
-        ("cairn recall (cold)", "cold_recall_ms", "cold_recall"),
-        ("cairn hook prompt", "hook_prompt_ms", "hook_prompt"),
-    ):
-        row, used = result[key], result["cpu_ms"][cpu]
-        print(f"{name:<22} {row['runs']:>5} {row['p50']:>8.0f} {row['p95']:>8.0f}"
-              f" {row['min']:>8.0f} {used['p50']:>8.0f} {used['p95']:>8.0f}")
-    print(f"hook prompts with output: {answered}/{len(hook)}; errors logged: {errors}")
+    print(f"{args.records:,} memories; the daemon started in {start_s:.1f} s")
+    print(f"{'process':<26} {'runs':>5} {'p50 ms':>8} {'p95 ms':>8} {'min ms':>8}"
+          f" {'cpu p50':>8} {'cpu p95':>8} {'load':>11}")  # fmt: skip
+    for name, (wall, cpu) in rows.items():
+        row, used = summary(wall), summary(cpu)
+        before, after = loads[name]
+        print(f"{name:<26} {row['runs']:>5} {row['p50']:>8.0f} {row['p95']:>8.0f}"
+              f" {row['min']:>8.0f} {used['p50']:>8.0f} {used['p95']:>8.0f}"
+              f" {before:>5.2f}>{after:<5.2f}")  # fmt: skip
+    if served:
+        inside = summary(served)
+        print(f"inside the daemon, per hook: p50 {inside['p50']:.0f} ms, p95 {inside['p95']:.0f} ms"
+              " (its access log; the rest: the hook process, waiting for a core)")  # fmt: skip
+    print(f"hook prompts with output: {result['hook_prompts_with_output']};"
+          f" errors logged: {bool(error_text)}")  # fmt: skip
+    if error_text:
+        print(error_text)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
 

@@ -10,13 +10,15 @@ Layers, top to bottom (a layer may import the ones below it, never those above):
                         cairn.mcp_server (MCP),
                         cairn.server (the HTTP API; its own composition root in server.run),
                         cairn.dashboard (the web dashboard, mounted by the server)
-    provider            cairn.provider (the contract, local and remote providers)
+    provider            cairn.provider (the contract, local and remote providers),
+                        cairn.daemon (the provider over the local daemon, finding it,
+                        starting and stopping it)
     services            cairn.services
     engine              cairn.engine
     storage             cairn.storage.ports (the ports) | the implementations beside them
     adapters            cairn.adapters
-    foundation          model, errors, ids, identifiers, timeutil, text, config, validation,
-                        export_checks
+    foundation          model, errors, ids, identifiers, timeutil, text, config, homes,
+                        validation, export_checks
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ FOUNDATION = {
     "cairn.timeutil",
     "cairn.text",
     "cairn.config",
+    "cairn.homes",
     "cairn.validation",
     "cairn.export_checks",
 }
@@ -107,10 +110,11 @@ def test_services_depend_on_the_engine_and_the_ports_only() -> None:
 
 
 def test_the_provider_sits_over_the_services() -> None:
-    for path in modules_under("provider"):
+    for path in [*modules_under("provider"), *modules_under("daemon")]:
         allowed(
             path,
             "cairn.provider",
+            "cairn.daemon",
             "cairn.services",
             "cairn.engine",
             "cairn.adapters",
@@ -142,6 +146,7 @@ def test_interfaces_go_through_the_provider() -> None:
             "cairn.hooks",
             "cairn.mcp_server",
             "cairn.provider",
+            "cairn.daemon",
             "cairn.compose",
             "cairn.engine",
             "cairn.adapters",
@@ -159,14 +164,11 @@ def test_the_server_speaks_only_the_provider_contract() -> None:
     that a composition root builds (cairn.compose, from cairn.server.run), never through
     the services, the engine or a store."""
     for path in modules_under("server"):
+        # cairn.hooks: the local daemon runs a whole agent hook on its warm engine
         allowed(
-            path,
-            "cairn.server",
-            "cairn.provider",
-            "cairn.compose",
-            "cairn.dashboard",
-            extra={"cairn"},
-        )
+            path, "cairn.server", "cairn.provider", "cairn.daemon", "cairn.hooks",
+            "cairn.compose", "cairn.dashboard", extra={"cairn"},
+        )  # fmt: skip
     app = PACKAGE / "server" / "app.py"
     assert not any(under(m, "cairn.compose") for m in cairn_imports(app)), (
         "the app gets its engine from the composition root; it does not build one"

@@ -12,11 +12,15 @@ command that does not open the store) costs nothing beyond Python's own start.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+# Not ``from typing import TYPE_CHECKING``: importing typing costs a hook through the daemon
+# more than its whole request; mypy takes any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from cairn.config import Config, load_config
     from cairn.engine.recall.pipeline import Candidate, RecallResult
     from cairn.errors import (

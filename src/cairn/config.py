@@ -25,6 +25,9 @@ from pydantic import (
 )
 
 from cairn.errors import ConfigError
+from cairn.homes import default_home
+
+__all__ = ["Config", "default_home", "load_config", "parse_config", "resolve_config"]
 
 TrustLevel = Literal["system", "learned", "external"]
 
@@ -270,6 +273,17 @@ class RemoteConfig(_Strict):
         return value
 
 
+class DaemonConfig(_Strict):
+    # The local daemon (``cairn daemon start``: ``cairn serve`` on this home's unix socket)
+    # keeps the engine and the model loaded for the command line, the hooks and the MCP
+    # server. autostart: a command that finds it not running starts it and goes through it.
+    autostart: StrictBool = False
+    # How long a command waits for the daemon's answer before it reports it as stuck.
+    timeoutSeconds: float = Field(30.0, gt=0, le=3600)
+    # How long starting it may take (the model loads once, here).
+    startTimeoutSeconds: float = Field(60.0, gt=0, le=3600)
+
+
 class MemorySection(_Strict):
     enabled: StrictBool = True  # master switch of the LLM-cost features
     # API keys, tokens, private keys and password assignments found in a memory as it is
@@ -281,6 +295,7 @@ class MemorySection(_Strict):
     llm: LlmConfig = LlmConfig()
     markdown: MarkdownConfig = MarkdownConfig()
     remote: RemoteConfig = RemoteConfig()
+    daemon: DaemonConfig = DaemonConfig()
 
 
 class Config(_Strict):
@@ -365,10 +380,6 @@ def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any
 
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
-
-
-def default_home() -> Path:
-    return Path(os.environ.get("CAIRN_HOME") or Path.home() / ".cairn")
 
 
 def resolve_config(home: Path, explicit: Path | str | None = None) -> Config:

@@ -1,12 +1,12 @@
 """What every command shares: the provider (opened on first use), output, stable keys.
 
 Heavy modules (the engine, numpy, the model runtime) are imported only when a command
-first needs the provider, so ``cairn --version`` and ``cairn --help`` stay fast.
+first needs the provider, so ``cairn --version`` and ``cairn --help`` stay fast; through
+the local daemon they are never imported at all (nor is the config parsed).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from collections.abc import Callable
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from cairn.adapters.embedding import Embedder
     from cairn.config import Config
+    from cairn.daemon.client import Daemon
     from cairn.provider import Provider
 
 T = TypeVar("T")
@@ -40,6 +41,7 @@ class App:
     _config: Config | None = None
     warnings: list[str] = field(default_factory=list)
     _model: Future[Embedder | None] | None = None
+    _daemon: tuple[Daemon | None] | None = None  # looked for once: (found or None,)
 
     def config(self) -> Config:
         if self._config is None:
@@ -51,12 +53,40 @@ class App:
             self._config = resolve_config(self.home, self.config_path)
         return self._config
 
+    def daemon(self) -> Daemon | None:
+        """The local daemon this command goes through (None: in-process). Looked for
+        once; started here when ``memory.daemon.autostart`` says so and none runs."""
+        if self._daemon is None:
+            from cairn.daemon.client import find_daemon
+
+            def autostart() -> float | None:
+                from cairn.errors import ConfigError
+
+                try:
+                    config = self.config()
+                except ConfigError:
+                    return None  # reported where the config is needed, not here
+                settings = config.memory.daemon
+                if not settings.autostart or config.memory.remote.endpoint is not None:
+                    return None
+                return settings.startTimeoutSeconds
+
+            found = find_daemon(self.home, self.config_path, autostart=autostart,
+                                warn=self.warnings.append)  # fmt: skip
+            self._daemon = (found,)
+        return self._daemon[0]
+
+    def without_daemon(self) -> None:
+        """The daemon went away: from here on, work in-process."""
+        self._daemon = (None,)
+
     def provider(self) -> Provider:
         if self._provider is None:
             embedder = self._model.result() if self._model is not None else None
             self._provider = open_memory(
-                self.config(), self.home, self.tenant, self.agent, embedder=embedder
-            )
+                self.config, self.home, self.tenant, self.agent,
+                embedder=embedder, daemon=self.daemon(),
+            )  # fmt: skip
         return self._provider
 
     def will_embed(self) -> None:
@@ -64,8 +94,8 @@ class App:
         own, while the engine is imported, the repository found and the store opened —
         so the command waits for the longer of the two, not for both. Only commands that
         embed ask for it (a thread left loading would hold up a command that does not)."""
-        if self._model is not None or self._provider is not None:
-            return
+        if self._model is not None or self._provider is not None or self.daemon():
+            return  # through the daemon: its model is loaded already
         from concurrent.futures import ThreadPoolExecutor
 
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-model")
@@ -88,9 +118,10 @@ class App:
 
     def key(self, *parts: object) -> str:
         """A stable idempotency key: the same command on the same state is the same key,
-        so a retried command changes nothing."""
-        text = json.dumps([self.tenant, self.agent, *map(str, parts)], ensure_ascii=False)
-        return "cli:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+        so a retried command changes nothing (in this process or in the daemon)."""
+        from cairn.hooks.gateway import stable_key
+
+        return stable_key(self.tenant, self.agent, *parts)
 
     def journal_length(self) -> int:
         """How many events the journal holds: part of the key of a command whose effect
@@ -106,17 +137,35 @@ class App:
 
 
 def open_memory(
-    config: Config, home: Path, tenant: str, agent: str, *, embedder: Embedder | None = None
+    config: Config | Callable[[], Config],
+    home: Path,
+    tenant: str,
+    agent: str,
+    *,
+    embedder: Embedder | None = None,
+    daemon: Daemon | None = None,
 ) -> Provider:
     """The provider every interface of the command line reaches memory through — the
-    commands, the agent hooks and the MCP server alike. Today: the embedded engine on the
-    home's store (or the server ``memory.remote`` names); the place where a running local
-    daemon is to be preferred."""
+    commands, the agent hooks and the MCP server alike: the local ``daemon`` when one
+    serves this home and config (:func:`cairn.daemon.client.find_daemon`; its provider
+    falls back to the embedded engine only once the daemon definitely stopped), else the
+    embedded engine on the home's store, or the server ``memory.remote`` names.
+    ``config``: the config, or how to read it (through the daemon it is never read)."""
+    given = config
+    load: Callable[[], Config] = given if callable(given) else (lambda: given)
+    if daemon is not None:
+        from cairn.daemon.client import DaemonProvider
+
+        def in_process() -> Provider:
+            return open_memory(load(), home, tenant, agent, embedder=embedder)
+
+        return DaemonProvider(daemon, tenant, agent, in_process)
     from cairn.compose import open_provider
 
-    path = Path(config.memory.store.path or home / "memory.db")
+    settings = load()
+    path = Path(settings.memory.store.path or home / "memory.db")
     return open_provider(
-        config, path=path, home=home, tenant=tenant, agent=agent, embedder=embedder
+        settings, path=path, home=home, tenant=tenant, agent=agent, embedder=embedder
     )
 
 
@@ -145,11 +194,11 @@ def _load_model(home: Path, config_path: str | None) -> Embedder | None:
 def _request(model: type[Any], data: dict[str, Any]) -> Any:
     from pydantic import ValidationError
 
-    from cairn.provider.convert import invalid
-
     try:
         return model(**data)
     except ValidationError as exc:
+        from cairn.provider.convert import invalid  # it imports the engine: only here
+
         raise invalid(exc) from None
 
 

@@ -64,6 +64,7 @@ COMMAND_MODULES = {
     "config": "settings",
     "serve": "serve",
     "token": "serve",
+    "daemon": "daemon",
     "hook": "agents",
     "install": "agents",
     "mcp": "agents",
@@ -142,7 +143,7 @@ def cli(
     config_path: str | None,
 ) -> None:
     """cairn: long-term memory for AI agents, on one local SQLite file."""
-    from cairn.config import default_home
+    from cairn.homes import default_home
 
     app = App(home or default_home(), as_json, tenant, agent, config_path)
     click_ctx.obj = app

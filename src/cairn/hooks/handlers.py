@@ -40,11 +40,33 @@ class Where:
     name: str | None  # the repository's name, when inside one
 
 
-def locate(cwd: str | None) -> Where:
+# A long-lived process (the daemon) runs the hooks of many prompts in the same folders:
+# it asks git once a while per folder, not three times a prompt (~10 ms each from a large
+# process). A repository's identity is its root commit, which does not change; a folder
+# that becomes a repository (or gets its first commit) is seen within this many seconds.
+LOCATE_TTL_SECONDS = 30.0
+_located: dict[str, tuple[float, Where]] = {}
+
+
+def locate(cwd: str | None, *, now: float | None = None) -> Where:
     """The repository of the folder the agent works in (none outside git)."""
+    import time
+
+    folder = cwd or os.getcwd()
+    moment = time.monotonic() if now is None else now
+    cached = _located.get(folder)
+    if cached is not None and moment < cached[0]:
+        return cached[1]
+    where = _identify(Path(folder))
+    if len(_located) > 1000:
+        _located.clear()
+    _located[folder] = (moment + LOCATE_TTL_SECONDS, where)
+    return where
+
+
+def _identify(folder: Path) -> Where:
     from cairn.adapters.repository import repository_identity
 
-    folder = Path(cwd) if cwd else Path(os.getcwd())
     try:
         identity = repository_identity(folder)
     except (ValueError, OSError):

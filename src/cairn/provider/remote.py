@@ -25,6 +25,9 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from cairn.daemon.wire import AGENT_HEADER as LOCAL_AGENT_HEADER
+from cairn.daemon.wire import TENANT_HEADER as LOCAL_TENANT_HEADER
+from cairn.daemon.wire import encode_name
 from cairn.errors import CairnError, Conflict, InvalidInput, NotFound, StorageError
 from cairn.provider import contract as c
 from cairn.provider.contract import (
@@ -89,6 +92,30 @@ def error_of(exc: BaseException) -> tuple[int, str]:
     return 500, "internal"
 
 
+class Unreachable(StorageError):
+    """The server could not be reached, or its answer did not arrive. ``sent``: the
+    request may have reached it (and may have been applied), so it must not simply be
+    done again somewhere else; False: it never left this process."""
+
+    def __init__(self, message: str, *, sent: bool) -> None:
+        super().__init__(message)
+        self.sent = sent
+
+
+def _client(
+    base_url: str, auth: dict[str, str], timeout: float, transport: httpx.BaseTransport | None
+) -> httpx.Client:
+    from cairn import __version__
+
+    return httpx.Client(
+        base_url=base_url,
+        headers={**auth, "Accept": "application/json", "User-Agent": f"cairn/{__version__}"},
+        timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+        transport=transport,
+        trust_env=False,  # a proxy from the environment must not see the token
+    )
+
+
 def one_line(text: str, limit: int = 500) -> str:
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -117,6 +144,7 @@ class RemoteProvider:
         if not token or not token.isascii() or not token.isprintable() or " " in token:
             raise InvalidInput(f"the environment variable {token_env} does not hold a token")
         self.endpoint = endpoint.rstrip("/")
+        self._where = f"the cairn server at {self.endpoint}"
         self._token_env = token_env
         self._timeout = timeout
         self._expected = tenant
@@ -125,19 +153,31 @@ class RemoteProvider:
         self._agent = agent
         self._own_agent = agent is not None
         self.progress: Callable[[int, int], None] | None = None  # a server reports none
-        from cairn import __version__
+        self._client = _client(self.endpoint, {"Authorization": f"Bearer {token}"}, timeout,
+                               transport)  # fmt: skip
 
-        self._client = httpx.Client(
-            base_url=self.endpoint,
-            headers={
-                "Authorization": f"Bearer {token}",
-                "Accept": "application/json",
-                "User-Agent": f"cairn/{__version__}",
-            },
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            transport=transport,
-            trust_env=False,  # a proxy from the environment must not see the token
-        )
+    @classmethod
+    def over_socket(
+        cls, socket_path: str, *, tenant: str, agent: str, timeout: float = 30.0
+    ) -> RemoteProvider:
+        """The local daemon on its unix socket. No token: the socket's file permissions
+        are its auth (only its user can connect); the tenant and agent ride on every
+        request, and the daemon acts as exactly those."""
+        self = cls.__new__(cls)
+        self.endpoint = f"unix:{socket_path}"
+        self._where = f"the cairn daemon at {socket_path}"
+        self._token_env = ""
+        self._timeout = timeout
+        self._expected = tenant
+        self._checked = True  # the daemon binds each request to the tenant it names
+        self._tenant = tenant
+        self._agent = agent
+        self._own_agent = True
+        self.progress = None
+        transport = httpx.HTTPTransport(uds=socket_path, verify=False, retries=0)
+        headers = {LOCAL_TENANT_HEADER: encode_name(tenant), LOCAL_AGENT_HEADER: encode_name(agent)}
+        self._client = _client("http://cairn-daemon", headers, timeout, transport)
+        return self
 
     # -- the binding ---------------------------------------------------------------------
 
@@ -206,24 +246,29 @@ class RemoteProvider:
     # -- the wire ------------------------------------------------------------------------
 
     def _send(self, method: str, path: str, request: BaseModel | None) -> httpx.Response:
-        where = f"the cairn server at {self.endpoint}"
+        where = self._where
         content = request.model_dump_json().encode("utf-8") if request is not None else None
         headers = {"Content-Type": "application/json"} if content is not None else None
         try:
             response = self._client.request(method, path, content=content, headers=headers)
+        except httpx.ConnectTimeout:
+            raise Unreachable(f"cannot reach {where}: no connection within"
+                              f" {self._timeout:g} s", sent=False) from None  # fmt: skip
         except httpx.TimeoutException:
-            raise StorageError(f"{where} did not answer within {self._timeout:g} s") from None
+            raise Unreachable(
+                f"{where} did not answer within {self._timeout:g} s", sent=True
+            ) from None
         except httpx.ConnectError as exc:
-            raise StorageError(f"cannot reach {where}: {_reason(exc)}") from None
+            raise Unreachable(f"cannot reach {where}: {_reason(exc)}", sent=False) from None
         except httpx.HTTPError as exc:
-            raise StorageError(f"{where} failed: {_reason(exc)}") from None
+            raise Unreachable(f"{where} failed: {_reason(exc)}", sent=True) from None
         if response.status_code >= 400:
             raise self._refusal(response, path)
         return response
 
     def _refusal(self, response: httpx.Response, path: str) -> CairnError:
         status = response.status_code
-        where = f"the cairn server at {self.endpoint}"
+        where = self._where
         message, code = _error_body(response)
         if message is None:  # not a cairn error reply: say what came back
             if status == 404:
@@ -236,6 +281,8 @@ class RemoteProvider:
             if status >= 500:
                 return StorageError(f"{where} failed ({shown})")
             return InvalidInput(f"{where} refused the request ({shown})")
+        if not self._token_env and status in (401, 403):  # the daemon's socket: no token
+            return InvalidInput(f"{where} refused the request: {message}")
         if status == 401 or code == "unauthorized":
             return InvalidInput(f"{where} refused the token in {self._token_env}: {message}")
         if status == 403 or code == "forbidden":
@@ -257,7 +304,7 @@ class RemoteProvider:
             raise StorageError(self._malformed(response, model, exc)) from None
 
     def _malformed(self, response: httpx.Response, model: type[BaseModel], exc: Exception) -> str:
-        where = f"the cairn server at {self.endpoint}"
+        where = self._where
         try:
             data = json.loads(response.content)
         except ValueError:

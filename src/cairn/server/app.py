@@ -39,6 +39,7 @@ from cairn.provider import contract as c
 from cairn.provider.convert import invalid
 from cairn.provider.remote import error_of, one_line
 from cairn.server.auth import Binding, TokenStore
+from cairn.server.local import is_local, local_binding
 from cairn.server.metrics import CONTENT_TYPE, SIZES, Metrics
 from cairn.server.openapi import contract_openapi
 
@@ -116,9 +117,12 @@ def create_app(
     metrics: Metrics | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     dashboard: bool = True,
+    local_socket: str | None = None,
 ) -> FastAPI:
     """The app over ``engine``; it closes the engine when it shuts down. ``dashboard``:
-    the web dashboard at ``/dashboard`` (its session key beside the tokens file)."""
+    the web dashboard at ``/dashboard`` (its session key beside the tokens file).
+    ``local_socket``: the local daemon's unix socket, whose requests act as the tenant and
+    agent they name (:mod:`cairn.server.local`); every other request needs a token."""
     from cairn import __version__
 
     metrics = metrics if metrics is not None else Metrics(store_sizes(engine, tokens))
@@ -143,6 +147,8 @@ def create_app(
     app.openapi = lambda: contract_openapi(app)  # type: ignore[method-assign]
 
     def bind(request: Request) -> Binding:
+        if is_local(request.scope, local_socket):
+            return local_binding(request.headers)
         header = request.headers.get("authorization")
         if not header:
             raise Refused(401, "unauthorized", "a token is needed: Authorization: Bearer <token>")

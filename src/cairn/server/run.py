@@ -4,6 +4,10 @@ The engine is whatever storage pair the configuration names (``cairn.compose`` w
 the server never writes Markdown files (they are a person's view of their own memory, on
 their own machine). A SIGTERM or SIGINT stops it gracefully: it stops accepting, lets the
 requests in flight finish (up to ``grace`` seconds), then closes the engine.
+
+Besides TCP (token auth), it listens on the home's unix socket (mode 0600, in a 0700
+folder): that is the local daemon the command line, the hooks and the MCP server go
+through (:mod:`cairn.daemon`). The socket's files are removed when it stops.
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ from cairn.errors import InvalidInput
 from cairn.provider import contract as c
 from cairn.provider.local import LocalProvider
 from cairn.server import logs
-from cairn.server.app import MAX_BODY_BYTES, create_app
+from cairn.server.app import MAX_BODY_BYTES, create_app, store_sizes
 from cairn.server.auth import TokenStore, tokens_path
+from cairn.server.metrics import Metrics
 
 log = logging.getLogger("cairn.server")
 
@@ -79,14 +84,28 @@ class Settings:
     tokens: str
     path: str | None
     max_body_bytes: int
+    socket: str | None = None  # the local daemon's unix socket, when it listens on one
 
 
 def build_app(settings: Settings) -> FastAPI:
     """This process's engine, warmed, and the app over it."""
     config = parse_config(settings.config)
     path = Path(settings.path) if settings.path else None
-    engine = open_engine(config, Path(settings.home), path)
-    app = create_app(engine, TokenStore(settings.tokens), max_body_bytes=settings.max_body_bytes)
+    home = Path(settings.home)
+    engine = open_engine(config, home, path)
+    tokens = TokenStore(settings.tokens)
+    metrics = Metrics(store_sizes(engine, tokens))
+    app = create_app(
+        engine,
+        tokens,
+        metrics=metrics,
+        max_body_bytes=settings.max_body_bytes,
+        local_socket=settings.socket,
+    )
+    if settings.socket is not None:
+        from cairn.server.local import add_local_routes
+
+        add_local_routes(app, engine, home, settings.socket, metrics)
     # Load the model (and the default partition) now, not in the first request.
     engine.query(c.RecallQuery(query="warm up"))
     return app
@@ -112,8 +131,14 @@ def serve(
     max_body_bytes: int = MAX_BODY_BYTES,
     log_level: str = "info",
     workers: int = 1,
+    tcp: bool = True,
+    local: bool = True,
+    config_file: Path | None = None,
 ) -> None:
-    """Serve until SIGTERM or SIGINT.
+    """Serve until SIGTERM or SIGINT: on ``host:port`` unless not ``tcp``, and on the
+    home's unix socket (the local daemon) unless not ``local``. ``config_file``: the file
+    ``config`` was read from (None: the defaults), recorded for clients, which go through
+    the daemon only while their config is that very file, unchanged.
 
     ``workers`` > 1: that many processes accept on the one socket, each with an engine
     of its own over the same store (an engine answers on one core at a time; the store
@@ -123,15 +148,37 @@ def serve(
     from prometheus_client import disable_created_metrics
 
     disable_created_metrics()  # type: ignore[no-untyped-call]  # *_created: noise
-    settings = Settings(
-        config=config.to_dict(),
-        home=str(home),
-        tokens=str(tokens or tokens_path(home)),
-        path=str(path) if path else None,
-        max_body_bytes=max_body_bytes,
-    )
-    sock = listen(host, port)
+    if not tcp and not local:
+        raise InvalidInput("--no-tcp and --no-socket: the server would listen nowhere")
+    if config.memory.remote.endpoint is not None:
+        open_engine(config, home, path)  # refused, with the reason
+    from cairn.daemon.paths import daemon_paths
+    from cairn.server.local import LocalSocket
+
+    claim = LocalSocket(daemon_paths(home)) if local else None
+    sockets: list[socket.socket] = []
     try:
+        if claim is not None:
+            sockets.append(claim.claim())
+        if tcp:
+            sockets.append(listen(host, port))
+        settings = Settings(
+            config=config.to_dict(),
+            home=str(home),
+            tokens=str(tokens or tokens_path(home)),
+            path=str(path) if path else None,
+            max_body_bytes=max_body_bytes,
+            socket=str(claim.paths.socket) if claim is not None else None,
+        )
+        where: dict[str, Any] = {"socket": settings.socket, "url": None}
+        if tcp:
+            bound_host, bound_port = sockets[-1].getsockname()[:2]
+            url = f"http://{_url_host(bound_host)}:{bound_port}"
+            where.update(host=bound_host, port=bound_port, url=url)
+        if claim is not None:
+            # Now, before the engine warms: a client's request meanwhile waits in the
+            # socket's backlog and is answered once the engine is ready.
+            claim.announce(_daemon_info(config, home, config_file, settings, where))
         if workers == 1:
             app: FastAPI | str = build_app(settings)
         else:
@@ -139,16 +186,16 @@ def serve(
             os.environ[SETTINGS_ENV] = json.dumps(asdict(settings))
             app = f"{__name__}:worker_app"
     except BaseException:
-        sock.close()
+        for sock in sockets:
+            sock.close()
+        if claim is not None:
+            claim.release()
         raise
     store = TokenStore(settings.tokens)
-    bound_host, bound_port = sock.getsockname()[:2]
     log.info(
         "listening",
         extra={
-            "host": bound_host,
-            "port": bound_port,
-            "url": f"http://{_url_host(bound_host)}:{bound_port}",
+            **where,
             "workers": workers,
             "tokens": str(store.path),
             "tenants": len({b.tenant for b in store.bindings()}),
@@ -171,15 +218,44 @@ def serve(
     previous = {sig: signal.signal(sig, lambda n, _: stops.append(n)) for sig in _STOP_SIGNALS}
     try:
         if workers == 1:
-            uvicorn.Server(options).run(sockets=[sock])
+            uvicorn.Server(options).run(sockets=sockets)
         else:
-            Multiprocess(options, sockets=[sock]).run()
+            Multiprocess(options, sockets=sockets).run()
     finally:
-        sock.close()
+        for sock in sockets:
+            sock.close()
+        if claim is not None:
+            claim.release()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if stops:
         log.info("stopped by signal", extra={"signal": signal.Signals(stops[0]).name})
+
+
+def _daemon_info(
+    config: Config,
+    home: Path,
+    config_file: Path | None,
+    settings: Settings,
+    where: dict[str, Any],
+) -> dict[str, Any]:
+    """What clients read before they go through the daemon (``daemon.json``)."""
+    from cairn import __version__
+    from cairn.daemon.paths import config_stamp
+    from cairn.timeutil import to_iso, utc_now
+
+    return {
+        "pid": os.getpid(),
+        "version": __version__,
+        "home": str(home),
+        "socket": settings.socket,
+        "url": where.get("url"),
+        "config": config_stamp(config_file),
+        "store": settings.path or config.memory.store.url or config.memory.store.path
+        or str(home / "memory.db"),
+        "timeout_seconds": config.memory.daemon.timeoutSeconds,
+        "started_at": to_iso(utc_now()),
+    }
 
 
 def _url_host(host: str) -> str:

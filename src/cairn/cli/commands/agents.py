@@ -33,9 +33,11 @@ def hook(app: App, event: str, host: str) -> None:
     from cairn.hooks.run import log_error, run_hook
 
     try:
-        app.will_embed()  # every hook embeds: a task, a statement or an episode
         raw = sys.stdin.buffer.read()
-        output = run_hook(host, cast("HookKind", event), raw, lambda: app, app.home)
+        output = _through_daemon(app, host, event, raw)
+        if output is None:  # no daemon: the hook runs here
+            app.will_embed()  # every hook embeds: a task, a statement or an episode
+            output = run_hook(host, cast("HookKind", event), raw, lambda: app, app.home)
     except Exception:
         log_error(app.home, f"{host} {event}")
         output = ""
@@ -45,6 +47,21 @@ def hook(app: App, event: str, host: str) -> None:
         log_error(app.home, f"{host} {event} (closing)")
     if output:
         click.echo(output)
+
+
+def _through_daemon(app: App, host: str, event: str, raw: bytes) -> str | None:
+    """The host's output from the local daemon, which runs the whole hook on its warm
+    engine (one round trip; this process imports nothing of the engine or the contract);
+    None: no daemon, or it went away before answering — run the hook here."""
+    daemon = app.daemon()
+    if daemon is None:
+        return None
+    from cairn.daemon.client import forward_hook
+
+    output = forward_hook(daemon, host, event, raw, app.tenant, app.agent)
+    if output is None:
+        app.without_daemon()
+    return output
 
 
 def _project_root() -> Path:

@@ -51,6 +51,16 @@ def _tokens(app: App, tokens: Path | None) -> Path:
     help="Processes serving the one port, each with its own engine over the same store.",
 )
 @click.option(
+    "--socket/--no-socket",
+    "local",
+    default=True,
+    show_default=True,
+    help="Also listen on this home's unix socket: the local daemon (no token there; the"
+    " socket's permissions, 0600, are its auth).",
+)
+@click.option("--tcp/--no-tcp", default=True, show_default=True,
+              help="Listen on --host:--port (with --no-tcp only on the unix socket).")  # fmt: skip
+@click.option(
     "--log-level",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="info",
@@ -65,12 +75,17 @@ def serve(
     grace: int,
     max_body_mb: int,
     workers: int,
+    local: bool,
+    tcp: bool,
     log_level: str,
 ) -> None:
     """Serve this home's store over HTTP: the provider contract (POST /v1/query,
     /v1/apply, GET /v1/status), /health, /metrics and /openapi.json, one JSON log line
     per request on stderr. Each request's tenant is its token's (cairn token create).
-    Stops gracefully at SIGTERM or Ctrl-C."""
+    Also the local daemon on this home's unix socket (see cairn daemon). Stops gracefully
+    at SIGTERM or Ctrl-C."""
+    from cairn.daemon.paths import config_file
+
     try:
         from cairn.server.run import serve as run_server
     except ImportError as exc:
@@ -88,6 +103,9 @@ def serve(
         max_body_bytes=max_body_mb * 2**20,
         log_level=log_level,
         workers=workers,
+        tcp=tcp,
+        local=local,
+        config_file=config_file(app.home, app.config_path),
     )
 
 

@@ -1,0 +1,104 @@
+"""What a command checks before it goes through the daemon: where the daemon's files
+are, whether one holds the lock, what it wrote about itself, and which config file the
+command would read. Plain strings and the few standard modules Python has loaded anyway
+(no pathlib, dataclasses or typing at run time): the hooks' fast path imports this and
+:mod:`cairn.daemon.wire`, and little else.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+
+SOCKET_NAME = "daemon.sock"
+MAX_SOCKET_PATH = 100  # bytes; sun_path is 108 on Linux, 104 on the BSDs and macOS
+
+
+def folder_of(home: str) -> str:
+    """The daemon's folder for ``home``: ``<home>/run``, or, when a socket path there is
+    too long for the kernel, a folder named by a digest of the home in the user's
+    runtime directory or the system's temporary folder."""
+    home = os.path.abspath(home)
+    first = os.path.join(home, "run")
+    if _fits(first):
+        return first
+    import hashlib
+    import tempfile
+
+    tag = hashlib.sha256(os.fsencode(home)).hexdigest()[:16]
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime) and _fits(os.path.join(runtime, "cairn", tag)):
+        return os.path.join(runtime, "cairn", tag)
+    return os.path.join(tempfile.gettempdir(), f"cairn-{os.getuid()}", tag)
+
+
+def _fits(folder: str) -> bool:
+    return len(os.fsencode(os.path.join(folder, SOCKET_NAME))) <= MAX_SOCKET_PATH
+
+
+def lock_held(lock: str) -> bool:
+    """Whether a daemon holds ``lock``. False means definitely none runs: the kernel
+    releases a lock when its process ends, however it ends."""
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # cannot tell: never take it for "not running"
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True  # held (EWOULDBLOCK), or cannot tell: either way not "none runs"
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def read_json(path: str) -> dict[str, object] | None:
+    try:
+        with open(path, encoding="utf-8") as file:
+            data = json.load(file)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def config_file_of(home: str, explicit: str | None) -> str | None:
+    """The config file a command in ``home`` reads, as :func:`cairn.config.resolve_config`
+    picks it: an explicit file, else env CAIRN_CONFIG, else <home>/config.yaml when there
+    (None: the defaults)."""
+    if explicit is not None:
+        return os.path.abspath(explicit)
+    env = os.environ.get("CAIRN_CONFIG")
+    if env:
+        return os.path.abspath(env)
+    candidate = os.path.join(os.path.abspath(home), "config.yaml")
+    return candidate if os.path.exists(candidate) else None
+
+
+def stamp_of(path: str | None) -> dict[str, object] | None:
+    """A config file as it is now (path, size, modification time); None: no file."""
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {"path": path, "missing": True}
+    return {"path": path, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def serving_info(home: str, config_path: str | None) -> dict[str, object] | None:
+    """What the daemon serving ``home`` with this very config wrote about itself, or None
+    when no daemon runs, or when it serves another config (or this one as it was
+    before it changed). Only the fast path uses the shortcut; see
+    :func:`cairn.daemon.client.find_daemon` for the whole rule."""
+    folder = folder_of(home)
+    if not lock_held(os.path.join(folder, "daemon.lock")):
+        return None
+    info = read_json(os.path.join(folder, "daemon.json"))
+    if info is None or info.get("config") != stamp_of(config_file_of(home, config_path)):
+        return None
+    return info

@@ -1,0 +1,95 @@
+"""Where the daemon's files are, and the lock that says whether one runs."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cairn.daemon import probe
+from cairn.daemon.paths import config_file, config_stamp, daemon_paths, daemon_running
+
+
+def test_the_folder_is_in_the_home_unless_the_socket_path_is_too_long(tmp_path: Path) -> None:
+    assert probe.folder_of(str(tmp_path)) == str(tmp_path / "run")
+    deep = tmp_path / ("d" * 90)
+    folder = probe.folder_of(str(deep))
+    assert not folder.startswith(str(deep))
+    assert len(os.fsencode(os.path.join(folder, probe.SOCKET_NAME))) <= probe.MAX_SOCKET_PATH
+    assert probe.folder_of(str(deep)) == folder  # the same home, the same folder
+    assert probe.folder_of(str(tmp_path / ("e" * 90))) != folder  # another home, another
+
+
+def test_the_lock_says_whether_a_daemon_runs(tmp_path: Path) -> None:
+    paths = daemon_paths(tmp_path)
+    assert not daemon_running(paths)  # no lock file at all
+    paths.folder.mkdir()
+    paths.lock.touch()
+    assert not daemon_running(paths)  # a lock nobody holds: a daemon that died
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import fcntl, os, sys, time\n"
+         f"fd = os.open({str(paths.lock)!r}, os.O_RDWR)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        assert daemon_running(paths)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not daemon_running(paths)  # the kernel let go of it with the process
+
+
+def test_probing_does_not_keep_a_daemon_from_taking_the_lock(tmp_path: Path) -> None:
+    paths = daemon_paths(tmp_path)
+    paths.folder.mkdir()
+    paths.lock.touch()
+    assert not daemon_running(paths)
+    fd = os.open(paths.lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # would raise if the probe held on
+    finally:
+        os.close(fd)
+
+
+def test_the_config_file_is_the_one_the_command_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CAIRN_CONFIG", raising=False)
+    assert config_file(tmp_path, None) is None
+    (tmp_path / "config.yaml").write_text("memory: {}\n")
+    assert config_file(tmp_path, None) == tmp_path / "config.yaml"
+    monkeypatch.setenv("CAIRN_CONFIG", str(tmp_path / "other.yaml"))
+    assert config_file(tmp_path, None) == tmp_path / "other.yaml"
+    assert config_file(tmp_path, "x.yaml") == Path.cwd() / "x.yaml"
+    stamp = config_stamp(tmp_path / "config.yaml")
+    assert stamp is not None and stamp["size"] == len("memory: {}\n")
+    (tmp_path / "config.yaml").write_text("memory: {secrets: refuse}\n")
+    assert config_stamp(tmp_path / "config.yaml") != stamp
+    assert config_stamp(tmp_path / "gone.yaml") == {
+        "path": str(tmp_path / "gone.yaml"),
+        "missing": True,
+    }
+
+
+def test_serving_info_needs_the_lock_and_the_same_config(tmp_path: Path) -> None:
+    import json
+
+    paths = daemon_paths(tmp_path)
+    paths.folder.mkdir()
+    paths.info.write_text(json.dumps({"pid": 1, "config": None}))
+    assert probe.serving_info(str(tmp_path), None) is None  # nobody holds the lock
+    fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        assert probe.serving_info(str(tmp_path), None) == {"pid": 1, "config": None}
+        (tmp_path / "config.yaml").write_text("memory: {}\n")  # now the command reads one
+        assert probe.serving_info(str(tmp_path), None) is None
+    finally:
+        os.close(fd)
