@@ -23,7 +23,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 from cairn.errors import InvalidInput, StorageError
-from cairn.storage.postgres import vectors
+from cairn.storage.postgres import arrays, vectors
 from cairn.storage.postgres.migrate import ensure_store_role, migrate
 from cairn.storage.postgres.schema import EVERY_TENANT_SETTING, STORE_ROLE, TENANT_SETTING
 
@@ -158,6 +158,7 @@ class Database:
         if self._role is not None:
             conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(self._role)))
         vectors.register(conn)
+        arrays.register(conn)
         conn.commit()
 
     # -- sessions ------------------------------------------------------------------------
