@@ -99,7 +99,7 @@ def walk_settings(s: Session, limit: int, *, on: bool) -> None:
     )
 
 
-def vector_sql(where: LaneFilter, dim: int, *, graph: bool) -> sql.Composable:
+def vector_sql(where: LaneFilter, dim: int, *, graph: bool) -> sql.SQL | sql.Composed:
     """The vector lane's query: through the partition's HNSW graph of ``dim``, or exact."""
     if graph:
         distance = sql.SQL(f"vec::vector({dim}) <=> %(q)s::vector({dim})")
