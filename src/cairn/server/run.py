@@ -25,7 +25,7 @@ from cairn.config import Config, parse_config
 from cairn.errors import InvalidInput
 from cairn.provider import contract as c
 from cairn.provider.local import LocalProvider
-from cairn.server import logs
+from cairn.server import logs, schedule
 from cairn.server.app import MAX_BODY_BYTES, create_app
 from cairn.server.auth import TokenStore, tokens_path
 
@@ -86,7 +86,9 @@ def build_app(settings: Settings) -> FastAPI:
     config = parse_config(settings.config)
     path = Path(settings.path) if settings.path else None
     engine = open_engine(config, Path(settings.home), path)
-    app = create_app(engine, TokenStore(settings.tokens), max_body_bytes=settings.max_body_bytes)
+    tokens = TokenStore(settings.tokens)
+    app = create_app(engine, tokens, max_body_bytes=settings.max_body_bytes)
+    schedule.attach(app, engine, tokens, Path(settings.home))  # reflection and sweep, when due
     # Load the model (and the default partition) now, not in the first request.
     engine.query(c.RecallQuery(query="warm up"))
     return app
