@@ -179,6 +179,28 @@ class Database:
                 yield session
 
     @contextmanager
+    def reading(self, tenant: str) -> Iterator[None]:
+        """Every read of this thread inside, in one transaction on one connection, scoped
+        to ``tenant`` (a recall asks a dozen questions: one connection and one scope for
+        all of them, not a pooled connection, a scope and a commit each). Inside a write
+        transaction, or nested, it reads through the one already open."""
+        if getattr(self._local, "session", None) is not None:
+            yield
+            return
+        with (
+            storage_errors(f"reading {self.where}"),
+            self._pool.connection() as conn,
+            conn.transaction(),
+        ):
+            session = Session(conn)
+            session.scope(tenant)
+            self._local.session = session
+            try:
+                yield
+            finally:
+                self._local.session = None
+
+    @contextmanager
     def write(self) -> Iterator[tuple[Session, int]]:
         """A write transaction holding the store's writer lock, with its change number.
 
