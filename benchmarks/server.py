@@ -398,6 +398,18 @@ def warm(load: Load, urls: Sequence[str], tenants: Sequence[str]) -> None:
                     assert reply.status_code == 200, reply.text
 
 
+def learning_settled(served: Served, timeout: float = 900.0) -> float:
+    """Wait for the server's first learning tick (reflection and the sweep of every served
+    tenant, due at start) to finish, so that burst is not measured as load; its seconds."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        text = served.log_path.read_text(errors="replace")
+        if '"learning first tick done"' in text:
+            return time.monotonic() - started
+        time.sleep(0.5)
+    raise TimeoutError("the server's first learning tick did not finish")
+
+
 def consistency(load: Load, urls: Sequence[str], tenants: Sequence[str], n: int) -> dict[str, int]:
     """A write through one server, recalled through the other, right after, both ways."""
     found = checked = 0
@@ -498,6 +510,11 @@ def run_size(args: argparse.Namespace, size: int) -> dict[str, Any]:
     try:
         log(f"{size:,}: server at {first.url}; warming every tenant")
         warm(load, [first.url], ds.tenants)
+        result["first_learning_tick_s"] = learning_settled(first)
+        log(
+            f"  first learning tick (reflect + sweep, every tenant) done after"
+            f" {result['first_learning_tick_s']:.0f} s more"
+        )
         plan = [(f"mix@{n}", n, MIX, 1) for n in args.clients]
         plan.append(("recall@8", 8, (("recall", 1.0),), 1))
         plan.append(("two-servers@8", 8, MIX, 2))
