@@ -87,6 +87,14 @@ def _embedder_config(args: argparse.Namespace) -> dict[str, Any]:
     return {"embeddings": {"provider": provider}}
 
 
+def _server_config(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any]:
+    """The served config: learning (the server's reflection and sweep schedule) off unless
+    --learning, so the phases measure requests and not the first tick's burst."""
+    if args.learning:
+        return config
+    return {**config, "agents": {"default": {"learning": {"enabled": False}}}}
+
+
 @dataclass(frozen=True)
 class Store:
     """Where one size lives on a backend: the server's config to open it, how to empty
@@ -496,7 +504,7 @@ def summarize(phase: Phase, cpu: float, lost: int) -> dict[str, Any]:
 
 def run_size(args: argparse.Namespace, size: int) -> dict[str, Any]:
     built = ensure_store(args, size)
-    config = BACKENDS[args.backend](args, size).config
+    config = _server_config(args, BACKENDS[args.backend](args, size).config)
     home = Path(args.workdir) / f"home-{args.embedder}-{size}"
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
@@ -598,6 +606,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--ann-threshold", type=int, default=10_000,
         help="--backend postgres: live memories from which a partition walks its HNSW graph",
+    )  # fmt: skip
+    parser.add_argument(
+        "--learning", action="store_true",
+        help="keep the agents' learning on (the server then reflects and sweeps at start)",
     )  # fmt: skip
     parser.add_argument("--server-workers", type=int, default=1, help="cairn serve --workers")
     parser.add_argument("--consistency-probes", type=int, default=40)
