@@ -80,8 +80,12 @@ def make_embedder(config: Config) -> Embedder:
 
         return MultilingualE5Embedder(batch_size=settings.batchSize)
     from cairn.adapters.embedding import MiniLmOnnxEmbedder
+    from cairn.adapters.embedding_cache import CachedEmbedder
 
-    return MiniLmOnnxEmbedder(batch_size=settings.batchSize, threads=settings.threads)
+    # Repeated queries (a hook sends the same prompt again) skip the model.
+    return CachedEmbedder(
+        MiniLmOnnxEmbedder(batch_size=settings.batchSize, threads=settings.threads)
+    )
 
 
 def _link_pending(records: RecordStore, config: Config) -> None:

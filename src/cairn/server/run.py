@@ -29,7 +29,7 @@ from cairn.config import Config, parse_config
 from cairn.errors import InvalidInput
 from cairn.provider import contract as c
 from cairn.provider.local import LocalProvider
-from cairn.server import logs
+from cairn.server import logs, schedule
 from cairn.server.app import MAX_BODY_BYTES, create_app, store_sizes
 from cairn.server.auth import TokenStore, tokens_path
 from cairn.server.metrics import Metrics
@@ -106,6 +106,7 @@ def build_app(settings: Settings) -> FastAPI:
         from cairn.server.local import add_local_routes
 
         add_local_routes(app, engine, home, settings.socket, metrics)
+    schedule.attach(app, engine, tokens, home)  # reflection and sweep, when due
     # Load the model (and the default partition) now, not in the first request.
     engine.query(c.RecallQuery(query="warm up"))
     return app

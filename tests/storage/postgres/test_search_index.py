@@ -9,11 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from psycopg import sql
 
 from cairn.storage.inprocess import InProcessSearchIndex
 from cairn.storage.ports import LaneFilter, RecordStore, SearchIndex
 from cairn.storage.postgres import PostgresRecordStore, PostgresSearchIndex
 from cairn.storage.postgres.fulltext import TsRankSearchIndex
+from cairn.storage.postgres.graphs import graph_name
 from cairn.storage.postgres.search_index import vector_sql, walk_settings
 from cairn.storage.postgres.vectors import PgVector
 from cairn.storage.sqlite.record_store import SqliteRecordStore
@@ -167,11 +169,16 @@ def test_large_partitions_walk_the_hnsw_index_and_still_filter_inside_it(
     insert(pg, *items, vectors={f"M{i}": mine[i] for i in range(400)})
     crowd = [record(f"N{i}", f"n {i}", tenant="t2") for i in range(300)]
     insert(pg, *crowd, vectors={f"N{i}": near[i] for i in range(300)})
-    graph = PostgresSearchIndex(pg, dim=DIM, ann_threshold=100)
+    graph = PostgresSearchIndex(pg, dim=DIM, ann_threshold=350)
     exact = PostgresSearchIndex(pg, dim=DIM, ann_threshold=None)
     where = LaneFilter("t1", "a", "p1")
     with pg.db.session("t1") as s:
+        assert graph.large(where, DIM, s) and not graph.uses_graph(where, DIM, s)
+    # Only the partition that reached the threshold gets a graph (t2 holds 300 rows).
+    assert graph.build_graphs() == [("t1", "a")]
+    with pg.db.session("t1") as s:
         assert graph.uses_graph(where, DIM, s) and not exact.uses_graph(where, DIM, s)
+        assert not graph.uses_graph(LaneFilter("t2", "a"), DIM, s)
         walk_settings(s, 10, on=True)
         params = {
             "tenant": "t1",
@@ -181,12 +188,12 @@ def test_large_partitions_walk_the_hnsw_index_and_still_filter_inside_it(
             "dim": DIM,
             "limit": 10,
         }
-        explain = b"EXPLAIN " + vector_sql(where, DIM, graph=True)
+        explain = sql.SQL("EXPLAIN {}").format(vector_sql(where, DIM, graph=True))
         plans = {"graph": "\n".join(r[0] for r in s.conn.execute(explain, params))}
         walk_settings(s, 10, on=False)
-        explain = b"EXPLAIN " + vector_sql(where, DIM, graph=False)
+        explain = sql.SQL("EXPLAIN {}").format(vector_sql(where, DIM, graph=False))
         plans["exact"] = "\n".join(r[0] for r in s.conn.execute(explain, params))
-    assert f"vectors_hnsw_{DIM}" in plans["graph"], plans["graph"]
+    assert graph_name(DIM, "t1", "a") in plans["graph"], plans["graph"]
     assert "hnsw" not in plans["exact"], plans["exact"]
     walked = graph.vector(where, query, 10)
     truth = exact.vector(where, query, 10)

@@ -7,6 +7,7 @@ fate is kept for the trace; a failing optional lane is named there and recall ca
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -98,6 +99,13 @@ class MemoryRecall:
         self._reranker = reranker
 
     def recall(self, request: RecallRequest, rag: Rag, now: datetime) -> RecallResult:
+        # A store that can hold one read transaction for the whole recall offers
+        # ``reading`` (PostgreSQL: one connection and one tenant scope for every lane).
+        pin = getattr(self._records, "reading", None)
+        with pin(request.tenant) if pin is not None else nullcontext():
+            return self._recall(request, rag, now)
+
+    def _recall(self, request: RecallRequest, rag: Rag, now: datetime) -> RecallResult:
         clock = StageClock()
         where = LaneFilter(request.tenant, request.agent, request.project_id)
         query = clock.run("formulate", lambda: formulate(request.query))

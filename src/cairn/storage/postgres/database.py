@@ -23,7 +23,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 from cairn.errors import InvalidInput, StorageError
-from cairn.storage.postgres import vectors
+from cairn.storage.postgres import arrays, vectors
 from cairn.storage.postgres.migrate import ensure_store_role, migrate
 from cairn.storage.postgres.schema import EVERY_TENANT_SETTING, STORE_ROLE, TENANT_SETTING
 
@@ -158,6 +158,7 @@ class Database:
         if self._role is not None:
             conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(self._role)))
         vectors.register(conn)
+        arrays.register(conn)
         conn.commit()
 
     # -- sessions ------------------------------------------------------------------------
@@ -176,6 +177,28 @@ class Database:
                 session = Session(conn)
                 session.scope(tenant, every_tenant=every_tenant)
                 yield session
+
+    @contextmanager
+    def reading(self, tenant: str) -> Iterator[None]:
+        """Every read of this thread inside, in one transaction on one connection, scoped
+        to ``tenant`` (a recall asks a dozen questions: one connection and one scope for
+        all of them, not a pooled connection, a scope and a commit each). Inside a write
+        transaction, or nested, it reads through the one already open."""
+        if getattr(self._local, "session", None) is not None:
+            yield
+            return
+        with (
+            storage_errors(f"reading {self.where}"),
+            self._pool.connection() as conn,
+            conn.transaction(),
+        ):
+            session = Session(conn)
+            session.scope(tenant)
+            self._local.session = session
+            try:
+                yield
+            finally:
+                self._local.session = None
 
     @contextmanager
     def write(self) -> Iterator[tuple[Session, int]]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cairn.storage.postgres.arrays import Int4Array, Int8Array
 from cairn.storage.postgres.database import Session
 from cairn.storage.postgres.vectors import PgVector
 from cairn.storage.terms import decode_keys
@@ -58,9 +59,9 @@ def add_rows(session: Session, tenant: str, agent: str, rows: Sequence[IndexedRo
             (
                 tenant,
                 agent,
-                np.concatenate(terms).tolist(),
-                np.repeat([r.row for r in rows], sizes).tolist(),
-                np.concatenate(counts).tolist(),
+                Int8Array(np.concatenate(terms)),
+                Int8Array(np.repeat([r.row for r in rows], sizes)),
+                Int4Array(np.concatenate(counts)),
                 [r.row for r in rows],
                 [r.length for r in rows],
                 [r.live for r in rows],
@@ -72,7 +73,7 @@ def add_rows(session: Session, tenant: str, agent: str, rows: Sequence[IndexedRo
         live_terms = [terms[i] for i in live]
         if any(len(t) for t in live_terms):
             keys, df = np.unique(np.concatenate(live_terms), return_counts=True)
-            _add_df(session, tenant, agent, keys.tolist(), df.tolist())
+            _add_df(session, tenant, agent, Int8Array(keys), Int4Array(df))
         _add_documents(session, tenant, agent, len(live), sum(rows[i].length for i in live))
     with_vectors = [r for r in rows if r.vector is not None]
     if with_vectors:
@@ -97,7 +98,7 @@ def add_rows(session: Session, tenant: str, agent: str, rows: Sequence[IndexedRo
     _insert_links(session, tenant, agent, links)
 
 
-def _add_df(session: Session, tenant: str, agent: str, keys: list[int], delta: list[int]) -> None:
+def _add_df(session: Session, tenant: str, agent: str, keys: Int8Array, delta: Int4Array) -> None:
     session.conn.execute(
         "INSERT INTO term_stats(tenant, agent, term, df)"
         " SELECT %s, %s, u.term, u.n FROM unnest(%s::int8[], %s::int4[]) AS u(term, n)"

@@ -139,3 +139,10 @@ def ensure_index(conn: Connection[Any], name: str, ddl: str) -> None:
         ).fetchone()
         if found is None:
             conn.execute(ddl.encode("utf-8"))
+
+
+def drop_index(conn: Connection[Any], name: str) -> None:
+    """Drop one of this schema's own indexes, whichever of several processes asks first."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (SETUP_LOCK,))
+        conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(name)))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy as np
@@ -109,6 +109,10 @@ class PostgresRecordStore:
         self._model = model
 
     # -- reads ---------------------------------------------------------------------------
+
+    def reading(self, tenant: str) -> AbstractContextManager[None]:
+        """The reads of this thread inside, on one connection in one transaction."""
+        return self.db.reading(tenant)
 
     def _all(
         self, tenant: str | None, query: Any, params: Sequence[Any], *, every: bool = False

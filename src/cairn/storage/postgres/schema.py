@@ -318,12 +318,3 @@ CREATE INDEX records_rules ON records(tenant, agent, rank_hint DESC, id) WHERE l
 MIGRATIONS: tuple[tuple[int, str], ...] = ((5, V5), (6, V6), (7, V7))
 LATEST_VERSION = MIGRATIONS[-1][0]
 OWN_TABLES = frozenset(("schema_version", "meta", *TENANT_TABLES))
-
-
-def hnsw_index(dim: int) -> tuple[str, str]:
-    """Name and DDL of the HNSW index over live vectors of one dimension (cosine)."""
-    name = f"vectors_hnsw_{dim}"
-    return name, (
-        f"CREATE INDEX IF NOT EXISTS {name} ON vectors"
-        f" USING hnsw ((vec::vector({dim})) vector_cosine_ops) WHERE live AND dim = {dim}"
-    )

@@ -6,9 +6,9 @@
   length read from the partition's exact statistics. So the ranking is the embedded
   index's, number for number; CJK bigrams and code identifiers are terms of it already.
 - **vector**: cosine over pgvector. A partition below ``ann_threshold`` live memories is
-  ranked exactly (its rows, by the partition index); a larger one walks the HNSW index
-  with an iterative scan, so the tenant, scope and liveness filters are applied inside the
-  walk and still fill the limit.
+  ranked exactly (its rows, by the partition index); a larger one walks an HNSW graph of
+  its own (a partial index, :mod:`cairn.storage.postgres.graphs`) with an iterative scan,
+  so the scope filter is applied inside the walk and still fills the limit.
 - **entity**: the newest rows of each of the seeds' hashed entity keys, counted per row.
 - **places / neighbours**: the records' episode columns, by the episode index.
 
@@ -25,19 +25,21 @@ from datetime import date
 from typing import Any
 
 import numpy as np
+from psycopg import sql
 
 from cairn.storage.ann_graph import DEFAULT_ANN_THRESHOLD
 from cairn.storage.ports import EpisodePlace, LaneFilter, LaneHit, TermCounts
 from cairn.storage.postgres.database import Session
-from cairn.storage.postgres.migrate import ensure_index
+from cairn.storage.postgres.graphs import PartitionGraphs, partition_condition
+from cairn.storage.postgres.migrate import drop_index
 from cairn.storage.postgres.record_store import PostgresRecordStore
-from cairn.storage.postgres.schema import hnsw_index
 from cairn.storage.postgres.vectors import PgVector
 from cairn.storage.terms import decode_keys, query_keys
 
 K1 = 1.2
 B = 0.75
 _MIN_IDF = 1e-6
+GLOBAL_GRAPH = "vectors_hnsw_{}"
 _IN_SCOPE = " AND ({alias}project_id IS NULL OR {alias}project_id = %(project)s)"
 
 _BM25 = f"""
@@ -97,24 +99,24 @@ def walk_settings(s: Session, limit: int, *, on: bool) -> None:
     )
 
 
-def vector_sql(where: LaneFilter, dim: int, *, graph: bool) -> bytes:
-    """The vector lane's query: through the HNSW index of ``dim``, or exact."""
+def vector_sql(where: LaneFilter, dim: int, *, graph: bool) -> sql.SQL | sql.Composed:
+    """The vector lane's query: through the partition's HNSW graph of ``dim``, or exact."""
     if graph:
-        distance = f"vec::vector({dim}) <=> %(q)s::vector({dim})"
-        sql = (
-            f"SELECT row, {distance} AS d FROM vectors"
-            " WHERE tenant = %(tenant)s AND agent = %(agent)s AND live"
-            f" AND dim = {dim}{_scope(where)} ORDER BY {distance} LIMIT %(limit)s"
+        distance = sql.SQL(f"vec::vector({dim}) <=> %(q)s::vector({dim})")
+        query = "SELECT row, {} AS d FROM vectors WHERE {}{} ORDER BY {} LIMIT %(limit)s"
+        return sql.SQL(query).format(
+            distance,
+            partition_condition(dim, where.tenant, where.agent),
+            sql.SQL(_scope(where)),
+            distance,
         )
-    else:
-        # Every row of the partition (the expression differs from the HNSW index's, so the
-        # planner reads the partition index and sorts).
-        sql = (
-            "SELECT row, vec <=> %(q)s AS d FROM vectors"
-            " WHERE tenant = %(tenant)s AND agent = %(agent)s AND live"
-            f" AND dim = %(dim)s{_scope(where)} ORDER BY d, row LIMIT %(limit)s"
-        )
-    return sql.encode()
+    # Every row of the partition (the expression differs from the graphs', so the planner
+    # reads the partition index and sorts).
+    return sql.SQL(
+        "SELECT row, vec <=> %(q)s AS d FROM vectors"
+        " WHERE tenant = %(tenant)s AND agent = %(agent)s AND live"
+        f" AND dim = %(dim)s{_scope(where)} ORDER BY d, row LIMIT %(limit)s"
+    )
 
 
 class PostgresSearchIndex:
@@ -132,12 +134,15 @@ class PostgresSearchIndex:
         self._db = records.db
         self._dim = dim
         self._ann_threshold = ann_threshold
-        name, ddl = hnsw_index(dim)
+        self.graphs = PartitionGraphs(self._db)
+        # One graph over every tenant, from before the graphs per partition: walking it
+        # with a tenant filter was slower than no graph, and each write paid for it.
         with self._db.session(None) as s:
-            present = s.conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()
-        if present is None or present[0] is None:
+            present = s.conn.execute("SELECT to_regclass(%s)", (GLOBAL_GRAPH.format(dim),))
+            old = present.fetchone()
+        if old is not None and old[0] is not None:
             with self._db.admin() as conn:
-                ensure_index(conn, name, ddl)
+                drop_index(conn, GLOBAL_GRAPH.format(dim))
 
     def _rows(self, where: LaneFilter, query: Any, params: Any, *, binary: bool = False) -> Any:
         with self._db.session(where.tenant) as s:
@@ -192,11 +197,35 @@ class PostgresSearchIndex:
         ).fetchone()
         return int(found[0]) if found else 0
 
-    def uses_graph(self, where: LaneFilter, dim: int, s: Session) -> bool:
-        """Whether this partition is searched through the HNSW index (else exactly)."""
+    def large(self, where: LaneFilter, dim: int, s: Session) -> bool:
+        """Whether this partition is large enough for a graph (at ``ann_threshold``)."""
         if self._ann_threshold is None or dim != self._dim:
             return False
         return self._partition_size(s, where) >= self._ann_threshold
+
+    def uses_graph(self, where: LaneFilter, dim: int, s: Session) -> bool:
+        """Whether this partition is searched through its HNSW graph (else exactly): it is
+        large and its graph is built (a missing one is asked for, off this request)."""
+        return self.large(where, dim, s) and self.graphs.ready(
+            s.conn, dim, where.tenant, where.agent
+        )
+
+    def build_graphs(self) -> list[tuple[str, str]]:
+        """Build now the graph of every large partition that has none (after a bulk load);
+        the partitions built."""
+        if self._ann_threshold is None:
+            return []
+        with self._db.session(None, every_tenant=True) as s:
+            found = s.conn.execute(
+                "SELECT tenant, agent FROM partition_stats WHERE documents >= %s"
+                " ORDER BY tenant, agent",
+                (self._ann_threshold,),
+            ).fetchall()
+        built = []
+        for tenant, agent in found:
+            if self.graphs.build(self._dim, str(tenant), str(agent)):
+                built.append((str(tenant), str(agent)))
+        return built
 
     def vector(self, where: LaneFilter, query: np.ndarray, limit: int) -> list[LaneHit]:
         if limit <= 0:
