@@ -42,8 +42,8 @@ def lock_held(lock: str) -> bool:
     releases a lock when its process ends, however it ends."""
     try:
         fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return False
+    except (FileNotFoundError, NotADirectoryError):
+        return False  # no lock file, or a path that cannot hold one: nothing serves there
     except OSError:
         return True  # cannot tell: never take it for "not running"
     try:
