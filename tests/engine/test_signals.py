@@ -251,6 +251,31 @@ def test_descriptions_and_questions_are_neutral(text: str) -> None:
     assert _kind(text) == "neutral"
 
 
+# --- mixed Chinese and English ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "这个仓库里 never 直接 push 到 main",
+        "这个项目里 always 先跑 lint",
+        "我们 always 用 tabs",
+        "部署前 always run the smoke tests",
+    ],
+)
+def test_an_english_adverb_after_chinese_instructs(text: str) -> None:
+    # The word before the adverb is Chinese, so no Latin word before it is its subject.
+    assert _kind(text) == "rule"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["这个函数 always 返回 None", "CI always 失败", "这个 job always 超时", "the build always 报错"],
+)
+def test_an_english_adverb_before_a_chinese_description_describes(text: str) -> None:
+    assert _kind(text) == "neutral"
+
+
 def test_polite_request_question_keeps_its_cue() -> None:
     assert _kind("Can you push this without running CI, just this once?") == "one-off"
 

@@ -443,6 +443,10 @@ def _context_factor(
 def _english_adverb_factor(cue_text: str, before: str, after: str) -> float:
     words = [w.lower() for w in _LATIN_WORD.findall(before)]
     previous = words[-1] if words else None
+    if _ends_in_cjk(before):
+        # Mixed text: "这个 repo 里 always 用 pnpm". The word before the adverb is Chinese
+        # (a topic phrase), so the last Latin word ("repo") is not its subject.
+        previous = None
     head = cue_text.split()[0]
     if head == "ever":
         if previous is not None and previous not in _EN_EVER_LEADS:
@@ -457,6 +461,9 @@ def _english_adverb_factor(cue_text: str, before: str, after: str) -> float:
         return 1.0  # "our team always writes …" is a convention despite the verb's -s
     if previous in _EN_MODALS:
         return 1.0  # "should always be …", "must never have …": a requirement
+    if _starts_in_cjk(after):
+        # "always 用 pnpm" instructs; "always 返回 None" describes, as in Chinese alone.
+        return 0.3 if _ZH_DESCRIPTIVE_NEXT.match(after.lstrip()) else 1.0
     following = _LATIN_WORD.findall(after)
     if following:
         nxt = following[0].lower()
@@ -467,6 +474,16 @@ def _english_adverb_factor(cue_text: str, before: str, after: str) -> float:
         if nxt in _EN_DESCRIPTIVE_NEXT or third_person or past:
             return 0.3
     return 1.0
+
+
+def _ends_in_cjk(text: str) -> bool:
+    stripped = text.rstrip()
+    return bool(stripped) and bool(_CJK.match(stripped[-1]))
+
+
+def _starts_in_cjk(text: str) -> bool:
+    stripped = text.lstrip()
+    return bool(stripped) and bool(_CJK.match(stripped[0]))
 
 
 def _is_fronted(before: str, cue_text: str) -> bool:
