@@ -270,7 +270,12 @@ def test_an_english_adverb_after_chinese_instructs(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["这个函数 always 返回 None", "CI always 失败", "这个 job always 超时", "the build always 报错"],
+    [
+        "这个函数 always 返回 None",
+        "CI always 失败",
+        "这个 job always 超时",
+        "the build always 报错",
+    ],
 )
 def test_an_english_adverb_before_a_chinese_description_describes(text: str) -> None:
     assert _kind(text) == "neutral"
