@@ -317,3 +317,45 @@ def _journal_into(mem, *, reflect_last: bool = True) -> None:  # type: ignore[no
         )
     if reflect_last:
         mem.reflect()
+
+
+class CountingEmbedder:
+    """The hashing embedder, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        from cairn.adapters.hashing import HashingEmbedder
+
+        self._inner = HashingEmbedder()
+        self.texts = 0
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.texts += len(texts)
+        return self._inner.embed(texts)
+
+
+def test_consolidation_embeds_only_what_it_can_merge(tmp_path: Path, clock) -> None:
+    from cairn import Memory
+
+    embedder = CountingEmbedder()
+    config = {"memory": {"markdown": {"enabled": False}}}
+    with Memory.open(tmp_path / "m.db", config=config, embedder=embedder, clock=clock) as mem:
+        for i in range(40):
+            mem.remember(f"Rule number {i}: always tag billing releases", kind="policy")
+        before = embedder.texts
+        run = mem.reflect()  # nothing learned yet: nothing to merge, nothing to embed
+        assert run.ran and embedder.texts == before
+        succeed(mem, "e1", NOTE)
+        succeed(mem, "e2", NOTE)
+        mem.reflect()
+        assert len(docs(mem)) == 1
+        after_doc = embedder.texts
+        mem.reflect()  # the doc's vector for merging is kept between runs
+        assert embedder.texts == after_doc

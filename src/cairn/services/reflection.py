@@ -24,7 +24,7 @@ import numpy as np
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import AgentConfig, Config
-from cairn.engine.learning.consolidation import merges
+from cairn.engine.learning.consolidation import merge_participants, merges
 from cairn.engine.learning.corroboration import Gate, owner_of
 from cairn.engine.learning.deltas import Delta, is_doc, plan
 from cairn.engine.learning.lifecycle import Transition, transition
@@ -182,7 +182,8 @@ class Reflection:
 
     def _merges(self, ns: Namespace, threshold: float) -> list[Delta]:
         owned = self._records.list_records(RecordQuery(ns.tenant, ns.agent, owned=True))
-        texts = {r.text_hash: r.body for r in owned if r.text_hash not in self._vectors}
+        participants = merge_participants(owned)
+        texts = {r.text_hash: r.body for r in participants if r.text_hash not in self._vectors}
         if texts:
             hashes = sorted(texts)
             vectors = self._embedder.embed([texts[h] for h in hashes])
@@ -191,7 +192,7 @@ class Reflection:
         def similarity(a: Record, b: Record) -> float:
             return float(np.dot(self._vectors[a.text_hash], self._vectors[b.text_hash]))
 
-        return merges(owned, similarity, threshold)
+        return merges(participants, similarity, threshold)
 
     def _record_run(self, ns: Namespace, run: ReflectionRun) -> None:
         assert run.funnel is not None

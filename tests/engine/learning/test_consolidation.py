@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cairn.engine.learning.clustering import jaccard, signature
-from cairn.engine.learning.consolidation import merges
+from cairn.engine.learning.consolidation import merge_participants, merges
 from cairn.model import Record
 
 from .support import doc
@@ -46,3 +46,32 @@ def test_different_projects_and_kinds_never_merge() -> None:
     b = doc("D2", "Run make check", scope="project", project_id="blog")
     c = doc("D3", "Run make check", kind="skill")
     assert merges([a, b, c], words_alike, 0.9) == []
+
+
+def test_participants_are_exactly_the_records_a_merge_can_compare() -> None:
+    learned = doc("D1", "Before pushing run make check", proof_count=2)
+    learned_twin = doc("D2", "Run make check before pushing")
+    rule_same_kind = doc("R1", "Run make check before pushing", authority="explicit", origin="user")
+    rule_other_kind = doc(
+        "R2", "Run make check before pushing", kind="policy", authority="explicit", origin="user"
+    )
+    stated_fact = doc("F1", "The API lives in src/api", authority="inferred", origin="user")
+    records = [learned, learned_twin, rule_same_kind, rule_other_kind, stated_fact]
+    asked: list[tuple[str, str]] = []
+
+    def recording(a: Record, b: Record) -> float:
+        asked.append((a.id, b.id))
+        return words_alike(a, b)
+
+    everything = merges(records, recording, 0.5)
+    participants = merge_participants(records)
+    assert {r.id for r in participants} == {"D1", "D2", "R1"}
+    assert {i for pair in asked for i in pair} <= {r.id for r in participants}
+    assert merges(participants, words_alike, 0.5) == everything
+
+
+def test_no_learned_records_means_no_participants() -> None:
+    rules = [
+        doc(f"R{i}", f"rule number {i}", authority="explicit", origin="user") for i in range(50)
+    ]
+    assert merge_participants(rules) == []

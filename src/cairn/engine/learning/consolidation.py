@@ -75,6 +75,17 @@ def _absorb(survivor: Record, dup: Record) -> Delta:
     )
 
 
+def merge_participants(records: Sequence[Record]) -> list[Record]:
+    """The records :func:`merges` may ask a similarity of: the live inferred ones it
+    merges, and the user's own rules of their kinds. Embedding only these keeps a store of
+    many memories and few learned ones from embedding everything it holds."""
+    live = [r for r in records if r.is_live]
+    inferred = [r for r in live if r.authority == "inferred" and r.origin in MERGED_ORIGINS]
+    kinds = {r.kind for r in inferred}
+    explicit = [r for r in live if r.authority == "explicit" and r.kind in kinds]
+    return inferred + explicit
+
+
 def merges(records: Sequence[Record], similarity: Similarity, threshold: float) -> list[Delta]:
     """Merge deltas for near-duplicates among ``records`` (each memory merges once)."""
     live = sorted((r for r in records if r.is_live), key=lambda r: r.id)
