@@ -158,8 +158,12 @@ def _terms(texts: tuple[str | None, ...]) -> frozenset[str]:
     return frozenset(map(_normal_word, words))
 
 
-
 _memoised_terms = lru_cache(maxsize=8192)(_terms)
+
+
+def normal_forms(terms: frozenset[str]) -> frozenset[str]:
+    """Index terms in the form :func:`coverage` compares (one per stem)."""
+    return frozenset(map(_normal_word, terms))
 
 
 def coverage(weights: Mapping[str, float], terms: frozenset[str]) -> float:
