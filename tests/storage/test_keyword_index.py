@@ -240,3 +240,27 @@ def test_a_purged_row_is_not_held() -> None:
     assert index.row_terms("t", "a", ["deploy"], []) == {}
     assert index.row_terms("t", "a", [], [1]) == {1: by_analysis(*HELD_TEXTS[1], [])}
     assert index.row_terms("nobody", "a", ["deploy"], [1]) == {}
+
+
+def test_eligible_keeps_the_rows_of_the_partition_in_scope_in_their_order() -> None:
+    index = KeywordIndex()
+    far = 10**12  # past the dense range: located through the sparse map
+    rows = [3, 1, 2, 7, 8, far]
+    analysed = [analyse([t]) for t in corpus(len(rows))]
+    index.sync(
+        rows,
+        ["t", "t", "t", "other", "t", "t"],
+        ["a"] * len(rows),
+        ["p1", None, "p2", None, "p1", None],
+        [True, True, True, True, False, True],
+        [a[0] for a in analysed],
+        [a[1] for a in analysed],
+        [a[2] for a in analysed],
+    )
+    asked = [far, 8, 7, 2, 3, 1, 99, 3]
+    assert index.eligible("t", "a", None, asked, live=False) == [far, 8, 2, 3, 1, 3]
+    assert index.eligible("t", "a", None, asked, live=True) == [far, 2, 3, 1, 3]
+    assert index.eligible("t", "a", "p1", asked, live=True) == [far, 3, 1, 3]
+    assert index.eligible("t", "a", "unknown", asked, live=True) == [far, 1]
+    assert index.eligible("t", "a", None, [], live=True) == []
+    assert index.eligible("nobody", "a", None, asked, live=False) == []

@@ -434,25 +434,33 @@ class KeywordIndex:
     def eligible(
         self, tenant: str, agent: str, project_id: str | None, rows: Sequence[int], *, live: bool
     ) -> list[int]:
-        """The rows of this tenant and agent among ``rows``; with ``live``, only live rows
-        in scope (``project_id`` None: any scope; else global rows plus that project's)."""
+        """The rows of this tenant and agent among ``rows``, in their order; with ``live``,
+        only live rows in scope (``project_id`` None: any scope; else global rows plus
+        that project's)."""
         part = self.partition(tenant, agent)
-        if part is None:
+        if part is None or len(rows) == 0:
             return []
-        project = None if project_id is None else self._codes.get(project_id, -1)
-        out: list[int] = []
-        for row in rows:
-            packed = self._locate(int(row))
-            if packed < 0 or (packed >> _OFFSET_BITS) != part.id:
-                continue
-            slot = packed & _SLOT_MASK
-            if live:
-                if not part.live[slot]:
-                    continue
-                if project is not None and int(part.project[slot]) not in (0, project):
-                    continue
-            out.append(int(row))
-        return out
+        wanted = np.asarray(rows, dtype=np.int64)
+        packed = self._locate_many(wanted)
+        keep = (packed >= 0) & ((packed >> _OFFSET_BITS) == part.id)
+        if live:
+            slots = np.where(keep, packed & _SLOT_MASK, 0)
+            keep &= part.live[slots]
+            if project_id is not None:
+                project = self._codes.get(project_id, -1)
+                scope = part.project[slots]
+                keep &= (scope == 0) | (scope == project)
+        kept: list[int] = wanted[keep].tolist()
+        return kept
+
+    def _locate_many(self, rows: np.ndarray) -> np.ndarray:
+        packed = np.full(len(rows), -1, dtype=np.int64)
+        dense = (rows >= 0) & (rows < len(self._loc))
+        packed[dense] = self._loc[rows[dense]]
+        if self._sparse:
+            for i in np.flatnonzero(~dense).tolist():
+                packed[i] = self._sparse.get(int(rows[i]), -1)
+        return packed
 
     def search(
         self, tenant: str, agent: str, project_id: str | None, terms: Sequence[str], limit: int
