@@ -206,3 +206,18 @@ def test_relevance_read_from_the_postings_equals_analysing_the_texts(tmp_path, m
     assert len(coverages) > 100 and any(0 < c < 1 for c in coverages) and 1.0 in coverages
     index.close()
     store.close()
+
+
+def test_the_query_terms_are_counted_once_a_recall(parts) -> None:  # type: ignore[no-untyped-def]
+    store, index, embedder = parts
+    asked: list[tuple[str, ...]] = []
+    counts = index.term_counts
+
+    def counting(where, terms):  # type: ignore[no-untyped-def]
+        asked.append(tuple(terms))
+        return counts(where, terms)
+
+    index.term_counts = counting
+    query = "always install the dependencies with pnpm before you deploy to staging"
+    result = MemoryRecall(store, index, embedder).recall(RecallRequest(query, "t", "a"), Rag(), NOW)
+    assert result.memories and len(asked) == 1 and len(asked[0]) > 4

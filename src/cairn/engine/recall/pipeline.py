@@ -335,7 +335,7 @@ class MemoryRecall:
         cosines: dict[int, float] = {}
         if read and qvec is not None and self._embedder.model_id == CALIBRATIONS.embedder:
             cosines = self._index.vector_scores(lanes.where, qvec, rows)
-        counts = self._index.term_counts(lanes.where, terms) if terms else None
+        counts = lanes.term_counts(terms) if terms else None
         weights = term_weights(terms, counts.per_term, counts.documents) if counts else {}
         # An index that keeps each row's analysed terms (the embedded one) says which query
         # terms a candidate holds: the same answer as analysing its text again, without
