@@ -19,6 +19,10 @@ Scoring is FTS5's BM25 (k1 = 1.2, b = 0.75, idf = ln((N - n + 0.5) / (n + 0.5)) 
 live memories of the partition being searched: one tenant's memories never move another
 tenant's ranking.
 
+The same postings say which query terms a given row holds (:meth:`KeywordIndex.row_terms`),
+and each slot keeps its number of distinct terms: recall's relevance and length signals
+read those instead of tokenising and stemming every pooled memory's text again.
+
 Layout: a partition keeps a large immutable *base* segment (postings sorted by term, CSR)
 and a small *delta* segment rebuilt from new postings when a search finds some; the delta is
 merged into the base when it outgrows a sixteenth of it (or 50k postings). Both are sorted,
