@@ -159,3 +159,108 @@ def test_dead_postings_leave_once_most_and_come_back_with_their_row(
     assert part is not None and part.base is not None and len(part.base) == 2
     load(index, [3], ["kestrel"])  # row 3 is live again: indexed anew from its terms
     assert sorted(r for r, _ in index.search("t", "a", None, ["kestrel"], 10)) == [1, 3, 5]
+
+
+# -- which query terms a row holds (recall's relevance reads it instead of the text) --------
+
+HELD_TEXTS = [
+    ("Deploys", "Deploying the kestrel service runs the migrations", ["release", "ops"]),
+    (None, "Café au lait at the museum; the CAFE opens at nine", []),
+    (None, "以后都用pnpm安装依赖，不要用 npm", ["工具"]),
+    ("getUserName", "Call getUserName() from cart_batch_v2.go before the checkout", ["api-v2"]),
+    (None, "Caroline's painting group meets about adoption support", ["Painting"]),
+    (None, "nothing shared at all here", []),
+]
+HELD_QUERY = [
+    "deploy", "running", "cafe", "café", "npm", "安装", "依赖", "getusername", "user",
+    "cart_batch_v2.go", "batch", "paint", "ops", "api", "v2", "工具", "absent", "painting",
+]  # fmt: skip
+
+
+def by_analysis(
+    title: str | None, body: str, tags: list[str], terms: list[str]
+) -> tuple[frozenset[str], int]:
+    """What analysing the text again finds: the query terms it holds, its distinct terms."""
+    from cairn.engine.recall.relevance import memory_terms
+    from cairn.text import normal_term
+
+    mine = memory_terms(title, body, *tags)
+    return frozenset(t for t in terms if normal_term(t) in mine), len(mine)
+
+
+def load_records(index: KeywordIndex, rows: list[int], live: list[bool], tenant: str = "t") -> None:
+    from cairn.storage.terms import analyse_record
+
+    analysed = [analyse_record(*HELD_TEXTS[r % len(HELD_TEXTS)]) for r in rows]
+    n = len(rows)
+    index.sync(
+        rows,
+        [tenant] * n,
+        ["a"] * n,
+        [None] * n,
+        live,
+        [a[0] for a in analysed],
+        [a[1] for a in analysed],
+        [a[2] for a in analysed],
+    )
+
+
+def test_held_terms_equal_what_analysing_each_text_finds() -> None:
+    index = KeywordIndex()
+    rows = list(range(1, 61))
+    load_records(index, rows, [r % 7 != 0 for r in rows])  # dead rows keep their postings
+    load_records(index, [1000], [True], tenant="other")
+    held = index.row_terms("t", "a", HELD_QUERY, [*rows, 1000, 5000])
+    assert set(held) == set(rows)  # another tenant's row and an unknown row: not held here
+    for row in rows:
+        title, body, tags = HELD_TEXTS[row % len(HELD_TEXTS)]
+        assert held[row] == by_analysis(title, body, tags, HELD_QUERY), (row, body)
+    assert held[5] == (frozenset(), 5)  # shares nothing
+    assert {"deploy", "running", "ops"} <= held[6][0] and {"cafe", "café"} <= held[1][0]
+    assert {"npm", "安装", "依赖", "工具"} <= held[2][0] and "cart_batch_v2.go" in held[3][0]
+
+
+def test_held_terms_read_the_delta_and_the_merged_base_alike(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(keyword_index, "_MIN_DELTA", 10)
+    index = KeywordIndex()
+    for start in range(1, 200, 13):  # batches: some merge into the base, the last stay a delta
+        load_records(index, list(range(start, start + 13)), [True] * 13)
+    rows = list(range(1, 209))
+    held = index.row_terms("t", "a", HELD_QUERY, rows)
+    for row in rows:
+        title, body, tags = HELD_TEXTS[row % len(HELD_TEXTS)]
+        assert held[row] == by_analysis(title, body, tags, HELD_QUERY)
+
+
+def test_a_purged_row_is_not_held() -> None:
+    index = KeywordIndex()
+    load_records(index, [1, 2], [True, True])
+    index.sync([2], ["t"], ["a"], [None], [False], [None], [None], [None])
+    assert set(index.row_terms("t", "a", ["deploy", "cafe"], [1, 2])) == {1}
+    assert index.row_terms("t", "a", ["deploy"], []) == {}
+    assert index.row_terms("t", "a", [], [1]) == {1: by_analysis(*HELD_TEXTS[1], [])}
+    assert index.row_terms("nobody", "a", ["deploy"], [1]) == {}
+
+
+def test_eligible_keeps_the_rows_of_the_partition_in_scope_in_their_order() -> None:
+    index = KeywordIndex()
+    far = 10**12  # past the dense range: located through the sparse map
+    rows = [3, 1, 2, 7, 8, far]
+    analysed = [analyse([t]) for t in corpus(len(rows))]
+    index.sync(
+        rows,
+        ["t", "t", "t", "other", "t", "t"],
+        ["a"] * len(rows),
+        ["p1", None, "p2", None, "p1", None],
+        [True, True, True, True, False, True],
+        [a[0] for a in analysed],
+        [a[1] for a in analysed],
+        [a[2] for a in analysed],
+    )
+    asked = [far, 8, 7, 2, 3, 1, 99, 3]
+    assert index.eligible("t", "a", None, asked, live=False) == [far, 8, 2, 3, 1, 3]
+    assert index.eligible("t", "a", None, asked, live=True) == [far, 2, 3, 1, 3]
+    assert index.eligible("t", "a", "p1", asked, live=True) == [far, 3, 1, 3]
+    assert index.eligible("t", "a", "unknown", asked, live=True) == [far, 1]
+    assert index.eligible("t", "a", None, [], live=True) == []
+    assert index.eligible("nobody", "a", None, asked, live=False) == []

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter
 
 from cairn.provider import learning_contract as lc
 from cairn.provider.browse_contract import (
@@ -167,6 +167,9 @@ class RecallResponse(_Model):
     timings_ms: dict[str, float]
     rerank: str | None = None
     failures: dict[str, str] = {}
+    # The engine's result this response was built from, when answered in process: the
+    # embedded API hands it back as it is instead of converting every model again.
+    _result: Any = PrivateAttr(default=None)
 
 
 class DeliveredModel(_Model):

@@ -19,6 +19,10 @@ Scoring is FTS5's BM25 (k1 = 1.2, b = 0.75, idf = ln((N - n + 0.5) / (n + 0.5)) 
 live memories of the partition being searched: one tenant's memories never move another
 tenant's ranking.
 
+The same postings say which query terms a given row holds (:meth:`KeywordIndex.row_terms`),
+and each slot keeps its number of distinct terms: recall's relevance and length signals
+read those instead of tokenising and stemming every pooled memory's text again.
+
 Layout: a partition keeps a large immutable *base* segment (postings sorted by term, CSR)
 and a small *delta* segment rebuilt from new postings when a search finds some; the delta is
 merged into the base when it outgrows a sixteenth of it (or 50k postings). Both are sorted,
@@ -37,7 +41,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from cairn.storage.arrays import capacity_for, grown
-from cairn.storage.terms import query_keys
+from cairn.storage.segments import Segment
+from cairn.storage.terms import query_keys, term_key
 
 K1 = 1.2
 B = 0.75
@@ -46,92 +51,6 @@ _MIN_DELTA = 50_000  # postings a delta may hold before it is merged into the ba
 _DENSE_SLACK = 1 << 20
 _OFFSET_BITS = 32
 _SLOT_MASK = (1 << _OFFSET_BITS) - 1
-
-# -- segments ----------------------------------------------------------------------------
-
-
-class _Segment:
-    """Immutable postings sorted by term: ``keys[i]``'s postings are
-    ``slots[starts[i]:starts[i + 1]]`` with counts ``tfs[...]``."""
-
-    __slots__ = ("keys", "slots", "starts", "tfs")
-
-    def __init__(self, keys: np.ndarray, starts: np.ndarray, slots: np.ndarray, tfs: np.ndarray):
-        self.keys = keys  # sorted, distinct
-        self.starts = starts
-        self.slots = slots  # int32, 6 bytes a posting with the count
-        self.tfs = tfs  # uint16
-
-    @classmethod
-    def build(cls, keys: np.ndarray, slots: np.ndarray, tfs: np.ndarray) -> _Segment:
-        """From unsorted postings (small batches: this sorts them all)."""
-        order = np.argsort(keys, kind="stable")
-        sorted_keys = keys[order]
-        if len(sorted_keys):
-            firsts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-        else:
-            firsts = np.zeros(0, dtype=np.int64)
-        return cls(
-            sorted_keys[firsts],
-            np.r_[firsts, len(sorted_keys)].astype(np.int64),
-            slots[order].astype(np.int32, copy=False),
-            tfs[order].astype(np.uint16, copy=False),
-        )
-
-    @classmethod
-    def merge(cls, a: _Segment, b: _Segment) -> _Segment:
-        """Both sorted: each posting's place follows from the key counts, no sort and no
-        per-posting key array (a sort of the expanded postings needed ~60 bytes a posting
-        at its peak, over the 3 GB budget at a million memories; this needs ~20)."""
-        keys = np.union1d(a.keys, b.keys)
-        group_a = np.searchsorted(keys, a.keys)
-        group_b = np.searchsorted(keys, b.keys)
-        count_a = np.zeros(len(keys), dtype=np.int64)
-        count_a[group_a] = np.diff(a.starts)
-        count_b = np.zeros(len(keys), dtype=np.int64)
-        count_b[group_b] = np.diff(b.starts)
-        starts = np.zeros(len(keys) + 1, dtype=np.int64)
-        np.cumsum(count_a + count_b, out=starts[1:])
-        slots = np.empty(int(starts[-1]), dtype=np.int32)
-        tfs = np.empty(int(starts[-1]), dtype=np.uint16)
-        # Inside a key, a's postings (older rows) come first, then b's.
-        for seg, shift in (
-            (a, starts[group_a] - a.starts[:-1]),
-            (b, starts[group_b] + count_a[group_b] - b.starts[:-1]),
-        ):
-            width = np.int32 if len(slots) < 2**31 else np.int64
-            dest = np.arange(len(seg), dtype=width) + np.repeat(
-                shift.astype(width), np.diff(seg.starts)
-            )
-            slots[dest] = seg.slots
-            tfs[dest] = seg.tfs
-            del dest
-        return cls(keys, starts, slots, tfs)
-
-    def without(self, keep: np.ndarray) -> _Segment:
-        """The postings where ``keep`` (one flag per posting) is set."""
-        kept = np.zeros(len(self.slots) + 1, dtype=np.int64)
-        np.cumsum(keep, out=kept[1:])
-        counts = kept[self.starts[1:]] - kept[self.starts[:-1]]
-        present = counts > 0
-        starts = np.zeros(int(np.count_nonzero(present)) + 1, dtype=np.int64)
-        np.cumsum(counts[present], out=starts[1:])
-        return _Segment(self.keys[present], starts, self.slots[keep], self.tfs[keep])
-
-    def __len__(self) -> int:
-        return len(self.slots)
-
-    def postings(self, keys: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
-        found = np.searchsorted(self.keys, keys)
-        out: list[tuple[np.ndarray, np.ndarray] | None] = []
-        for key, at in zip(keys.tolist(), found.tolist(), strict=True):
-            if at < len(self.keys) and int(self.keys[at]) == key:
-                lo, hi = int(self.starts[at]), int(self.starts[at + 1])
-                out.append((self.slots[lo:hi], self.tfs[lo:hi]))
-            else:
-                out.append(None)
-        return out
-
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -152,20 +71,21 @@ class Partition:
         self.size = 0
         self.rows = np.zeros(1024, dtype=np.int64)
         self.length = np.zeros(1024, dtype=np.float32)
+        self.distinct = np.zeros(1024, dtype=np.int32)  # distinct term keys of the row
         self.project = np.zeros(1024, dtype=np.int32)  # 0 = global scope
         self.live = np.zeros(1024, dtype=bool)
         self.indexed = np.zeros(1024, dtype=bool)  # its postings are in a segment
         self.live_count = 0
         self.live_length = 0.0
-        self.base: _Segment | None = None
-        self.delta: _Segment | None = None
+        self.base: Segment | None = None
+        self.delta: Segment | None = None
         self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._pending_count = 0
 
     def grow(self, needed: int) -> None:
         if needed > len(self.rows):
             size = capacity_for(len(self.rows), needed)
-            for attr in ("rows", "length", "project", "live", "indexed"):
+            for attr in ("rows", "length", "distinct", "project", "live", "indexed"):
                 setattr(self, attr, grown(getattr(self, attr), size, self.size))
 
     def set_state(self, slot: int, live: bool, project: int) -> None:
@@ -197,14 +117,14 @@ class Partition:
         keys, slots, tfs = (np.concatenate(c) for c in zip(*self._pending, strict=True))
         self._pending.clear()
         self._pending_count = 0
-        fresh = _Segment.build(keys, slots, tfs)
+        fresh = Segment.build(keys, slots, tfs)
         del keys, slots, tfs
-        delta = fresh if self.delta is None else _Segment.merge(self.delta, fresh)
+        delta = fresh if self.delta is None else Segment.merge(self.delta, fresh)
         if len(delta) <= self._merge_at():
             self.delta = delta
             return
         self.delta = None
-        base = delta if self.base is None else _Segment.merge(self.base, delta)
+        base = delta if self.base is None else Segment.merge(self.base, delta)
         self.base = None
         del delta
         # Rows no longer live (superseded, forgotten, evicted) keep their postings until
@@ -252,6 +172,22 @@ class Partition:
                     found[1][hit].astype(np.float64), self.length[slots[wanted]], df, n_docs, avgdl
                 )
         return out
+
+    def holding(self, keys: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """Which of these (indexed) slots hold each key: one row per slot, one column per key."""
+        held = np.zeros((len(slots), len(keys)), dtype=bool)
+        if len(keys) == 0 or len(slots) == 0:
+            return held
+        position = np.full(self.size, -1, dtype=np.int64)  # slot -> index into ``slots``
+        position[slots] = np.arange(len(slots))
+        for segment in (self.base, self.delta):
+            if segment is None:
+                continue
+            for j, found in enumerate(segment.postings(keys)):
+                if found is not None:
+                    at = position[found[0]]
+                    held[at[at >= 0], j] = True
+        return held
 
     def search(self, keys: np.ndarray, project: int | None, limit: int) -> list[tuple[int, float]]:
         if self.live_count == 0 or limit <= 0 or len(keys) == 0:
@@ -413,6 +349,7 @@ class KeywordIndex:
             part.size += 1
             part.rows[slot] = row
             part.length[slot] = float(lengths[i] or 0)
+            part.distinct[slot] = len(keys[i] or b"") // 8
             part.set_state(slot, bool(live[i]), project)
             self._place(row, (part.id << _OFFSET_BITS) | slot)
             entry = fresh.setdefault(part, ([], [], []))
@@ -462,28 +399,72 @@ class KeywordIndex:
         found = part.scores_for(keys, np.asarray([s for _, s in wanted], dtype=np.int32))
         return {row: float(score) for (row, _), score in zip(wanted, found.tolist(), strict=True)}
 
+    def row_terms(
+        self, tenant: str, agent: str, terms: Sequence[str], rows: Sequence[int]
+    ) -> dict[int, tuple[frozenset[str], int]]:
+        """Per row, which of the query ``terms`` its analysed text holds (terms with one
+        key count together) and how many distinct terms it has, read from the postings,
+        live rows or not. A row whose postings this index does not hold (another
+        partition, purged, or dropped by a merge after it left) is absent."""
+        part = self.partition(tenant, agent)
+        if part is None or not rows:
+            return {}
+        part.settle()
+        wanted: list[tuple[int, int]] = []
+        for row in rows:
+            packed = self._locate(row)
+            if packed >= 0 and (packed >> _OFFSET_BITS) == part.id:
+                slot = packed & _SLOT_MASK
+                if part.indexed[slot]:
+                    wanted.append((row, slot))
+        if not wanted:
+            return {}
+        by_key: dict[int, list[str]] = {}
+        for term in dict.fromkeys(terms):
+            by_key.setdefault(term_key(term), []).append(term)
+        keys = np.fromiter(by_key, dtype=np.int64, count=len(by_key))
+        groups = list(by_key.values())
+        slots = np.asarray([s for _, s in wanted], dtype=np.int32)
+        held = part.holding(keys, slots).tolist()
+        none: frozenset[str] = frozenset()
+        out: dict[int, tuple[frozenset[str], int]] = {}
+        for (row, _), flags, distinct in zip(
+            wanted, held, part.distinct[slots].tolist(), strict=True
+        ):
+            found = [t for flag, group in zip(flags, groups, strict=True) if flag for t in group]
+            out[row] = (frozenset(found) if found else none, distinct)
+        return out
+
     def eligible(
         self, tenant: str, agent: str, project_id: str | None, rows: Sequence[int], *, live: bool
     ) -> list[int]:
-        """The rows of this tenant and agent among ``rows``; with ``live``, only live rows
-        in scope (``project_id`` None: any scope; else global rows plus that project's)."""
+        """The rows of this tenant and agent among ``rows``, in their order; with ``live``,
+        only live rows in scope (``project_id`` None: any scope; else global rows plus
+        that project's)."""
         part = self.partition(tenant, agent)
-        if part is None:
+        if part is None or len(rows) == 0:
             return []
-        project = None if project_id is None else self._codes.get(project_id, -1)
-        out: list[int] = []
-        for row in rows:
-            packed = self._locate(int(row))
-            if packed < 0 or (packed >> _OFFSET_BITS) != part.id:
-                continue
-            slot = packed & _SLOT_MASK
-            if live:
-                if not part.live[slot]:
-                    continue
-                if project is not None and int(part.project[slot]) not in (0, project):
-                    continue
-            out.append(int(row))
-        return out
+        wanted = np.asarray(rows, dtype=np.int64)
+        packed = self._locate_many(wanted)
+        keep = (packed >= 0) & ((packed >> _OFFSET_BITS) == part.id)
+        if live:
+            slots = np.where(keep, packed & _SLOT_MASK, 0)
+            keep &= part.live[slots]
+            if project_id is not None:
+                project = self._codes.get(project_id, -1)
+                scope = part.project[slots]
+                keep &= (scope == 0) | (scope == project)
+        kept: list[int] = wanted[keep].tolist()
+        return kept
+
+    def _locate_many(self, rows: np.ndarray) -> np.ndarray:
+        packed = np.full(len(rows), -1, dtype=np.int64)
+        dense = (rows >= 0) & (rows < len(self._loc))
+        packed[dense] = self._loc[rows[dense]]
+        if self._sparse:
+            for i in np.flatnonzero(~dense).tolist():
+                packed[i] = self._sparse.get(int(rows[i]), -1)
+        return packed
 
     def search(
         self, tenant: str, agent: str, project_id: str | None, terms: Sequence[str], limit: int

@@ -131,8 +131,12 @@ def mentions_time(body: str) -> bool:
     return _TIME.search(body) is not None
 
 
-def length_signal(record: Record) -> float:
-    return math.log1p(len(memory_terms(record.title, record.body, *record.tags)))
+def length_signal(record: Record, distinct_terms: int | None = None) -> float:
+    """``distinct_terms``: the memory's distinct index terms when the index knows them
+    (they are analysed at ingest); otherwise its text is analysed here."""
+    if distinct_terms is None:
+        distinct_terms = len(memory_terms(record.title, record.body, *record.tags))
+    return math.log1p(distinct_terms)
 
 
 def vector_rank_signal(rank: int | None) -> float:
@@ -199,8 +203,10 @@ def pool_signals(
     context: PoolContext,
     records: Mapping[int, Record],
     evidence: Mapping[int, Relevance],
+    distinct_terms: Mapping[int, int] | None = None,
 ) -> list[Signals]:
     rows = [f.row for f in fused]
+    known = distinct_terms or {}
     near = neighbour_signals(rows, context.base, context.places)
     when = asks_when(query)
     out = []
@@ -212,7 +218,7 @@ def pool_signals(
             Signals(
                 fused=f.score,
                 coverage=found.coverage if found is not None else 0.0,
-                length=length_signal(record),
+                length=length_signal(record, known.get(f.row)),
                 neighbour_1=near[f.row][0],
                 neighbour_2=near[f.row][1],
                 time_cue=1.0 if when and mentions_time(body) else 0.0,
@@ -229,11 +235,13 @@ def rescore(
     records: Mapping[int, Record],
     evidence: Mapping[int, Relevance],
     weights: Weights | None = None,
+    *,
+    distinct_terms: Mapping[int, int] | None = None,
 ) -> tuple[list[Fused], dict[int, Signals]]:
     """The pool re-scored by the combination (by default the weights for the query's
     shape), best first (ties keep the fused order), and each row's signals (for the
-    trace)."""
-    signals = pool_signals(query, fused, context, records, evidence)
+    trace). ``distinct_terms``: each row's distinct index terms, where the index knows."""
+    signals = pool_signals(query, fused, context, records, evidence, distinct_terms)
     scores = combine(signals, weights if weights is not None else weights_for(query))
     order = sorted(range(len(fused)), key=lambda i: -scores[i])
     rescored = [Fused(row=fused[i].row, score=scores[i], ranks=fused[i].ranks) for i in order]

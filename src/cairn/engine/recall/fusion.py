@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+
+import numpy as np
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,17 +70,19 @@ def score_fusion(
         return {}
     total_weight = _added_in_order(lane.weight for lane in active)
     rows = list(dict.fromkeys([*(row for lane in active for row in lane.rows), *extra_rows]))
-    fused = dict.fromkeys(rows, 0.0)
+    # In numpy, lane after lane: each row's sum takes the same float operations in the
+    # same order as adding up row by row would, so the scores are the same to the bit.
+    fused = np.zeros(len(rows), dtype=np.float64)
     for lane in active:
         scores = dict(zip(lane.rows, lane.scores, strict=True))
         scores.update({r: s for r, s in (fill or {}).get(lane.name, {}).items() if r not in scores})
         scale = max(scores.values()) if lane.name == "keyword" else 1.0
         if scale <= 0:
             continue
-        for row in rows:
-            # Divided before weighting, so a lane's best row counts its weight exactly.
-            fused[row] += lane.weight * (max(scores.get(row, 0.0), 0.0) / scale)
-    return {row: value / total_weight for row, value in fused.items()}
+        found = np.fromiter(map(scores.get, rows, repeat(0.0)), dtype=np.float64, count=len(rows))
+        # Divided before weighting, so a lane's best row counts its weight exactly.
+        fused += lane.weight * (np.maximum(found, 0.0) / scale)
+    return dict(zip(rows, (fused / total_weight).tolist(), strict=True))
 
 
 def _added_in_order(values: Iterable[float]) -> float:

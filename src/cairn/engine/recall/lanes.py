@@ -21,7 +21,7 @@ from cairn.adapters.embedding import Embedder
 from cairn.config import Rag
 from cairn.engine.recall.fusion import LaneRanking
 from cairn.engine.recall.query import prune_common_terms
-from cairn.storage.ports import LaneFilter, LaneHit, SearchIndex
+from cairn.storage.ports import LaneFilter, LaneHit, SearchIndex, TermCounts
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -76,6 +76,13 @@ class Lanes:
     failures: dict[str, str] = field(default_factory=dict)
     query_vector: np.ndarray | None = None
     searched_terms: tuple[str, ...] = ()
+    counted: tuple[tuple[str, ...], TermCounts] | None = None  # the last term_counts asked
+
+    def term_counts(self, terms: tuple[str, ...]) -> TermCounts:
+        """The index's document counts of ``terms``, asked once per recall."""
+        if self.counted is None or self.counted[0] != terms:
+            self.counted = (terms, self.index.term_counts(self.where, terms))
+        return self.counted[1]
 
     def _guarded(self, lane: str, fn: Callable[[], T], empty: T) -> T:
         try:
@@ -90,7 +97,7 @@ class Lanes:
             chosen = terms
             pruning = self.rag.keywordPruning
             if len(chosen) > pruning.keepAtLeast:
-                counts = self.index.term_counts(self.where, chosen)
+                counts = self.term_counts(chosen)
                 if counts.documents >= pruning.minDocuments:
                     chosen = prune_common_terms(
                         chosen,

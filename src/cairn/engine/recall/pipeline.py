@@ -29,6 +29,7 @@ from cairn.engine.recall.relevance import (
     evidence,
     memory_terms,
     model_reads,
+    normal_forms,
     relevances,
     term_weights,
 )
@@ -123,13 +124,16 @@ class MemoryRecall:
             "fetch", lambda: self._records.records_by_rows(where, [f.row for f in fused])
         )
         fused = [f for f in fused if f.row in records]
-        signals = clock.run(
+        signals, distinct = clock.run(
             "relevance", lambda: self._evidence(request.query, query.terms, lanes, fused, records)
         )
         combination: dict[int, Signals] = {}
         if context is not None:
             fused, combination = clock.run(
-                "combine", lambda: rescore(request.query, fused, context, records, signals)
+                "combine",
+                lambda: rescore(
+                    request.query, fused, context, records, signals, distinct_terms=distinct
+                ),
             )
         rerank_status: str | None = None
         if rag.rerank.enabled and self._reranker is not None and fused:
@@ -320,26 +324,40 @@ class MemoryRecall:
         lanes: Lanes,
         fused: list[Fused],
         records: dict[int, Record],
-    ) -> dict[int, Relevance]:
+    ) -> tuple[dict[int, Relevance], dict[int, int]]:
         """Each candidate's own evidence of relevance (relevance.py): the raw cosine, when
         it is the calibrated model's and it reads both texts, and the share of the query's
-        term weight the memory holds."""
+        term weight the memory holds; and, where the index knows it, each candidate's
+        number of distinct index terms (the combination's length signal)."""
         rows = [f.row for f in fused]
         read = model_reads(text)
         qvec = lanes.query_vector
         cosines: dict[int, float] = {}
         if read and qvec is not None and self._embedder.model_id == CALIBRATIONS.embedder:
             cosines = self._index.vector_scores(lanes.where, qvec, rows)
-        counts = self._index.term_counts(lanes.where, terms) if terms else None
+        counts = lanes.term_counts(terms) if terms else None
         weights = term_weights(terms, counts.per_term, counts.documents) if counts else {}
+        # An index that keeps each row's analysed terms (the embedded one) says which query
+        # terms a candidate holds: the same answer as analysing its text again, without
+        # tokenising and stemming every pooled memory.
+        row_terms = getattr(self._index, "row_terms", None)
+        known: dict[int, tuple[frozenset[str], int]] = (
+            row_terms(lanes.where, terms, rows) if row_terms is not None else {}
+        )
         out: dict[int, Relevance] = {}
         for row in rows:
             record = records[row]
             cosine = cosines.get(row) if model_reads(record.body) else None
-            covered = coverage(weights, memory_terms(record.title, record.body, *record.tags))
+            found = known.get(row)
+            if not weights:
+                covered = 0.0
+            elif found is not None:
+                covered = coverage(weights, normal_forms(found[0]))
+            else:
+                covered = coverage(weights, memory_terms(record.title, record.body, *record.tags))
             own = evidence(cosine, covered, read)
             out[row] = Relevance(own, own, cosine, covered)
-        return out
+        return out, {row: found[1] for row, found in known.items()}
 
     def _rerank(
         self, query: str, fused: list[Fused], records: dict[int, Record], rag: Rag

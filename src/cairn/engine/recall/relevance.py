@@ -143,8 +143,9 @@ def term_weights(
 
 def memory_terms(*texts: str | None) -> frozenset[str]:
     """The normal forms of a memory's indexed terms (title, body, tags), as the keyword
-    lane sees them. Short texts are memoised (recall asks again for the same memories, and
-    tokenising them was most of this stage's time); long ones are not kept."""
+    lane sees them. Recall reads them from the embedded index's postings where it can
+    (``row_terms``); this analyses the text, for other indexes. Short texts are memoised
+    (recall asks again for the same memories); long ones are not kept."""
     if sum(len(t) for t in texts if t) <= MEMOISED_CHARS:
         return _memoised_terms(texts)
     return _terms(texts)
@@ -158,8 +159,12 @@ def _terms(texts: tuple[str | None, ...]) -> frozenset[str]:
     return frozenset(map(_normal_word, words))
 
 
-
 _memoised_terms = lru_cache(maxsize=8192)(_terms)
+
+
+def normal_forms(terms: frozenset[str]) -> frozenset[str]:
+    """Index terms in the form :func:`coverage` compares (one per stem)."""
+    return frozenset(map(_normal_word, terms))
 
 
 def coverage(weights: Mapping[str, float], terms: frozenset[str]) -> float:

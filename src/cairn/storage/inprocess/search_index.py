@@ -143,6 +143,18 @@ class InProcessSearchIndex:
             scores = self._words.scores(where.tenant, where.agent, terms, rows)
         return {row: score for row, score in scores.items() if score > 0}
 
+    def row_terms(
+        self, where: LaneFilter, terms: Sequence[str], rows: Sequence[int]
+    ) -> dict[int, tuple[frozenset[str], int]]:
+        """Per row, which of ``terms`` its analysed text holds and its distinct terms, from
+        the postings (rows the index holds no postings for are left out): recall's
+        relevance and length signals read this rather than analysing each text again."""
+        if not rows:
+            return {}
+        with self._lock:
+            self.refresh()
+            return self._words.row_terms(where.tenant, where.agent, terms, rows)
+
     def vector(self, where: LaneFilter, query: np.ndarray, limit: int) -> list[LaneHit]:
         if limit <= 0:
             return []
