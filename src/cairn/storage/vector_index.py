@@ -34,6 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cairn.storage.arrays import capacity_for, grown
+from cairn.storage.blas import one_blas_thread
 
 CHANGED_VECTOR = 1
 PURGED = 2
@@ -101,7 +102,8 @@ class Block:
         eligible = n if mask is None else int(np.count_nonzero(mask))
         if eligible == 0:
             return []
-        sims = self.matrix[:n] @ query
+        with one_blas_thread():
+            sims = self.matrix[:n] @ query
         if mask is not None:
             np.copyto(sims, -np.inf, where=~mask)
         return self.top(np.arange(n), sims, min(limit, eligible))
