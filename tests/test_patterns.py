@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 from cairn.engine import secrets, selector_words, signal_cues
 from cairn.patterns import LazyPattern, lazy_compile
@@ -31,7 +33,21 @@ def test_importing_the_cue_modules_compiles_none_of_their_patterns() -> None:
         if isinstance(value, LazyPattern)
     ]
     assert len(found) > 20
-    # a fresh interpreter proves it in tests/cli (the import test); here: they are lazy
-    # and each one still compiles to a valid pattern.
     for pattern in found:
         assert isinstance(pattern.compiled(), re.Pattern)
+
+
+def test_a_fresh_process_compiles_no_cue_pattern_at_import() -> None:
+    # in this test process other tests may have used some; a new interpreter has not
+    code = (
+        "import gc\n"
+        "import cairn.compose, cairn.engine.signals, cairn.engine.statement\n"
+        "from cairn.patterns import LazyPattern\n"
+        "found = [o for o in gc.get_objects() if isinstance(o, LazyPattern)]\n"
+        "print(len(found), sum(o._compiled is not None for o in found))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)  # fmt: skip
+    made, compiled = map(int, done.stdout.split())
+    assert made > 100
+    assert compiled == 0
