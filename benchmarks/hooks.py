@@ -23,6 +23,12 @@ embedded by the real model in the measured process.
 
     python benchmarks/hooks.py [--records 10000] [--prompts 120] [--runs 30]
                                [--in-process-prompts 30] [--json OUT]
+                               [--only cold] [--reuse DIR] [--cairn COMMAND]
+
+``--only cold``: only the processes without a hook (``--version``, a cold recall, a
+recall through the daemon); ``--reuse DIR``: build the store and repository in DIR once
+and measure on them again in later runs (so two versions of cairn, ``--cairn "python -m
+cairn.cli.fast"`` with another PYTHONPATH, are measured on the same file).
 """
 
 from __future__ import annotations
@@ -52,7 +58,9 @@ from context_director import TEMPLATES, TemplateEmbedder, build, fill
 HERE_PROJECT = "project-0"  # the generated project that becomes the benchmark repository
 
 
-def cairn_command() -> list[str]:
+def cairn_command(given: str | None = None) -> list[str]:
+    if given:
+        return given.split()
     found = shutil.which("cairn", path=str(Path(sys.executable).parent))
     return [found] if found else [sys.executable, "-m", "cairn.cli.main"]
 
@@ -186,9 +194,13 @@ def main() -> None:
     parser.add_argument("--in-process-prompts", type=int, default=30,
                         help="hook runs without the daemon (each loads the model)")  # fmt: skip
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--only", choices=("all", "cold"), default="all")
+    parser.add_argument("--reuse", type=Path, default=None, help="keep the store here")
+    parser.add_argument("--cairn", default=None, help="the command to measure")
     args = parser.parse_args()
     rng = random.Random(11)
-    cairn = cairn_command()
+    cairn = cairn_command(args.cairn)
+    hooks = args.only == "all"
     rows: dict[str, tuple[list[float], list[float]]] = {}
     loads: dict[str, tuple[float, float]] = {}
 
@@ -200,10 +212,17 @@ def main() -> None:
         return out
 
     with tempfile.TemporaryDirectory() as tmp:
-        repo = Path(tmp) / "shop"
-        home = Path(tmp) / "home"
-        project_id = make_repository(repo)
-        fill_s = fill_store(home, args.records, project_id, rng)
+        root = args.reuse or Path(tmp)
+        repo = root / "shop"
+        home = root / "home"
+        fill_s = 0.0
+        if not (home / "memory.db").exists():
+            shutil.rmtree(repo, ignore_errors=True)
+            project_id = make_repository(repo)
+            fill_s = fill_store(home, args.records, project_id, rng)
+        (home / "logs").mkdir(exist_ok=True)
+        for log in ("daemon.log", "hooks.log"):
+            (home / "logs" / log).unlink(missing_ok=True)
         env = {**os.environ, "CAIRN_HOME": str(home)}
         env.pop("CAIRN_CONFIG", None)
 
@@ -213,19 +232,28 @@ def main() -> None:
               lambda: measure(args.runs, [*cairn, "--version"], cwd=repo, env=env))
         timed([*cairn, "recall", "warm the file cache"], cwd=repo, env=env)
         phase("cairn recall (cold)", lambda: recall_runs(cairn, args.runs, repo, env, rng))
-        in_process = phase(
-            "hook prompt (no daemon)",
-            lambda: hook_runs(cairn, args.in_process_prompts, repo, env, rng, "solo"),
+        in_process = (
+            phase(
+                "hook prompt (no daemon)",
+                lambda: hook_runs(cairn, args.in_process_prompts, repo, env, rng, "solo"),
+            )
+            if hooks
+            else ([], [], 0)
         )
         started = time.perf_counter()
         timed([*cairn, "daemon", "start"], cwd=repo, env=env)
         start_s = time.perf_counter() - started
         try:
-            timed([*cairn, "hook", "prompt"], cwd=repo, env=env,
-                  stdin=prompt_event("warm", repo, "How do I warm up?"))  # fmt: skip
-            through = phase(
-                "hook prompt (daemon)",
-                lambda: hook_runs(cairn, max(args.prompts, 100), repo, env, rng, "daemon"),
+            if hooks:
+                timed([*cairn, "hook", "prompt"], cwd=repo, env=env,
+                      stdin=prompt_event("warm", repo, "How do I warm up?"))  # fmt: skip
+            through = (
+                phase(
+                    "hook prompt (daemon)",
+                    lambda: hook_runs(cairn, max(args.prompts, 100), repo, env, rng, "daemon"),
+                )
+                if hooks
+                else ([], [], 0)
             )
             phase("cairn recall (daemon)", lambda: recall_runs(cairn, args.runs, repo, env, rng))
         finally:

@@ -18,7 +18,7 @@ Layers, top to bottom (a layer may import the ones below it, never those above):
     storage             cairn.storage.ports (the ports) | the implementations beside them
     adapters            cairn.adapters
     foundation          model, errors, ids, identifiers, timeutil, text, config, homes,
-                        validation, export_checks
+                        validation, export_checks, patterns
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ FOUNDATION = {
     "cairn.homes",
     "cairn.validation",
     "cairn.export_checks",
+    "cairn.patterns",
 }
 STORAGE_PORTS = {"cairn.storage.ports"}
 MAX_LINES = 500

@@ -33,7 +33,7 @@ TrustLevel = Literal["system", "learned", "external"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 
 class LaneWeights(_Strict):

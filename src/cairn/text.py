@@ -10,17 +10,19 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from cairn.patterns import lazy_compile
+
 # Letters, digits and marks of any script; CJK ideographs are split apart below because
 # they are written without spaces.
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_CJK = re.compile(
+_WORD = lazy_compile(r"[^\W_]+", re.UNICODE)
+_CJK = lazy_compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff]+"
 )
 
 
 # Compound code identifiers: snake_case, dotted, slashed or dashed names. Anchored at a word
 # start: unanchored, the engine retried at every letter of every word (3x slower).
-COMPOUND_IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]+(?:[_.\-/:][A-Za-z0-9]+)+")
+COMPOUND_IDENTIFIER = lazy_compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]+(?:[_.\-/:][A-Za-z0-9]+)+")
 
 
 def fold(text: str) -> str:
@@ -46,8 +48,8 @@ def words(text: str) -> list[str]:
     return out
 
 
-_HUMP = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]")
-_CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_HUMP = lazy_compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]")
+_CAMEL_PART = lazy_compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
 def index_terms(text: str) -> list[str]:

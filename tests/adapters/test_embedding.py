@@ -189,3 +189,20 @@ def test_invalid_arguments() -> None:
         MiniLmOnnxEmbedder(batch_size=0)
     with pytest.raises(ValueError):
         MiniLmOnnxEmbedder(threads=0)
+
+
+def test_sessions_built_at_the_extended_level_give_the_vectors_of_the_full_level(
+    embedder: MiniLmOnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Stored vectors were made by sessions at ORT_ENABLE_ALL; the cheaper level sessions
+    # are built with now must not move a single bit, batched (padded) or alone.
+    import cairn.adapters.embedding as module
+
+    assert module.GRAPH_OPTIMIZATION == "ORT_ENABLE_EXTENDED"
+    texts = [*MIXED, "中文 文本 测试", "deploy " * 300]
+    cheaper = np.vstack([embedder.embed(texts), *(embedder.embed([t]) for t in texts)])
+    monkeypatch.setattr(module, "GRAPH_OPTIMIZATION", "ORT_ENABLE_ALL")
+    full = MiniLmOnnxEmbedder(batch_size=4)
+    reference = np.vstack([full.embed(texts), *(full.embed([t]) for t in texts)])
+    assert reference.shape == (2 * len(texts), DIM)
+    assert np.array_equal(cheaper, reference)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cairn.cli import fast
 from cairn.daemon import fast as daemon_fast
 from cairn.hooks.events import HOOK_KINDS
 from cairn.hooks.run import HOSTS
+from daemon.support import cairn, make_home, make_repo, running
 
 
 def test_the_fast_path_knows_the_same_hooks_and_hosts() -> None:
@@ -45,3 +48,63 @@ def test_no_daemon_means_not_this_way(tmp_path: object, monkeypatch: pytest.Monk
     monkeypatch.setenv("CAIRN_HOME", str(tmp_path))
     assert fast.fast_hook(["hook", "prompt"]) is None
     assert fast.fast_hook(["hook", "no-such-event"]) is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["recall", "pnpm"], {"query": "pnpm"}),
+        (["--home", "/h", "recall", "--tenant=t", "how do I deploy", "--agent", "a"],
+         {"--home": "/h", "--tenant": "t", "--agent": "a", "query": "how do I deploy"}),
+    ],
+)  # fmt: skip
+def test_plain_recall_calls(argv: list[str], expected: dict[str, str]) -> None:
+    assert fast.parse_recall(argv) == expected
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["recall"], ["recall", "x", "--json"], ["--json", "recall", "x"],
+        ["recall", "x", "--limit", "3"], ["recall", "--trace", "x"], ["recall", "a", "b"],
+        ["recall", "x", "--help"], ["recall", "--", "-x"], ["hook", "prompt"],
+        ["recall", "x", "--host", "claude-code"], ["recall", "x", "--home"],
+    ],
+)  # fmt: skip
+def test_any_other_recall_goes_the_whole_way(argv: list[str]) -> None:
+    assert fast.parse_recall(argv) is None
+
+
+def test_no_daemon_means_no_fast_recall(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAIRN_HOME", str(tmp_path))
+    assert fast.fast_recall(["recall", "pnpm"]) is None
+
+
+@pytest.mark.slow
+def test_a_recall_through_the_daemon_prints_what_the_whole_command_line_prints(
+    tmp_path: Path,
+) -> None:
+    home = make_home(tmp_path)
+    repo = make_repo(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with running(home):
+        for body, where in (("Use pnpm in this repository", repo), ("I like tea", elsewhere)):
+            done = cairn(home, "remember", body, cwd=where, entry="cairn.cli.main")
+            assert done.returncode == 0, done.stderr
+        cases = [
+            (repo, ["recall", "pnpm"]),  # this repository's memory
+            (elsewhere, ["recall", "tea"]),  # outside a repository
+            (repo, ["recall", "quantum chromodynamics lattice"]),  # maybe nothing applies
+            (repo, ["--tenant", "other", "recall", "pnpm"]),  # another tenant: nothing
+            (repo, ["recall", "x" * 10_001]),  # refused: the same error, the same exit
+            (repo, ["--agent", "bad agent!", "recall", "pnpm"]),
+        ]
+        for where, argv in cases:
+            quick = cairn(home, *argv, cwd=where, entry="cairn.cli.fast")
+            whole = cairn(home, *argv, cwd=where, entry="cairn.cli.main")
+            shown = (quick.returncode, quick.stdout, quick.stderr)
+            assert shown == (whole.returncode, whole.stdout, whole.stderr), argv[:3]
+        assert "Use pnpm" in cairn(home, "recall", "pnpm", cwd=repo).stdout
+        assert "tea" in cairn(home, "recall", "tea", cwd=elsewhere).stdout
+        assert cairn(home, "recall", "x" * 10_001, cwd=repo).returncode == 2

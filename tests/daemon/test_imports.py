@@ -71,6 +71,18 @@ def test_a_command_through_the_daemon_imports_nothing_heavy(tmp_path: Path) -> N
         assert heavy(modules, HEAVY) == set()
 
 
+def test_a_recall_through_the_entry_point_imports_no_command_line(tmp_path: Path) -> None:
+    # a plain recall is answered before click, the config or the contract is imported
+    home = make_home(tmp_path)
+    repo = make_repo(tmp_path)
+    with running(home):
+        modules_of(home, "cairn.cli.main", "remember", "Use pnpm", cwd=repo)
+        modules, stdout = modules_of(home, "cairn.cli.fast", "recall", "pnpm", cwd=repo)
+        assert "Use pnpm" in stdout
+        assert heavy(modules, HEAVY | NOT_IN_THE_HOOK) == set()
+        assert "cairn.daemon.fast" in modules
+
+
 def test_without_a_daemon_the_same_command_does_import_the_engine(tmp_path: Path) -> None:
     """The check can fail: in-process, the engine and the store are imported."""
     home = make_home(tmp_path)

@@ -212,6 +212,13 @@ def _load_tokenizer() -> tokenizers.Tokenizer:
     return tokenizer
 
 
+# The graph optimisations a session is built with: the extended level, not "all". "All"
+# adds only layout rewrites (NCHWc, for convolutions), of which this model has none: the
+# vectors are bit-identical (a test compares them), and building the session costs about
+# a sixth less CPU at every process start (45 of 260 ms measured).
+GRAPH_OPTIMIZATION = "ORT_ENABLE_EXTENDED"
+
+
 def _load_session(path: Path, threads: int | None) -> onnxruntime.InferenceSession:
     try:
         import onnxruntime as ort
@@ -220,7 +227,7 @@ def _load_session(path: Path, threads: int | None) -> onnxruntime.InferenceSessi
     model = _read_verified(path, MODEL_SHA256, "embedding model")
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads or os.cpu_count() or 1
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, GRAPH_OPTIMIZATION)
     # ORT's idle worker threads spin after each run by default, taking the cores from the
     # recall stages that follow the query embedding. Measured on the 2-core machine: a
     # 40k x 384 vector search right after an embedding took 7.3 ms (p50) with spinning

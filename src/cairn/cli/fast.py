@@ -1,6 +1,7 @@
-"""The ``cairn`` command's entry point: ``cairn hook <event>`` straight to a running
-daemon, before the command line is even imported; everything else (and a hook with no
-daemon to go to) is :func:`cairn.cli.main.main`.
+"""The ``cairn`` command's entry point: ``cairn hook <event>`` and a plain
+``cairn recall QUERY`` straight to a running daemon, before the command line is even
+imported; everything else (and a call with no daemon to go to) is
+:func:`cairn.cli.main.main`.
 
 A hook runs on every prompt of an agent, so its process must cost little more than
 Python's own start: no click, no config parser, no contract models — a lock probe, a
@@ -19,10 +20,12 @@ import sys
 _GLOBAL_VALUES = ("--home", "--tenant", "--agent", "--config")
 
 
-def parse_hook(argv: list[str]) -> dict[str, str] | None:
-    """The options of a plain ``cairn hook <event>`` call, or None for anything else."""
+def _plain_call(argv: list[str]) -> tuple[dict[str, str], list[str], bool] | None:
+    """The global options, the words and whether ``--json`` was given, of a call with no
+    other option (``--host`` after ``hook`` excepted); None for anything else."""
     found: dict[str, str] = {}
     words: list[str] = []
+    as_json = False
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -35,16 +38,45 @@ def parse_hook(argv: list[str]) -> dict[str, str] | None:
                 value = argv[i]
             found[name] = value
         elif arg == "--json":
-            pass  # changes only how errors look, and a hook shows none
+            as_json = True
         elif arg.startswith("-"):
             return None
         else:
             words.append(arg)
         i += 1
+    return found, words, as_json
+
+
+def parse_hook(argv: list[str]) -> dict[str, str] | None:
+    """The options of a plain ``cairn hook <event>`` call, or None for anything else
+    (``--json`` changes only how errors look, and a hook shows none)."""
+    call = _plain_call(argv)
+    if call is None:
+        return None
+    found, words, _ = call
     if len(words) != 2 or words[0] != "hook":
         return None
     found["event"] = words[1]
     return found
+
+
+def parse_recall(argv: list[str]) -> dict[str, str] | None:
+    """The options of a plain ``cairn recall QUERY`` call (text output, no option of the
+    command's own), or None for anything else."""
+    call = _plain_call(argv)
+    if call is None:
+        return None
+    found, words, as_json = call
+    if as_json or "--host" in found or len(words) != 2 or words[0] != "recall":
+        return None
+    found["query"] = words[1]
+    return found
+
+
+def _home(options: dict[str, str]) -> str:
+    return options.get("--home") or os.environ.get("CAIRN_HOME") or os.path.expanduser(
+        "~/.cairn"
+    )
 
 
 def fast_hook(argv: list[str]) -> str | None:
@@ -58,9 +90,7 @@ def fast_hook(argv: list[str]) -> str | None:
     host = options.get("--host", "claude-code")
     if host not in fast.HOSTS or options["event"] not in fast.HOOK_KINDS:
         return None
-    home = options.get("--home") or os.environ.get("CAIRN_HOME") or os.path.expanduser(
-        "~/.cairn"
-    )
+    home = _home(options)
     info = probe.serving_info(home, options.get("--config"))
     if info is None:
         return None
@@ -81,16 +111,66 @@ def fast_hook(argv: list[str]) -> str | None:
     return output
 
 
+def fast_recall(argv: list[str]) -> str | None:
+    """The text ``cairn recall QUERY`` prints, answered by the daemon; None: not this way.
+
+    A recall changes nothing, so whenever this path cannot answer exactly as the whole
+    command line would — no daemon for this home and config, another version of cairn,
+    not inside a readable folder, any refusal or failure of the daemon — it gives up and
+    the whole command line runs the same recall, with its own output and exit code."""
+    options = parse_recall(argv)
+    if options is None:
+        return None
+    from cairn import __version__
+    from cairn.daemon import fast, probe
+
+    home = _home(options)
+    info = probe.serving_info(home, options.get("--config"))
+    if info is None or info.get("version") != __version__:
+        return None
+    from pathlib import Path
+
+    from cairn.adapters.repository import repository_identity
+
+    try:
+        project_id = repository_identity(Path.cwd()).project_id
+    except (OSError, ValueError):
+        return None
+    agent = options.get("--agent", "default")
+    request = {"view": "recall", "query": options["query"], "project_id": project_id,
+               "agent": agent}  # fmt: skip
+    answer = fast.query_through(info, home, request, options.get("--tenant", "default"), agent)
+    if answer is None:
+        return None
+    from cairn.cli.terminal import visible
+
+    preamble, failures = answer.get("preamble"), answer.get("failures")
+    if not isinstance(preamble, str) or not isinstance(failures, dict):
+        return None
+    # as cairn.cli.commands.tasks.recall prints it
+    out = preamble or "(no memory applies)"
+    for lane, why in failures.items():
+        out += f"\n(the {lane} lane failed: {why})"
+    return visible(out)
+
+
 def main() -> None:
-    output = fast_hook(sys.argv[1:])
+    argv = sys.argv[1:]
+    output = fast_hook(argv)
+    if output is None:
+        output = fast_recall(argv)
     if output is None:
         from cairn.cli.main import main as whole
 
         whole()
         return
     if output:
-        sys.stdout.write(output + "\n")
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(output + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:  # the reader went away, which is no failure
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
     sys.exit(0)
 
 

@@ -13,6 +13,7 @@ and nothing in-process.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from cairn.daemon import probe, wire
 
@@ -66,3 +67,33 @@ def hook_through(
         shown = reply.body.decode("utf-8", "replace")[:300]
         raise HookFailed(f"the cairn daemon refused the hook ({reply.status}): {shown}")
     return reply.body.decode("utf-8")
+
+
+def query_through(
+    info: dict[str, object], home: str, request: Mapping[str, object], tenant: str, agent: str
+) -> dict[str, object] | None:
+    """The daemon's JSON answer to one query of the provider contract (``/v1/query``);
+    None for anything but a plain answer — no connection, a refusal, a failure — so that
+    the caller does it the whole way instead (only for a query: it changes nothing)."""
+    import json
+
+    folder = probe.folder_of(home)
+    sock = info.get("socket")
+    path = sock if isinstance(sock, str) else os.path.join(folder, probe.SOCKET_NAME)
+    limit = info.get("timeout_seconds")
+    timeout = float(limit) if isinstance(limit, int | float) and limit > 0 else 30.0
+    headers = {wire.TENANT_HEADER: wire.encode_name(tenant),
+               wire.AGENT_HEADER: wire.encode_name(agent),
+               "Content-Type": "application/json"}  # fmt: skip
+    body = json.dumps(request, ensure_ascii=False).encode("utf-8")
+    try:
+        reply = wire.exchange(path, "POST", "/v1/query", body, headers, timeout=timeout)
+    except wire.WireError:
+        return None
+    if reply.status != 200:
+        return None
+    try:
+        answer = json.loads(reply.body)
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) else None

@@ -25,6 +25,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from cairn.patterns import lazy_compile
+
 
 @dataclass(frozen=True, slots=True)
 class SecretMatch:
@@ -64,36 +66,36 @@ _B = r"(?<![A-Za-z0-9])"
 _E = r"(?![A-Za-z0-9])"
 
 SHAPES: tuple[_Shape, ...] = (
-    _Shape("anthropic-api-key", re.compile(_B + r"sk-ant-[A-Za-z0-9_\-]{20,300}"), check=_mixed),
+    _Shape("anthropic-api-key", lazy_compile(_B + r"sk-ant-[A-Za-z0-9_\-]{20,300}"), check=_mixed),
     _Shape(
         "openai-api-key",
-        re.compile(_B + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,300}"),
+        lazy_compile(_B + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,300}"),
         check=_mixed,
     ),
-    _Shape("openai-api-key", re.compile(_B + r"sk-[A-Za-z0-9]{32,200}" + _E), check=_mixed),
-    _Shape("stripe-key", re.compile(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,200}" + _E)),
-    _Shape("stripe-key", re.compile(r"whsec_[A-Za-z0-9]{24,200}" + _E)),
-    _Shape("github-token", re.compile(r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}" + _E)),
-    _Shape("github-token", re.compile(r"github_pat_[A-Za-z0-9_]{40,255}" + _E)),
-    _Shape("gitlab-token", re.compile(r"glpat-[A-Za-z0-9_\-]{20,100}" + _E)),
+    _Shape("openai-api-key", lazy_compile(_B + r"sk-[A-Za-z0-9]{32,200}" + _E), check=_mixed),
+    _Shape("stripe-key", lazy_compile(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,200}" + _E)),
+    _Shape("stripe-key", lazy_compile(r"whsec_[A-Za-z0-9]{24,200}" + _E)),
+    _Shape("github-token", lazy_compile(r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}" + _E)),
+    _Shape("github-token", lazy_compile(r"github_pat_[A-Za-z0-9_]{40,255}" + _E)),
+    _Shape("gitlab-token", lazy_compile(r"glpat-[A-Za-z0-9_\-]{20,100}" + _E)),
     _Shape(
         "slack-token",
-        re.compile(r"xox[abposre]-[A-Za-z0-9\-]{10,250}" + _E),
+        lazy_compile(r"xox[abposre]-[A-Za-z0-9\-]{10,250}" + _E),
         check=_enough_digits,
     ),
-    _Shape("slack-token", re.compile(r"xapp-[0-9]-[A-Za-z0-9\-]{10,250}" + _E)),
+    _Shape("slack-token", lazy_compile(r"xapp-[0-9]-[A-Za-z0-9\-]{10,250}" + _E)),
     _Shape(
         "slack-webhook",
-        re.compile(
+        lazy_compile(
             r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+\-]{10,300}"
         ),
     ),
     # Fixed-length ids: no right-hand boundary, so text glued after one does not hide it.
-    _Shape("google-api-key", re.compile(r"AIza[0-9A-Za-z_\-]{35}")),
-    _Shape("aws-access-key-id", re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")),
+    _Shape("google-api-key", lazy_compile(r"AIza[0-9A-Za-z_\-]{35}")),
+    _Shape("aws-access-key-id", lazy_compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")),
     _Shape(
         "aws-secret-access-key",
-        re.compile(
+        lazy_compile(
             r"(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?\s*(?:=>|[:=])\s*"
             r"[\"']?(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
         ),
@@ -101,44 +103,44 @@ SHAPES: tuple[_Shape, ...] = (
     ),
     _Shape(
         "azure-connection-string",
-        re.compile(
+        lazy_compile(
             r"(?i)(?:DefaultEndpointsProtocol=https?|Endpoint=sb://)[^\s\"'<>]{0,400}?"
             r"(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{20,200}={0,2}[^\s\"'<>]{0,400}"
         ),
     ),
     _Shape(
         "azure-connection-string",
-        re.compile(r"(?i)(?:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{20,200}={0,2})"),
+        lazy_compile(r"(?i)(?:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{20,200}={0,2})"),
         group="v",
     ),
     _Shape(
         "azure-sas-token",
-        re.compile(r"(?i)[?&]sig=(?P<v>[A-Za-z0-9%+/]{20,200}(?:%3D|=){0,2})"),
+        lazy_compile(r"(?i)[?&]sig=(?P<v>[A-Za-z0-9%+/]{20,200}(?:%3D|=){0,2})"),
         group="v",
     ),
     _Shape(
         "jwt",
-        re.compile(
+        lazy_compile(
             r"eyJ[A-Za-z0-9_\-]{10,2000}\.eyJ[A-Za-z0-9_\-]{10,8000}\.[A-Za-z0-9_\-]{0,2000}"
         ),
     ),
     _Shape(
         "token",
-        re.compile(r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/\-]{20,2000}=*)"),
+        lazy_compile(r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/\-]{20,2000}=*)"),
         group="v",
         check=_mixed,
     ),
 )
 
-_KEY_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]{0,40}?)PRIVATE KEY(?: BLOCK)?-----")
-_KEY_END = re.compile(r"-----END [A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----")
+_KEY_BEGIN = lazy_compile(r"-----BEGIN ([A-Z0-9 ]{0,40}?)PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = lazy_compile(r"-----END [A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----")
 # What follows a BEGIN line when the END is missing: base64 lines, real or escaped line
 # breaks ("\\n" inside JSON) and PEM headers; prose words are too short to be taken along.
-_KEY_BODY = re.compile(
+_KEY_BODY = lazy_compile(
     r"(?:\s|\\[nr]|[A-Z][A-Za-z\-]{2,30}: [^\n\\]{0,200}"
     r"|[A-Za-z0-9+/=]{16,}(?=[\s\\\"]|$))*"
 )
-_GCP_FIELD = re.compile(r"\"private_key\"\s*:\s*\"$")
+_GCP_FIELD = lazy_compile(r"\"private_key\"\s*:\s*\"$")
 _KEY_SPAN_LIMIT = 20_000
 
 
@@ -158,8 +160,8 @@ def _private_keys(text: str) -> Iterator[SecretMatch]:
         )
 
 
-_AWS_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_ID = lazy_compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
+_AWS_SECRET = lazy_compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
 
 def _aws_secret_near_id(text: str) -> Iterator[SecretMatch]:
@@ -173,7 +175,7 @@ def _aws_secret_near_id(text: str) -> Iterator[SecretMatch]:
 
 
 # Credentials inside a URL: scheme://user:password@host. Only the password is redacted.
-_URL_CREDENTIALS = re.compile(
+_URL_CREDENTIALS = lazy_compile(
     r"(?i)\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/?#@\"'<>]{0,200}:(?P<v>[^\s/?#@\"'<>]{1,300})@"
     r"(?=[^\s/?#@\"'<>])"
 )
@@ -183,25 +185,25 @@ _URL_CREDENTIALS = re.compile(
 
 # A secret-named key (JSON, YAML, .env, code, prose) followed by an operator and a value.
 # The key starts a token: never inside a word, nor inside a ``[REDACTED:kind]`` marker.
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = lazy_compile(
     r"(?:(?<=--)|(?<![A-Za-z0-9_.:\[\-]))(?P<key>[A-Za-z][A-Za-z0-9_.\-]{0,60})"
     r"[\"'`*\]]{0,3}[ \t]{0,3}"
     r"(?P<op>:=|=>|=|:)[ \t]{0,8}"
     r"(?P<value>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|`[^`\n]{1,300}`|[^\s\"'`]{1,300})"
 )
 # The secret word at the end of the key; its kind and the shortest value worth flagging.
-_KEY_WORD = re.compile(
+_KEY_WORD = lazy_compile(
     r"(?i)(pass(?:word|wd|phrase)|secret(?:[_\-]?key)?|(?:api|access|private)[_\-]?key"
     r"|(?:auth|access|refresh|session|bearer|api)?[_\-]?token|credentials?)$"
 )
-_NATURAL = re.compile(
+_NATURAL = lazy_compile(
     r"(?i)\b(?P<key>password|passphrase|passwd|api key|secret key|access token|auth token)"
     r"\s+(?:is|was)\s+"
     r"(?P<value>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|“[^”\n]{1,300}”|[^\s\"'`]{1,300})"
 )
 # Other languages: the key word, a colon, equals sign or copula, then the value. The
 # unquoted value is read in ASCII only, so the sentence after it is not taken along.
-_FOREIGN = re.compile(
+_FOREIGN = lazy_compile(
     r"(?i)(?P<key>密码|口令|密钥|秘钥|私钥|令牌|访问令牌|パスワード|暗証番号|비밀번호"
     r"|passwort|kennwort|mot de passe|contraseña|senha|пароль)"
     r"\s*(?:[:：=]|是|为|為|は|는|은)\s*"
@@ -215,13 +217,13 @@ _PLACEHOLDERS = frozenset(
     your_token your_api_key xxx n/a na tbd todo see below above same expired invalid
     missing needed env environment variable pass pw pwd user username""".split()  # noqa: SIM905
 )
-_REFERENCE = re.compile(
+_REFERENCE = lazy_compile(
     r"^(?:[$%#&@]|\{|<|\[|\*+$|x+$|\.+$|os\.|process\.env|env\.|self\.|this\.|config\.|settings\.)",
     re.IGNORECASE,
 )
-_ENV_NAME = re.compile(r"^[A-Z][A-Z_]*$")  # YOUR_API_KEY, DB_PASSWORD: a name, not a value
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_ATTRIBUTE = re.compile(r"^[A-Za-z_]\w*(?:\.\w+)+$")
+_ENV_NAME = lazy_compile(r"^[A-Z][A-Z_]*$")  # YOUR_API_KEY, DB_PASSWORD: a name, not a value
+_IDENTIFIER = lazy_compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ATTRIBUTE = lazy_compile(r"^[A-Za-z_]\w*(?:\.\w+)+$")
 _TRAILING = ".,;:!?)]}>"
 
 
@@ -376,7 +378,7 @@ _DETECTORS: tuple[Callable[[str], Iterator[SecretMatch]], ...] = (
 # language, other languages, key blocks), or a URL with credentials. Most memories have
 # none, and are spared the detectors (a fifth of a bulk write otherwise). Plain substring
 # tests on the case-folded text: a case-insensitive alternation costs ten times more.
-_LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/%]{14,}")
+_LONG_RUN = lazy_compile(r"[A-Za-z0-9_\-+/%]{14,}")
 _HINTS = (
     "pass", "secret", "key", "token", "credential", "bearer", "密码", "口令", "密钥", "秘钥",
     "私钥", "令牌", "パスワード", "暗証番号", "비밀번호", "kennwort", "contraseña", "senha",

@@ -52,6 +52,7 @@ from cairn.engine.selector_vocabulary import (
 )
 from cairn.engine.selectors import Scope, Selector
 from cairn.engine.signals import mask_quotes
+from cairn.patterns import lazy_compile
 
 __all__ = [
     "LANGUAGE_GLOBS",
@@ -92,8 +93,8 @@ def clause_spans(text: str) -> list[tuple[int, int]]:
 
 # --- clauses ---------------------------------------------------------------------------------
 
-_CLAUSE_BREAK = re.compile(r"[,，、:：;；。！？!?\n()（）]|\.(?=\s|$)|\s[—–-]{1,2}\s|[—–]")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CLAUSE_BREAK = lazy_compile(r"[,，、:：;；。！？!?\n()（）]|\.(?=\s|$)|\s[—–-]{1,2}\s|[—–]")
+_CJK = lazy_compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _QUOTE_CHARS = str.maketrans({c: " " for c in '"“”‘’「」『』`'})
 
 
@@ -117,7 +118,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _en(pattern: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![A-Za-z0-9_]){pattern}(?![A-Za-z0-9_])", re.IGNORECASE)
+    return lazy_compile(rf"(?<![A-Za-z0-9_]){pattern}(?![A-Za-z0-9_])", re.IGNORECASE)
 
 
 # --- scope -----------------------------------------------------------------------------------
@@ -129,14 +130,14 @@ _EN_PROJECT = _en(
     r"|(?:repo|project|codebase)[- ]wide)(?:'s)?"
 )
 # "here" as a place, not in "here's", "here is", "hereby", "from here on", "click here".
-_EN_HERE = re.compile(r"(?<![A-Za-z'’])here(?![A-Za-z'’])", re.IGNORECASE)
-_EN_HERE_BEFORE = re.compile(r"(?:from|click|see|look|over)\s+$", re.IGNORECASE)
-_EN_HERE_AFTER = re.compile(
+_EN_HERE = lazy_compile(r"(?<![A-Za-z'’])here(?![A-Za-z'’])", re.IGNORECASE)
+_EN_HERE_BEFORE = lazy_compile(r"(?:from|click|see|look|over)\s+$", re.IGNORECASE)
+_EN_HERE_AFTER = lazy_compile(
     r"\s*(?:is|are|was|were|comes|come|goes|go|you go|we go|and there|on|onwards|forward|out)"
     r"(?![A-Za-z])",
     re.IGNORECASE,
 )
-_ZH_PROJECT = re.compile(
+_ZH_PROJECT = lazy_compile(
     r"(?:这个|这|本|该|当前|咱们|我们)\s*(?:仓库|项目|代码库|工程|repo|库|文件|模块|目录|服务|应用)"
     r"(?!管理)|这里|这儿|这边|此处",
     re.IGNORECASE,
@@ -159,40 +160,40 @@ def scope_spans(text: str) -> list[tuple[int, int]]:
 
 # --- paths -----------------------------------------------------------------------------------
 
-_PATH_TOKEN = re.compile(r"(?<![\w./~:@\\-])(?:\./)?[\w.*?+-]+(?:/[\w.*?+{}-]*)+")
-_FILE_TOKEN = re.compile(
+_PATH_TOKEN = lazy_compile(r"(?<![\w./~:@\\-])(?:\./)?[\w.*?+-]+(?:/[\w.*?+{}-]*)+")
+_FILE_TOKEN = lazy_compile(
     r"(?<![\w./~:@*-])(\*?[\w-]*(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]*)(?!\.?[\w/-])"
 )
-_KNOWN_FILES = re.compile(
+_KNOWN_FILES = lazy_compile(
     r"(?<![\w./-])(Makefile|Dockerfile|Justfile|Procfile|Gemfile|Rakefile|Jenkinsfile|Vagrantfile"
     r"|Brewfile|CODEOWNERS|node_modules|__pycache__|README|CHANGELOG|LICENSE|CONTRIBUTING)"
     r"(?![\w./-])"
 )
 _DIRECTORY_NAMES = frozenset({"node_modules", "__pycache__"})
 _PREFIX_NAMES = frozenset({"README", "CHANGELOG", "LICENSE", "CONTRIBUTING"})  # README.md, …
-_NAMED_FOLDER = re.compile(
+_NAMED_FOLDER = lazy_compile(
     r"(?<![\w./-])([\w.-]+)/?\s+(?:folder|directory|dir)(?![A-Za-z])"
     r"|(?:folder|directory)\s+(?:called|named)\s+([\w.-]+)"
     r"|(?<![\w./-])([\w.-]+)/?\s*(?:目录|文件夹)",
     re.IGNORECASE,
 )
-_HOST = re.compile(r"^[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|cn|co|app|ai)(?:/|$)")
-_BRANCH_AFTER = re.compile(r"\s*(?:branch(?:es)?|分支)", re.IGNORECASE)
-_BRANCH_BEFORE = re.compile(r"(?:branch(?:es)?|分支)(?:\s+\S+){0,2}\s*$", re.IGNORECASE)
+_HOST = lazy_compile(r"^[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|cn|co|app|ai)(?:/|$)")
+_BRANCH_AFTER = lazy_compile(r"\s*(?:branch(?:es)?|分支)", re.IGNORECASE)
+_BRANCH_BEFORE = lazy_compile(r"(?:branch(?:es)?|分支)(?:\s+\S+){0,2}\s*$", re.IGNORECASE)
 
 _LANGUAGE_NAMES = "|".join(
     re.escape(name) for name in sorted(LANGUAGE_GLOBS, key=len, reverse=True)
 )
-_LANGUAGE_FILES = re.compile(
+_LANGUAGE_FILES = lazy_compile(
     rf"(?<![\w#+.])({_LANGUAGE_NAMES})(?![\w#+])\s*(?:source\s+)?(?:files?|code|sources?"
     r"|modules?|scripts?|tests?|components?|文件|代码|脚本|模块)",
     re.IGNORECASE,
 )
-_LANGUAGE_IN = re.compile(
+_LANGUAGE_IN = lazy_compile(
     rf"(?<![A-Za-z])in\s+({_LANGUAGE_NAMES})(?![\w#+])|(?<![\w#+.])({_LANGUAGE_NAMES})\s*(?:里|中)",
     re.IGNORECASE,
 )
-_LANGUAGE_CHOICE = re.compile(
+_LANGUAGE_CHOICE = lazy_compile(
     r"\s*[,，]?\s*(?:not|instead|rather|over|而不是|不是)(?![A-Za-z])", re.IGNORECASE
 )
 _WRITE_IN = _en(r"(?:write|written|rewrite|port|implement)")
@@ -206,23 +207,23 @@ _EN_NOT_A_PLACE = _en(
     r"|create|update|updates|updating|bump|bumps|regenerate|generate|generated|sync)"
 )
 # "use X" and "with X" take the path as a tool; "use black in src/" still names a place.
-_EN_TOOL = re.compile(
+_EN_TOOL = lazy_compile(
     r"(?<![A-Za-z])(?:use|uses|using|with|via)\s+(?:(?:the|a|an|our|this|that)\s+)?$",
     re.IGNORECASE,
 )
 _EN_NEGATION = _en(r"(?:never|don't|dont|do not|not|no|avoid|stop)")
 # "run the tests in src/api", "add a regression test under tests/regression/": the path says
 # which tests (the action's object), not where the rule applies.
-_EN_OBJECT_IN = re.compile(
+_EN_OBJECT_IN = lazy_compile(
     r"(?<![A-Za-z])(?:run|runs|running|add|adds|write|writes|execute|rerun|re-run)\s+"
     r"(?:(?:the|a|an|all|any|every|our|new)\s+)?(?:[\w-]+\s+)?"
     r"(?:tests?|specs?|test suite|suites?|checks?|benchmarks?|scripts?|fixtures?)\s+"
     r"(?:in|under|from|inside|at)\s+$",
     re.IGNORECASE,
 )
-_ZH_NOT_A_PLACE = re.compile(r"放到|放在|放进|放入|存到|存放|移到|挪到|搬到|更新|同步|生成")
-_ZH_TOOL = re.compile(r"(?:使用|用|按照|参考)\s*$")
-_ZH_NEGATION = re.compile(r"不要|别|禁止|不准|不许|千万|永远不|从不|不能|严禁")
+_ZH_NOT_A_PLACE = lazy_compile(r"放到|放在|放进|放入|存到|存放|移到|挪到|搬到|更新|同步|生成")
+_ZH_TOOL = lazy_compile(r"(?:使用|用|按照|参考)\s*$")
+_ZH_NEGATION = lazy_compile(r"不要|别|禁止|不准|不许|千万|永远不|从不|不能|严禁")
 
 
 def _paths(text: str) -> tuple[str, ...]:
@@ -415,7 +416,7 @@ _WORDS = tuple(
         dimension,
         value,
         # A vocabulary word that is part of a path ("docs/") belongs to the path.
-        re.compile(
+        lazy_compile(
             rf"(?<![A-Za-z0-9_/-])(?:{english})(?![A-Za-z0-9_/])"
             + (f"|{chinese}" if chinese else ""),
             re.IGNORECASE,
@@ -425,19 +426,19 @@ _WORDS = tuple(
     for dimension, value, governs, english, chinese in _WORD_TABLE
 )
 
-_EN_WHEN = re.compile(
+_EN_WHEN = lazy_compile(
     r"(?:before|after|when|whenever|while|during|once|prior to|every time|each time|any ?time"
     r"|every|each|for|all|any|in)\s+(?:(?:you|we|i|they|someone|anyone)(?:'re| are)?\s+)?"
     r"(?:[\w'’-]+\s+){0,3}$",
     re.IGNORECASE,
 )
-_EN_WHEN_IN = re.compile(r"(?<![A-Za-z])in\s+(?:(?:the|a)\s+)?(?:[\w-]+\s+)?$", re.IGNORECASE)
-_ZH_WHEN_BEFORE = re.compile(r"(?:每次|每回|每当|每个|每一次|凡是|所有)[^，。；,;]{0,6}$")
-_ZH_WHEN_AFTER = re.compile(
+_EN_WHEN_IN = lazy_compile(r"(?<![A-Za-z])in\s+(?:(?:the|a)\s+)?(?:[\w-]+\s+)?$", re.IGNORECASE)
+_ZH_WHEN_BEFORE = lazy_compile(r"(?:每次|每回|每当|每个|每一次|凡是|所有)[^，。；,;]{0,6}$")
+_ZH_WHEN_AFTER = lazy_compile(
     r"(?:\s*[A-Za-z0-9_./-]+\s*)?[^，。；,;]{0,4}?(?:之前|以前|之后|以后|的时候|时候|前|后|时|阶段|都)"
 )
 # A phase named as a phase ("发布阶段", "release phase") is when the rule applies by itself.
-_NAMES_A_STAGE = re.compile(r"(?:阶段|phase|stage)$", re.IGNORECASE)
+_NAMES_A_STAGE = lazy_compile(r"(?:阶段|phase|stage)$", re.IGNORECASE)
 
 
 def mentioned_actions(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from cairn.patterns import lazy_compile
+
 _CueKind = Literal["rule", "one-off"]
 # plain: counts wherever it appears.
 # adverb_en: "always"-like; needs an instruction position before it and no description after.
@@ -36,11 +38,11 @@ _FLAGS = re.IGNORECASE
 def _en(pattern: str) -> re.Pattern[str]:
     # English cues are whole words; lookarounds instead of \b so that identifiers such as
     # always_inline do not match while adjacency to CJK text ("always用") still does.
-    return re.compile(rf"(?<![A-Za-z0-9_]){pattern}(?![A-Za-z0-9_])", _FLAGS)
+    return lazy_compile(rf"(?<![A-Za-z0-9_]){pattern}(?![A-Za-z0-9_])", _FLAGS)
 
 
 def _zh(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+    return lazy_compile(pattern)
 
 
 def _words(text: str) -> frozenset[str]:
@@ -234,90 +236,90 @@ _EN_DESCRIPTIVE_NEXT = _words(
     understood knew thought said saw got made found told heard went came felt worked works
     gets get will would could have know need see understand care"""
 )
-_ZH_DESCRIPTIVE_NEXT = re.compile(
+_ZH_DESCRIPTIVE_NEXT = lazy_compile(
     r"^[不都也]*(?:返回|失败|出现|报错|是|会|有|没|超时|崩|卡|通过|成功|知道|懂|明白|值|为|等于|显示)"
 )
 # Chinese future/habit words followed by a word of likelihood describe ("以后可能会改",
 # "每次都会报错") rather than instruct.
-_ZH_DESCRIPTIVE_PREDICATE = re.compile(r"可能|也许|或许|大概|(?:都|总|就|也)?会(?!议)|都是|都在")
+_ZH_DESCRIPTIVE_PREDICATE = lazy_compile(r"可能|也许|或许|大概|(?:都|总|就|也)?会(?!议)|都是|都在")
 
-_EN_ACTION = re.compile(
+_EN_ACTION = lazy_compile(
     r"(?<![A-Za-z])(?:skip|don't|do not|just|let's|let us|please|use|ignore|leave|hold|only|"
     r"disable|push|merge|deploy|run|focus|so|can)(?![A-Za-z])",
     _FLAGS,
 )
-_ZH_ACTION = re.compile(r"先|就|要|不用|别|不要|把|吧|只|跳过|可以|得|用|帮|禁用|关掉|留着|允许")
+_ZH_ACTION = lazy_compile(r"先|就|要|不用|别|不要|把|吧|只|跳过|可以|得|用|帮|禁用|关掉|留着|允许")
 # An exemption verb makes a scoped phrase an exemption for that item ("skip X for this spike"),
 # unlike a plain object ("open a PR for this branch").
-_EN_EXEMPTION = re.compile(
+_EN_EXEMPTION = lazy_compile(
     # A subject in front makes "don't" a description ("we don't have tests for this module").
     r"(?<![A-Za-z])(?<!we )(?<!i )(?<!they )(?<!you )(?:skip|don't|do not|bother|ignore|"
     r"bypass|leave|disable|without|no need|hardcode|allow|just)(?![A-Za-z])",
     _FLAGS,
 )
 # A clause reporting a state ("it fails right now") describes; it does not scope an instruction.
-_EN_REPORT = re.compile(
+_EN_REPORT = lazy_compile(
     r"\s*(?:it|this|that|there|the [\w.-]+|[\w.-]+ (?:tests?|build|ci|job))\s+(?:is|are|was|"
     r"were|'s|fails|failed|breaks|broke|crashes|crashed|returns|throws|shows|looks|seems|has|"
     r"had|doesn't|isn't|wasn't|keeps)(?![A-Za-z])",
     _FLAGS,
 )
 # "between this time and the last run": a time phrase used as a noun, not as a scope.
-_EN_NOMINAL_BEFORE = re.compile(r"(?<![A-Za-z])(?:between|since|than|from)\s+$", _FLAGS)
+_EN_NOMINAL_BEFORE = lazy_compile(r"(?<![A-Za-z])(?:between|since|than|from)\s+$", _FLAGS)
 
 # Lead-ins allowed before a fronted scope ("just for this run", "但这次", "只在这次").
 _EN_FRONT_LEADS = _words("just only and so but then ok okay please")
-_ZH_FRONT_LEAD = re.compile(
+_ZH_FRONT_LEAD = lazy_compile(
     r"^(?:但是|但|不过|可是|那就|那|就|只在|只有|只|我们|你|请|先|所以|因此|好|嗯|能不能|可不可以"
     r"|可以|麻烦)*$"
 )
 
-_NEGATED_BEFORE = re.compile(
+_NEGATED_BEFORE = lazy_compile(
     r"(?:(?<![A-Za-z])not\s+(?:just\s+|only\s+)?|不是(?:只有)?|不只(?:是)?|不仅(?:是)?|不光)$",
     _FLAGS,
 )
-_SUBSUMED_BEFORE = re.compile(
+_SUBSUMED_BEFORE = lazy_compile(
     r"(?:(?<![A-Za-z])(?:even|including|includes|incl\.?)\s*|包括|连)$", _FLAGS
 )
-_SUBSUMED_AFTER = re.compile(
+_SUBSUMED_AFTER = lazy_compile(
     r"(?:\s+(?:included|inclusive)(?![A-Za-z])|\s+and (?:every time|always|from now on|going "
     r"forward|in (?:the )?future)|也一样|也不例外|也照样|也算|(?:和|跟|以及)以后)",
     _FLAGS,
 )
 
-_CONTRAST = re.compile(
+_CONTRAST = lazy_compile(
     r"(?<![A-Za-z])(?:but|however|whereas)(?![A-Za-z])|但是|(?<!不)但|不过|可是|然而", _FLAGS
 )
-_CONCESSIVE = re.compile(
+_CONCESSIVE = lazy_compile(
     r"(?<![A-Za-z])(?:normally|usually|generally|typically|although|though|even though|"
     r"i know|i realize|i understand)(?![A-Za-z])|虽然|尽管|平时|平常|一般|通常|我知道|本来",
     _FLAGS,
 )
-_POLITE_QUESTION = re.compile(
+_POLITE_QUESTION = lazy_compile(
     r"\s*(?:(?:can|could|would|will) you|please|请|麻烦|能不能|可不可以)", _FLAGS
 )
 
 # Clause boundaries are punctuation and dashes; contrast words open a clause of their own.
-_CLAUSE_PUNCT = re.compile(r"[,，、:：;；—–()（）]|\s-{1,2}\s")
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？；;\n]")
+_CLAUSE_PUNCT = lazy_compile(r"[,，、:：;；—–()（）]|\s-{1,2}\s")
+_SENTENCE_END = lazy_compile(r"[.!?](?=\s|$)|[。！？；;\n]")
 _CLAUSE_JUNK = " \t.,，、:：;；—–-!！?？。()（）"
 
 _QUOTE_PAIRS = (
-    re.compile(r'"[^"\n]*"'),
-    re.compile(r"“[^”\n]*”"),
-    re.compile(r"‘[^’\n]*’"),
-    re.compile(r"「[^」\n]*」"),
-    re.compile(r"『[^』\n]*』"),
-    re.compile(r"`[^`\n]*`"),
+    lazy_compile(r'"[^"\n]*"'),
+    lazy_compile(r"“[^”\n]*”"),
+    lazy_compile(r"‘[^’\n]*’"),
+    lazy_compile(r"「[^」\n]*」"),
+    lazy_compile(r"『[^』\n]*』"),
+    lazy_compile(r"`[^`\n]*`"),
     # Single quotes only when they sit at word edges, so apostrophes ("don't") survive.
-    re.compile(r"(?<![A-Za-z0-9])'[^'\n]+'(?![A-Za-z0-9])"),
+    lazy_compile(r"(?<![A-Za-z0-9])'[^'\n]+'(?![A-Za-z0-9])"),
 )
 
 
 # --- language --------------------------------------------------------------------------------
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_LATIN_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+_CJK = lazy_compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = lazy_compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 # Everyday English words: Chinese messages are full of English jargon (pnpm, PR, merge), which
 # does not make them mixed; an English function word or cue does.
 _EN_COMMON = _words(

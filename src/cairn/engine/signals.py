@@ -70,6 +70,7 @@ from cairn.engine.signal_cues import (  # the grammar's tables
     _CueKind,
     language_of,
 )
+from cairn.patterns import lazy_compile
 
 __all__ = ["SignalClassification", "SignalKind", "classify_statement", "mask_quotes"]
 
@@ -108,7 +109,7 @@ _EN_LEADIN = (
 )
 _ZH_LEADIN = r"(?:请|麻烦|帮我|那就|就|以后|今后|也|你可以|可以|好的|好|嗯|算了|还是)*[，,]?\s*"
 
-_FORGET_VERB = re.compile(
+_FORGET_VERB = lazy_compile(
     rf"\s*{_EN_LEADIN}(?P<verb>forget|unlearn|stop remembering|no longer remember|"
     r"(?:don't|do not) remember)(?![A-Za-z])"
     rf"|\s*{_ZH_LEADIN}(?P<zverb>忘掉|忘记|忘了(?=吧|它|这|那|我|以前|之前)|"
@@ -116,34 +117,34 @@ _FORGET_VERB = re.compile(
     _FLAGS,
 )
 # "forget it" / "forget about it" standing alone is a dismissal ("never mind"), not a request.
-_FORGET_DISMISSAL = re.compile(r"\s*(?:about\s+)?it\s*(?:[,，.!。！—-]|$)", _FLAGS)
-_REMOVE_VERB = re.compile(
+_FORGET_DISMISSAL = lazy_compile(r"\s*(?:about\s+)?it\s*(?:[,，.!。！—-]|$)", _FLAGS)
+_REMOVE_VERB = lazy_compile(
     rf"\s*{_EN_LEADIN}(?P<verb>delete|remove|drop|erase|clear|discard|scrap|wipe|get rid of)"
     r"(?![A-Za-z])",
     _FLAGS,
 )
-_EN_MEMORY_NOUN = re.compile(
+_EN_MEMORY_NOUN = lazy_compile(
     r"(?<![A-Za-z])(?:memory|memories|rule|preference|note|habit|thing|"
     r"what you (?:know|remember|learned|learnt))(?![A-Za-z])",
     _FLAGS,
 )
 # A removal aimed at a file ("remove the rule from .eslintrc") is a code edit, not a forget.
-_CODE_TARGET = re.compile(r"(?<![A-Za-z])(?:from|in)\s+[\w./~-]*\.\w+", _FLAGS)
-_ZH_REMOVE = re.compile(r"删除|删掉|删了|去掉|清除|清掉|移除|抹掉|丢掉")
-_ZH_MEMORY_NOUN = re.compile(r"记忆|偏好|规则|那条|这条|记住的|设定")
+_CODE_TARGET = lazy_compile(r"(?<![A-Za-z])(?:from|in)\s+[\w./~-]*\.\w+", _FLAGS)
+_ZH_REMOVE = lazy_compile(r"删除|删掉|删了|去掉|清除|清掉|移除|抹掉|丢掉")
+_ZH_MEMORY_NOUN = lazy_compile(r"记忆|偏好|规则|那条|这条|记住的|设定")
 
 # Words around the thing to forget that are grammar, not content. The memory nouns go only
 # when they frame the content ("the rule about X", "X 的记忆"), not when they are the content
 # ("pnpm 那条规则").
-_EN_FORGET_HEAD = re.compile(
+_EN_FORGET_HEAD = lazy_compile(
     r"(?:(?:the|that|my|this|your) (?:memory|memories|rule|preference|note|habit|thing)s? "
     r"(?:about|for|of|that|on)|what i (?:said|told you) about|everything i (?:said|told you) "
     r"about|what you (?:know|remember|learned|learnt) about|the fact that|about|that)\s+",
     _FLAGS,
 )
-_EN_FORGET_TAIL = re.compile(r"\s+(?:anymore|any more|again|please)$", _FLAGS)
-_ZH_FORGET_HEAD = re.compile(r"(?:把|那条|这条|关于|吧|了)+")
-_ZH_FORGET_TAIL = re.compile(
+_EN_FORGET_TAIL = lazy_compile(r"\s+(?:anymore|any more|again|please)$", _FLAGS)
+_ZH_FORGET_HEAD = lazy_compile(r"(?:把|那条|这条|关于|吧|了)+")
+_ZH_FORGET_TAIL = lazy_compile(
     r"(?:的(?:那个|那条|这个|这条)?(?:记忆|内容|设定|规则|偏好|话)|(?:那个|这个)?记忆|这件事|那件事"
     r"|可以|了|吧)+$"
 )
@@ -151,7 +152,7 @@ _STATEMENT_EDGE = ' \t,，:：;；.。!！?？"“”「」'
 
 # --- correction grammar ----------------------------------------------------------------------
 
-_CORRECTION_STRONG = re.compile(
+_CORRECTION_STRONG = lazy_compile(
     r"\s*(?:(?:sorry|oops|wait|no|ok(?:ay)?|oh|hmm)\s*[,，!]?\s*)*"
     r"(?P<cue>i meant(?! to(?![A-Za-z]))|what i meant (?:was|is)|correction\s*[:：—–-]"
     r"|let me correct (?:myself|that)|to correct (?:myself|what i said)|i misspoke"
@@ -162,14 +163,14 @@ _CORRECTION_STRONG = re.compile(
     r"|改一下(?:刚才|之前)?(?:那条|这条|说的)?)",
     _FLAGS,
 )
-_CORRECTION_WEAK = re.compile(
+_CORRECTION_WEAK = lazy_compile(
     r"\s*(?P<cue>actually(?=[\s,，!])|(?:no|nope|wait|oops)(?=\s*[,，!])"
     r"|(?:不对|不是的|其实|等等|等一下|哦不)(?:[，,\s]*不对)*)",
     _FLAGS,
 )
 # "X, not Y" names the replaced value even without an instruction ("it's staging-2, not 1");
 # so do "make it X", "switch to X", "不对，是 X", "应该是 X".
-_REPLACED_VALUE = re.compile(
+_REPLACED_VALUE = lazy_compile(
     r"[,，]\s*(?:not|不是|而不是)\s*\S|^[\s,，:：]*(?:make (?:it|that)|switch to|go with"
     r"|stick (?:to|with)|(?:change|set) (?:it|that) to|是|应该|应当|改成|换成)",
     _FLAGS,

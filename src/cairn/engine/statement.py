@@ -41,6 +41,7 @@ from cairn.engine.selector_words import (
 )
 from cairn.engine.selectors import Selector
 from cairn.engine.signals import SignalKind, classify_statement, mask_quotes
+from cairn.patterns import lazy_compile
 
 __all__ = [
     "LANGUAGE_GLOBS",
@@ -54,7 +55,7 @@ __all__ = [
 
 MemoryKind = Literal["preference", "policy", "fact"]
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK = lazy_compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def _words(text: str) -> frozenset[str]:
@@ -62,7 +63,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _en(pattern: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![A-Za-z0-9_]){pattern}(?![A-Za-z0-9_])", re.IGNORECASE)
+    return lazy_compile(rf"(?<![A-Za-z0-9_]){pattern}(?![A-Za-z0-9_])", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,7 @@ def read_statement(text: str) -> StatementReading:
 
 # --- memory kind -----------------------------------------------------------------------------
 
-_PREFERENCE = re.compile(
+_PREFERENCE = lazy_compile(
     r"(?<![A-Za-z])i(?:'d| would)?(?: really| much| generally| strongly| personally| just)?"
     r" (?:prefer|rather|like(?! (?:you|it if you) to)|love|hate|dislike|can't stand"
     r"|cannot stand|enjoy)(?![A-Za-z])"
@@ -127,7 +128,7 @@ _PREFERENCE = re.compile(
     re.IGNORECASE,
 )
 # Phrases that only mark the statement as worth remembering; they are not instructions.
-_REMEMBER_MARKERS = re.compile(
+_REMEMBER_MARKERS = lazy_compile(
     r"(?<![A-Za-z])(?:remember(?: that)?|keep (?:that |this |it )?in mind(?: that)?|note that"
     r"|fyi|for future reference|for the record|just so you know)(?![A-Za-z])|记住|记得|注意|备注",
     re.IGNORECASE,
@@ -146,7 +147,7 @@ _EN_IMPERATIVES = _words(
     mark lock pass limit reuse respond answer translate print handle catch raise throw validate
     sort group label link close open read list be do go get save prefix require default"""
 )
-_EN_FILLERS = re.compile(
+_EN_FILLERS = lazy_compile(
     r"(?:(?:so|and|then|also|just|please|now|ok|okay|actually|but|yes|always|never|from now on"
     r"|going forward|in the future|henceforth)(?![A-Za-z])[\s,]*)*",
     re.IGNORECASE,
@@ -159,13 +160,13 @@ _EN_COPULA = _en(
     r"|runs? on|sits? in|called|named|located"
     r"|hosted|stored)"
 )
-_ZH_INSTRUCTION = re.compile(
+_ZH_INSTRUCTION = lazy_compile(
     r"(?<![主重])要|必须|得(?!到)|不要|别|不许|不准|禁止|严禁|一律|统一|永远|总是|始终|请|应该|应当|务必"
     r"|千万|一定|默认(?!分支|值|端口|配置|参数|地址|的)|每次|尽量|不能|只能|团队|规矩|规范|约定|原则"
     r"|我们(?:组|团队)?(?:都|一般|习惯|一直|从来|从不)?用|是用|都用|改用|改成|换成|先(?![生前])"
     r"|(?:^|[，,：:；;\s])(?:用(?![户法途处量意])|使用(?!者)|把|先|不用)"
 )
-_ZH_COPULA = re.compile(r"(?<![不就还都])是(?!用)|叫做?|跑在|部署在|位于|托管在")
+_ZH_COPULA = lazy_compile(r"(?<![不就还都])是(?!用)|叫做?|跑在|部署在|位于|托管在")
 
 
 def _memory_kind(text: str) -> MemoryKind:
@@ -199,7 +200,7 @@ def _instructs(text: str) -> bool:
 
 # --- targets ---------------------------------------------------------------------------------
 
-_TERM = re.compile(
+_TERM = lazy_compile(
     r"[A-Za-z0-9](?:[A-Za-z0-9_.+#/'’-]*[A-Za-z0-9+#])?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
 )
 _EN_GRAMMAR = _words(
@@ -227,7 +228,7 @@ _ZH_GRAMMAR_WORDS = """
     请 可以 记住 记得 记着 忘掉 忘记 忘了 删掉 删除 删了 去掉 清除 清掉 移除 放在 放到 下面 里面
     目录下
 """
-_ZH_GRAMMAR = re.compile("|".join(sorted(_ZH_GRAMMAR_WORDS.split(), key=len, reverse=True)))
+_ZH_GRAMMAR = lazy_compile("|".join(sorted(_ZH_GRAMMAR_WORDS.split(), key=len, reverse=True)))
 # Single characters that are grammar only at the edge of a run ("用" in "用户名" is not).
 _ZH_EDGE = "的了吧呢吗啊呀把被将是在要用得都也就还再别说过着我你"
 

@@ -32,7 +32,7 @@ Order = Literal["recorded", "newest", "applied", "proof", "used"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class _Query(Request, _Model):

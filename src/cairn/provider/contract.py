@@ -50,7 +50,7 @@ RecordId = Annotated[str, Field(min_length=1, max_length=64)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 # -- status ---------------------------------------------------------------------------------
@@ -467,8 +467,8 @@ ApplyResponse = (
     | lc.LearningApplyResponse
 )
 
-QUERY: TypeAdapter[Any] = TypeAdapter(QueryRequest)
-APPLY: TypeAdapter[Any] = TypeAdapter(ApplyRequest)
+QUERY: TypeAdapter[Any] = TypeAdapter(QueryRequest, config=ConfigDict(defer_build=True))
+APPLY: TypeAdapter[Any] = TypeAdapter(ApplyRequest, config=ConfigDict(defer_build=True))
 
 
 def parse_query(data: Any) -> Any:

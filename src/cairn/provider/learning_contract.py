@@ -34,7 +34,7 @@ DocKind = Literal["skill", "profile", "topic"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class _Mutation(_Model):

@@ -19,13 +19,13 @@ Short = Annotated[str, Field(max_length=4096)]
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 # Requests are strict: a boolean is true or false (never "no" or 0), an integer is not
 # 1.0 or "3", a list is a list. What the values mean is checked by the services
 # (cairn.validation), the same for every interface.
-STRICT = ConfigDict(extra="forbid", frozen=True, strict=True)
+STRICT = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
 
 class Request(Model):

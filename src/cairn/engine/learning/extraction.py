@@ -18,22 +18,23 @@ from dataclasses import dataclass
 from cairn.engine.learning.transcripts import Turn
 from cairn.engine.selectors import Selector
 from cairn.engine.statement import read_statement
+from cairn.patterns import lazy_compile
 from cairn.text import words
 
 MIN_WORDS = 3
 MAX_STATEMENT_CHARS = 1000
-_FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+|(?<=[。！？])")
-_FIRST_PERSON = re.compile(
+_FENCE = lazy_compile(r"```.*?(?:```|$)", re.DOTALL)
+_SENTENCE = lazy_compile(r"(?<=[.!?。！？])\s+|\n+|(?<=[。！？])")
+_FIRST_PERSON = lazy_compile(
     r"^(?:i|i'm|im|i am|i've|i'd|my|mine|we|we're|we are|we've|our|ours|me)\b|^(?:我|我们)",
     re.IGNORECASE,
 )
-_ABOUT_ME = re.compile(
+_ABOUT_ME = lazy_compile(
     r"^(?:i'm|im|i am|my (?:name|role|job|title|team|timezone|time zone)|i work|i live|"
     r"i prefer|i like|i use|i usually|i always|i never|i maintain|i own|i lead)\b|^我",
     re.IGNORECASE,
 )
-_NOT_A_STATEMENT = re.compile(
+_NOT_A_STATEMENT = lazy_compile(
     r"^(?:i think|i guess|i wonder|i was wondering|i'm not sure|im not sure|i am not sure|"
     r"i don't know|i do not know|i want you|i need you|i'd like you|i would like you|"
     r"i'll|i will|let me|let's|i just|i see|i agree|i hope|i mean|i meant|"

@@ -1,0 +1,53 @@
+"""Lazy patterns: compiled at first use, then the compiled pattern in every respect."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from cairn.engine import secrets, selector_words, signal_cues
+from cairn.patterns import LazyPattern, lazy_compile
+
+
+def test_a_lazy_pattern_compiles_at_its_first_use_and_matches_as_re_does() -> None:
+    lazy = lazy_compile(r"(?<![a-z])here(?![a-z])", re.IGNORECASE)
+    assert isinstance(lazy, LazyPattern)
+    assert lazy._compiled is None  # nothing compiled yet
+    assert lazy.pattern == r"(?<![a-z])here(?![a-z])"
+    assert lazy._compiled is None  # its source is known without compiling
+    eager = re.compile(r"(?<![a-z])here(?![a-z])", re.IGNORECASE)
+    text = "Here and there, not where: HERE."
+    assert [m.span() for m in lazy.finditer(text)] == [m.span() for m in eager.finditer(text)]
+    assert lazy.sub("X", text) == eager.sub("X", text)
+    assert lazy.flags == eager.flags
+    assert lazy.search("nowhere") is None
+    assert lazy.compiled() is lazy.compiled()  # compiled once
+
+
+def test_importing_the_cue_modules_compiles_none_of_their_patterns() -> None:
+    found = [
+        value
+        for module in (signal_cues, selector_words, secrets)
+        for value in vars(module).values()
+        if isinstance(value, LazyPattern)
+    ]
+    assert len(found) > 20
+    for pattern in found:
+        assert isinstance(pattern.compiled(), re.Pattern)
+
+
+def test_a_fresh_process_compiles_no_cue_pattern_at_import() -> None:
+    # in this test process other tests may have used some; a new interpreter has not
+    code = (
+        "import gc\n"
+        "import cairn.compose, cairn.engine.signals, cairn.engine.statement\n"
+        "from cairn.patterns import LazyPattern\n"
+        "found = [o for o in gc.get_objects() if isinstance(o, LazyPattern)]\n"
+        "print(len(found), sum(o._compiled is not None for o in found))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)  # fmt: skip
+    made, compiled = map(int, done.stdout.split())
+    assert made > 100
+    assert compiled == 0
