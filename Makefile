@@ -18,7 +18,7 @@ demo: $(BIN)/cairn
 	$(BIN)/cairn --home $(DEMO_HOME) recall "how should I install dependencies and ship this change?"
 
 test: $(BIN)/cairn
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=25
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 

@@ -51,3 +51,42 @@ def run_cairn(
         proc.stdout.decode("utf-8", "replace"),
         proc.stderr.decode("utf-8", "replace"),
     )
+
+
+def invoke_cairn(
+    home: Path,
+    *args: str,
+    stdin: bytes | None = None,
+    cwd: Path | None = None,
+    real: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """:func:`run_cairn` in this process: the same command line (:func:`cairn.cli.main.run`,
+    what the entry point calls), home, working folder, standard input and environment, the
+    output and exit code captured alike, without paying Python's start and cairn's imports
+    again. For what needs no process boundary; signals, pipes closed by the reader, the
+    real entry point and real hosts stay with :func:`run_cairn`."""
+    from click.testing import CliRunner
+
+    from cairn.cli.main import run
+
+    if not real:
+        use_test_embedder(home)
+    env: dict[str, str | None] = {"CAIRN_HOME": str(home), "CAIRN_CONFIG": None}
+    before = Path.cwd()
+    runner = CliRunner()
+    with runner.isolation(input=stdin if stdin is not None else b"", env=env) as streams:
+        out, err, _ = streams
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            code = run(list(args))
+        finally:
+            os.chdir(before)
+            sys.stdout.flush()
+            sys.stderr.flush()
+    return subprocess.CompletedProcess(
+        ["cairn", *args],
+        code,
+        out.getvalue().decode("utf-8", "replace"),
+        err.getvalue().decode("utf-8", "replace"),
+    )

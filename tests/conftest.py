@@ -44,3 +44,24 @@ def mem(tmp_path: Path, embedder: HashingEmbedder, clock: FrozenClock) -> Iterat
     memory = Memory.open(tmp_path / "memory.db", config={}, embedder=embedder, clock=clock)
     yield memory
     memory.close()
+
+
+# The longest files, started first: under `pytest -n` (whole files per worker) one of them
+# started last would leave the other workers idle while it runs on alone.
+LONGEST_FIRST = (
+    "reliability/test_kills.py",
+    "cli/test_cli.py",
+    "reliability/test_cross_tenant.py",
+    "reliability/test_concurrent_load.py",
+    "hooks/test_hook_command.py",
+    "daemon/test_control.py",
+    "provider/test_remote.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.path.as_posix()
+        return next((n for n, end in enumerate(LONGEST_FIRST) if path.endswith(end)), 99)
+
+    items.sort(key=rank)  # stable: the order inside each file, and of the rest, is kept

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 import pytest
 
-from cli_runner import run_cairn
+from cli_runner import invoke_cairn, run_cairn
 
 pytestmark = pytest.mark.slow
 
@@ -24,9 +24,16 @@ def ok(home: Path, *args: str) -> str:
     return proc.stdout
 
 
+def seen(home: Path, *args: str) -> str:
+    """A look at the store in this process (what is looked at runs in a real one)."""
+    proc = invoke_cairn(home, *args, real=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
 def db_state(home: Path) -> str:
     """Everything a user can see: list with forgotten, and the journal length."""
-    return ok(home, "--json", "list", "--all") + ok(home, "--json", "status")
+    return seen(home, "--json", "list", "--all") + seen(home, "--json", "status")
 
 
 @pytest.fixture(scope="module")

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_runner import run_cairn
+from cli_runner import invoke_cairn
 
 SESSION = Path(__file__).parent.parent / "services" / "data" / "claude_code_session.jsonl"
 
 
 def ok(home: Path, *args: str, cwd: Path | None = None) -> str:
-    done = run_cairn(home, *args, cwd=cwd)
+    done = invoke_cairn(home, *args, cwd=cwd)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -42,7 +42,7 @@ def test_observe_reflect_explain_evict_and_unevict(tmp_path: Path) -> None:
     assert json.loads(ok(home, "--json", "show", doc["id"]))["evicted_at"] is not None
     assert "unevicted" in ok(home, "unevict", doc["id"])
     assert "evicted 0" in ok(home, "sweep")
-    bad = run_cairn(home, "observe", "--note", "x")
+    bad = invoke_cairn(home, "observe", "--note", "x")
     assert bad.returncode == 2 and "success" in bad.stderr
 
 
@@ -50,9 +50,9 @@ def test_review_ask_and_recall_as_of(tmp_path: Path) -> None:
     home = tmp_path / "home"
     said = ok(home, "review", str(SESSION))
     assert "3 stored from 3 user turns" in said
-    answer = run_cairn(home, "ask", "Where does the staging cluster run?")
+    answer = invoke_cairn(home, "ask", "Where does the staging cluster run?")
     assert answer.returncode == 0 and "eu-west-1" in answer.stdout and "[" in answer.stdout
-    none = run_cairn(home, "ask", "What is the capital of Peru?")
+    none = invoke_cairn(home, "ask", "What is the capital of Peru?")
     assert none.returncode == 1 and "Memory has no answer" in none.stdout
     fact = json.loads(ok(home, "--json", "remember", "The release train leaves on Mondays"))
     stamp = fact["record"]["recorded_at"]

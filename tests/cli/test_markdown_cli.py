@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_runner import run_cairn
+from cli_runner import invoke_cairn
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def home(tmp_path: Path) -> Path:
 
 
 def cairn(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_cairn(home, *args)
+    return invoke_cairn(home, *args)
 
 
 def ok(home: Path, *args: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_runner import run_cairn
+from cli_runner import invoke_cairn
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -55,7 +55,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def ok(world: dict[str, Path], cwd: str, *args: str) -> str:
-    proc = run_cairn(world["home"], *args, cwd=world[cwd])
+    proc = invoke_cairn(world["home"], *args, cwd=world[cwd])
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -185,7 +185,7 @@ def test_feedback_promotes_trial_and_supersedes_failing(world: dict[str, Path]) 
     )
     report = as_json(world, "repo", "explain")
     assert report["with_outcome"] == 2 and report["hit_rate"] == 0.5  # type: ignore[index]
-    bad_input = run_cairn(world["home"], "feedback", "01NOSUCHAPP", "ignored")
+    bad_input = invoke_cairn(world["home"], "feedback", "01NOSUCHAPP", "ignored")
     assert bad_input.returncode == 2 and "no application" in bad_input.stderr
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from cli.test_personal_memory import git, make_repo
-from cli_runner import run_cairn
+from cli_runner import invoke_cairn
 
 SELECTOR_FIELDS = ("scope", "project_id", "path_patterns", "operations", "phases", "task_types")
 
@@ -33,7 +33,7 @@ class World:
     _ids: dict[str, str] = field(default_factory=dict)
 
     def run(self, place: str, *args: str) -> subprocess.CompletedProcess[str]:
-        return run_cairn(self.home, *args, cwd=self.places[place], real=self.real)
+        return invoke_cairn(self.home, *args, cwd=self.places[place], real=self.real)
 
     def ok(self, place: str, *args: str) -> str:
         proc = self.run(place, *args)
