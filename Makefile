@@ -18,6 +18,9 @@ demo: $(BIN)/cairn
 	$(BIN)/cairn --home $(DEMO_HOME) recall "how should I install dependencies and ship this change?"
 
 test: $(BIN)/cairn
+	@# Bytecode once: an editable install has none, and every CLI test's process would
+	@# compile the package again (PYTHONDONTWRITEBYTECODE keeps it from being saved).
+	$(BIN)/python -m compileall -q src
 	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=25
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
