@@ -13,6 +13,7 @@ import pytest
 from cairn.storage.ports import LaneFilter
 from cairn.storage.postgres import PostgresRecordStore, PostgresSearchIndex
 from cairn.storage.postgres.arrays import Int4Array, Int8Array
+from cairn.storage.postgres.graphs import raise_build_memory
 from pg_support import fresh_schema
 
 from .helpers import DIM, insert, record
@@ -83,3 +84,14 @@ def test_integer_arrays_arrive_as_the_numbers_sent(pg: PostgresRecordStore) -> N
             (Int8Array(wide), Int4Array(narrow), Int8Array([])),
         ).fetchone()
     assert got == (wide.tolist(), narrow.tolist(), [])
+
+
+def test_a_graph_build_raises_the_build_memory_but_keeps_a_larger_setting(
+    pg: PostgresRecordStore,
+) -> None:
+    with pg.db.admin() as conn:
+        conn.execute("SET maintenance_work_mem = '64MB'")
+        assert raise_build_memory(conn) == "512MB"
+        conn.execute("SET maintenance_work_mem = '2GB'")
+        assert raise_build_memory(conn) == "2GB"
+        assert raise_build_memory(conn, at_least="3GB") == "3GB"
