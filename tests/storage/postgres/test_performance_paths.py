@@ -95,3 +95,16 @@ def test_a_graph_build_raises_the_build_memory_but_keeps_a_larger_setting(
         conn.execute("SET maintenance_work_mem = '2GB'")
         assert raise_build_memory(conn) == "2GB"
         assert raise_build_memory(conn, at_least="3GB") == "3GB"
+
+
+def test_a_bulk_insert_stores_its_postings_in_key_order(pg: PostgresRecordStore) -> None:
+    words = ["zeta", "alpha", "mango", "delta", "kilo", "bravo", "yankee", "echo"]
+    items = [
+        record(f"M{i}", " ".join(words[(i * 3 + j) % len(words)] for j in range(4)))
+        for i in range(40)
+    ]
+    insert(pg, *items)
+    with pg.db.session("t1") as s:
+        stored = s.conn.execute("SELECT term, row FROM postings ORDER BY ctid").fetchall()
+    assert len(stored) == 40 * 4 and len({row for _, row in stored}) == 40
+    assert stored == sorted(stored)  # term, then row: the primary key's order
