@@ -4,6 +4,8 @@
     python benchmarks/server.py --sizes 10000,100000 --json out.json
     python benchmarks/server.py --embedder hashing          # the server without the model
     python benchmarks/server.py --backend sqlite            # the storage pair served
+    python benchmarks/server.py --backend postgres --sizes 1000000 --workdir W --reuse
+                                                            # 1M: built once in W, kept
 
 What it measures, per store size, against real ``cairn serve`` processes (each started
 with ``--port 0`` on 127.0.0.1; every request goes to the loopback address only, and
@@ -650,6 +652,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     workdir = Path(tempfile.gettempdir()) / "cairn-server-bench"
     parser.add_argument("--workdir", default=str(workdir))
     parser.add_argument("--reuse", action="store_true", help="keep a store built before")
+    parser.add_argument(
+        "--fill-only", action="store_true",
+        help="build the stores (and their graphs) and stop: no server, no phases",
+    )  # fmt: skip
     parser.add_argument("--json", metavar="OUT")
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--pool", type=int, default=3000)
@@ -676,6 +682,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         Path(args.w_out).write_text(json.dumps(out), encoding="utf-8")
         return
     start_postgres(args)
+    if args.fill_only:
+        fills = {size: ensure_store(args, size) for size in args.sizes}
+        if args.json:
+            Path(args.json).write_text(json.dumps(fills, indent=2), encoding="utf-8")
+        return
     started = time.perf_counter()
     report: dict[str, Any] = {
         "backend": args.backend,
