@@ -320,7 +320,8 @@ def start_server(
     with log_path.open("wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "cairn.cli.main", "--home", str(home), "serve",
-             "--host", "127.0.0.1", "--port", "0", "--workers", str(workers)],
+             "--host", "127.0.0.1", "--port", "0", "--workers", str(workers),
+             "--no-socket"],  # TCP only: two servers on one home, no local daemon
             stdout=subprocess.DEVNULL, stderr=out, env=env,
         )  # fmt: skip
     deadline = time.monotonic() + timeout
