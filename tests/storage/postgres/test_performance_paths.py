@@ -13,6 +13,7 @@ import pytest
 from cairn.storage.ports import LaneFilter
 from cairn.storage.postgres import PostgresRecordStore, PostgresSearchIndex
 from cairn.storage.postgres.arrays import Int4Array, Int8Array
+from cairn.storage.postgres.graphs import raise_build_memory
 from pg_support import fresh_schema
 
 from .helpers import DIM, insert, record
@@ -83,3 +84,27 @@ def test_integer_arrays_arrive_as_the_numbers_sent(pg: PostgresRecordStore) -> N
             (Int8Array(wide), Int4Array(narrow), Int8Array([])),
         ).fetchone()
     assert got == (wide.tolist(), narrow.tolist(), [])
+
+
+def test_a_graph_build_raises_the_build_memory_but_keeps_a_larger_setting(
+    pg: PostgresRecordStore,
+) -> None:
+    with pg.db.admin() as conn:
+        conn.execute("SET maintenance_work_mem = '64MB'")
+        assert raise_build_memory(conn) == "512MB"
+        conn.execute("SET maintenance_work_mem = '2GB'")
+        assert raise_build_memory(conn) == "2GB"
+        assert raise_build_memory(conn, at_least="3GB") == "3GB"
+
+
+def test_a_bulk_insert_stores_its_postings_in_key_order(pg: PostgresRecordStore) -> None:
+    words = ["zeta", "alpha", "mango", "delta", "kilo", "bravo", "yankee", "echo"]
+    items = [
+        record(f"M{i}", " ".join(words[(i * 3 + j) % len(words)] for j in range(4)))
+        for i in range(40)
+    ]
+    insert(pg, *items)
+    with pg.db.session("t1") as s:
+        stored = s.conn.execute("SELECT term, row FROM postings ORDER BY ctid").fetchall()
+    assert len(stored) == 40 * 4 and len({row for _, row in stored}) == 40
+    assert stored == sorted(stored)  # term, then row: the primary key's order

@@ -34,7 +34,10 @@ from cairn.storage.postgres.database import Database
 
 log = logging.getLogger(__name__)
 _RECHECK_S = 30.0  # how often a partition without a graph looks for one again
-_BUILD_MEMORY = "512MB"  # maintenance_work_mem of a build: a 100k graph builds in memory
+# maintenance_work_mem of a build at least: a 100k graph builds in memory. A larger
+# setting of the database's own is kept (a graph that outgrows the build memory builds
+# far slower: a 400k partition of 384-dimension vectors needs ~1 GB).
+_BUILD_MEMORY = "512MB"
 
 
 def graph_name(dim: int, tenant: str, agent: str) -> str:
@@ -123,8 +126,7 @@ class PartitionGraphs:
                     return True
                 if _exists(conn, name):
                     conn.execute(sql.SQL("DROP INDEX CONCURRENTLY {}").format(sql.Identifier(name)))
-                memory = "SELECT set_config('maintenance_work_mem', %s, false)"
-                conn.execute(memory, (_BUILD_MEMORY,))
+                raise_build_memory(conn)
                 started = time.perf_counter()
                 conn.execute(graph_ddl(dim, tenant, agent))
                 log.info("built %s in %.1f s", name, time.perf_counter() - started)
@@ -140,6 +142,18 @@ class PartitionGraphs:
         with self._lock:
             self._ready.clear()
             self._checked.clear()
+
+
+def raise_build_memory(conn: Any, at_least: str = _BUILD_MEMORY) -> str:
+    """Raise the session's maintenance_work_mem to ``at_least``, never lower it; the
+    setting in force afterwards."""
+    conn.execute(
+        "SELECT set_config('maintenance_work_mem', %s, false)"
+        " WHERE pg_size_bytes(current_setting('maintenance_work_mem')) < pg_size_bytes(%s)",
+        (at_least, at_least),
+    )
+    found = conn.execute("SELECT current_setting('maintenance_work_mem')").fetchone()
+    return str(found[0]) if found else ""
 
 
 def _try_lock(conn: Any, name: str) -> bool:
