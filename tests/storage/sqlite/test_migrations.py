@@ -60,8 +60,9 @@ def test_v1_file_opens_and_upgrades(tmp_path: Path) -> None:
     # v8: a body is looked up by its hash through an index, not a scan of the tenant.
     plan = store._all(
         "EXPLAIN QUERY PLAN SELECT row FROM records"
-        " WHERE tenant = ? AND agent = ? AND live AND text_hash = ?",
-        ("default", "default", "x"),
+        " WHERE tenant = ? AND agent = ? AND live AND scope = ? AND text_hash = ?"
+        " ORDER BY recorded_at, id",  # as a write's duplicate check lists them
+        ("default", "default", "global", "x"),
     )
     assert any("records_hash" in str(step[-1]) for step in plan)
     store.close()
