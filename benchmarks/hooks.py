@@ -22,7 +22,7 @@ the real ``cairn`` process sees a store of the real model; prompts and queries a
 embedded by the real model in the measured process.
 
     python benchmarks/hooks.py [--records 10000] [--prompts 120] [--runs 30]
-                               [--in-process-prompts 30] [--json OUT]
+                               [--in-process-prompts 30] [--daemon-only] [--json OUT]
 """
 
 from __future__ import annotations
@@ -185,6 +185,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30, help="--version and recall runs")
     parser.add_argument("--in-process-prompts", type=int, default=30,
                         help="hook runs without the daemon (each loads the model)")  # fmt: skip
+    parser.add_argument("--daemon-only", action="store_true",
+                        help="skip the cold recall and the hooks without a daemon (minutes"
+                        " of model loads) to measure the daemon's path alone")  # fmt: skip
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     rng = random.Random(11)
@@ -211,12 +214,14 @@ def main() -> None:
               lambda: measure(args.runs, [sys.executable, "-c", "pass"], cwd=repo, env=env))
         phase("cairn --version",
               lambda: measure(args.runs, [*cairn, "--version"], cwd=repo, env=env))
-        timed([*cairn, "recall", "warm the file cache"], cwd=repo, env=env)
-        phase("cairn recall (cold)", lambda: recall_runs(cairn, args.runs, repo, env, rng))
-        in_process = phase(
-            "hook prompt (no daemon)",
-            lambda: hook_runs(cairn, args.in_process_prompts, repo, env, rng, "solo"),
-        )
+        in_process: tuple[list[float], list[float], int] = ([], [], 0)
+        if not args.daemon_only:
+            timed([*cairn, "recall", "warm the file cache"], cwd=repo, env=env)
+            phase("cairn recall (cold)", lambda: recall_runs(cairn, args.runs, repo, env, rng))
+            in_process = phase(
+                "hook prompt (no daemon)",
+                lambda: hook_runs(cairn, args.in_process_prompts, repo, env, rng, "solo"),
+            )
         started = time.perf_counter()
         timed([*cairn, "daemon", "start"], cwd=repo, env=env)
         start_s = time.perf_counter() - started
