@@ -23,12 +23,14 @@ embedded by the real model in the measured process.
 
     python benchmarks/hooks.py [--records 10000] [--prompts 120] [--runs 30]
                                [--in-process-prompts 30] [--json OUT]
-                               [--only cold] [--reuse DIR] [--cairn COMMAND]
+                               [--only cold|daemon] [--reuse DIR] [--cairn COMMAND]
 
 ``--only cold``: only the processes without a hook (``--version``, a cold recall, a
-recall through the daemon); ``--reuse DIR``: build the store and repository in DIR once
-and measure on them again in later runs (so two versions of cairn, ``--cairn "python -m
-cairn.cli.fast"`` with another PYTHONPATH, are measured on the same file).
+recall through the daemon); ``--only daemon``: only what goes through the daemon (no cold
+recall, no hook without it: minutes of model loads); ``--reuse DIR``: build the store and
+repository in DIR once and measure on them again in later runs (so two versions of
+cairn, ``--cairn "python -m cairn.cli.fast"`` with another PYTHONPATH, are measured on
+the same file).
 """
 
 from __future__ import annotations
@@ -194,13 +196,14 @@ def main() -> None:
     parser.add_argument("--in-process-prompts", type=int, default=30,
                         help="hook runs without the daemon (each loads the model)")  # fmt: skip
     parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--only", choices=("all", "cold"), default="all")
+    parser.add_argument("--only", choices=("all", "cold", "daemon"), default="all")
     parser.add_argument("--reuse", type=Path, default=None, help="keep the store here")
     parser.add_argument("--cairn", default=None, help="the command to measure")
     args = parser.parse_args()
     rng = random.Random(11)
     cairn = cairn_command(args.cairn)
-    hooks = args.only == "all"
+    hooks = args.only in ("all", "daemon")
+    cold = args.only in ("all", "cold")
     rows: dict[str, tuple[list[float], list[float]]] = {}
     loads: dict[str, tuple[float, float]] = {}
 
@@ -231,13 +234,14 @@ def main() -> None:
         phase("cairn --version",
               lambda: measure(args.runs, [*cairn, "--version"], cwd=repo, env=env))
         timed([*cairn, "recall", "warm the file cache"], cwd=repo, env=env)
-        phase("cairn recall (cold)", lambda: recall_runs(cairn, args.runs, repo, env, rng))
+        if cold:
+            phase("cairn recall (cold)", lambda: recall_runs(cairn, args.runs, repo, env, rng))
         in_process = (
             phase(
                 "hook prompt (no daemon)",
                 lambda: hook_runs(cairn, args.in_process_prompts, repo, env, rng, "solo"),
             )
-            if hooks
+            if args.only == "all"
             else ([], [], 0)
         )
         started = time.perf_counter()

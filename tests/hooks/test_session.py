@@ -44,3 +44,17 @@ def test_an_unreadable_note_starts_afresh_and_old_notes_are_swept(tmp_path: Path
     os.utime(old, (past, past))
     SessionLog(tmp_path, "new").save()
     assert not old.exists() and (tmp_path / "new.json").exists()
+
+
+def test_a_folder_is_swept_at_most_once_an_hour_in_one_process(tmp_path: Path) -> None:
+    from cairn.hooks import session
+
+    old = tmp_path / "old.json"
+    session._sweep(tmp_path, now=10_000_000.0)  # nothing to remove yet: the folder is swept
+    old.write_text("{}", encoding="utf-8")
+    past = 10_000_000.0 - KEEP_SECONDS - 60
+    os.utime(old, (past, past))
+    session._sweep(tmp_path, now=10_000_000.0 + 60)
+    assert old.exists()  # within the hour: not swept again
+    session._sweep(tmp_path, now=10_000_000.0 + session.SWEEP_EVERY_SECONDS + 1)
+    assert not old.exists()

@@ -16,11 +16,13 @@ import os
 import re
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 KEEP_SECONDS = 14 * 24 * 3600  # a session file untouched this long is removed
+SWEEP_EVERY_SECONDS = 3600.0
+_swept: dict[str, float] = {}  # folder -> when this process last swept it
 _SAFE = re.compile(r"[A-Za-z0-9_-]{1,100}")
 
 
@@ -77,7 +79,17 @@ class SessionLog:
     def save(self) -> None:
         data: dict[str, Any] = {
             "epoch": self.epoch,
-            "deliveries": [asdict(d) for d in self.deliveries],
+            # By hand: dataclasses.asdict deep-copies every field, the most of a save.
+            "deliveries": [
+                {
+                    "application_id": d.application_id,
+                    "record_id": d.record_id,
+                    "version": d.version,
+                    "epoch": d.epoch,
+                    "judged": d.judged,
+                }
+                for d in self.deliveries
+            ],
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
@@ -90,9 +102,15 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def _sweep(folder: Path) -> None:
-    """Remove the notes of sessions long over."""
-    cutoff = time.time() - KEEP_SECONDS
+def _sweep(folder: Path, *, now: float | None = None) -> None:
+    """Remove the notes of sessions long over: at most once an hour per folder in one
+    process (a daemon saves on every prompt; a note lives for weeks)."""
+    moment = time.time() if now is None else now
+    key = str(folder)
+    if moment < _swept.get(key, float("-inf")) + SWEEP_EVERY_SECONDS:
+        return
+    _swept[key] = moment
+    cutoff = moment - KEEP_SECONDS
     try:
         entries = list(os.scandir(folder))
     except OSError:

@@ -12,7 +12,13 @@ from cairn.config import Config
 from cairn.engine.director import PRERANK_LIMIT, DirectedItem, DirectorCandidate, direct
 from cairn.engine.learning.surface import surface
 from cairn.engine.selector_words import mentioned_actions
-from cairn.engine.selectors import Selector, TaskConditions, match_selector, normalize_path
+from cairn.engine.selectors import (
+    Selector,
+    SelectorMatch,
+    TaskConditions,
+    match_selector,
+    normalize_path,
+)
 from cairn.engine.signals import classify_statement
 from cairn.errors import InvalidInput, NotFound
 from cairn.identifiers import record_id_of
@@ -180,10 +186,16 @@ class Tasks:
             )
         )
         candidates: dict[str, DirectorCandidate] = {}
+        # Many rules share one selector (the same project, operation, paths): a match is
+        # a pure function of the selector and the task, decided once per selector.
+        matches: dict[Selector, SelectorMatch] = {}
         for record in [*rules, *(r for r, _ in relevance.values())]:
             if record.trust not in allowed:
                 continue  # the director honours includeTrustLevels, like recall
-            match = match_selector(_selector_of(record), conditions)
+            selector = _selector_of(record)
+            match = matches.get(selector)
+            if match is None:
+                match = matches[selector] = match_selector(selector, conditions)
             found = relevance.get(record.id)
             score = found[1] if found is not None and found[0].version == record.version else None
             candidates[record.id] = DirectorCandidate(record, match, score)

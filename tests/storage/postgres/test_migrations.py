@@ -43,7 +43,7 @@ def applied(url: str, schema: str) -> list[tuple[int, str]]:
 def test_a_new_schema_is_made_at_the_record_models_version(schema: tuple[str, str]) -> None:
     url, name = schema
     store = PostgresRecordStore(url, schema=name)
-    assert store.stats("t").schema_version == LATEST_VERSION == SQLITE_VERSION == 7
+    assert store.stats("t").schema_version == LATEST_VERSION == SQLITE_VERSION == 8
     store.close()
     first = applied(url, name)
     assert [v for v, _ in first] == [v for v, _ in MIGRATIONS]

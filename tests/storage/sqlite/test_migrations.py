@@ -46,7 +46,7 @@ def test_v1_file_opens_and_upgrades(tmp_path: Path) -> None:
     insert_old(conn, "01OLD", "default", "written by schema one about pnpm")
     conn.close()
     store = SqliteRecordStore(path, rank_hint=lambda r: 42.0)
-    assert store.stats("default").schema_version == LATEST_VERSION == 7
+    assert store.stats("default").schema_version == LATEST_VERSION == 8
     record = store.get("default", "default", "01OLD")
     assert record is not None and record.body == "written by schema one about pnpm"
     assert record.importance == 0.5  # the column v2 added, defaulted
@@ -57,6 +57,14 @@ def test_v1_file_opens_and_upgrades(tmp_path: Path) -> None:
     # v5 filled the engine's rank hint for live rows.
     (found,) = store._all("SELECT rank_hint FROM records", ())
     assert found[0] == 42.0
+    # v8: a body is looked up by its hash through an index, not a scan of the tenant.
+    plan = store._all(
+        "EXPLAIN QUERY PLAN SELECT row FROM records"
+        " WHERE tenant = ? AND agent = ? AND live AND scope = ? AND text_hash = ?"
+        " ORDER BY recorded_at, id",  # as a write's duplicate check lists them
+        ("default", "default", "global", "x"),
+    )
+    assert any("records_hash" in str(step[-1]) for step in plan)
     store.close()
     again = SqliteRecordStore(path)  # an up-to-date file: nothing applied twice
     assert again.stats("default").schema_version == LATEST_VERSION

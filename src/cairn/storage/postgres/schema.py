@@ -315,6 +315,11 @@ CREATE INDEX events_by_episode ON events(tenant, agent, episode_id, seq);
 DROP INDEX records_rules;
 CREATE INDEX records_rules ON records(tenant, agent, rank_hint DESC, id) WHERE live;
 """
-MIGRATIONS: tuple[tuple[int, str], ...] = ((5, V5), (6, V6), (7, V7))
+V8 = """
+-- v8 (as SQLite's v8): a write's duplicate check finds a body by its hash through an
+-- index, in the listing's order, instead of scanning every memory of the tenant.
+CREATE INDEX records_hash ON records(tenant, agent, text_hash, recorded_at, id);
+"""
+MIGRATIONS: tuple[tuple[int, str], ...] = ((5, V5), (6, V6), (7, V7), (8, V8))
 LATEST_VERSION = MIGRATIONS[-1][0]
 OWN_TABLES = frozenset(("schema_version", "meta", *TENANT_TABLES))

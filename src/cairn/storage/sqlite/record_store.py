@@ -45,6 +45,7 @@ from cairn.storage.ports import (
     TrajectoryQuery,
 )
 from cairn.storage.sqlite import learning
+from cairn.storage.sqlite.decoded import DecodedRows, Listings
 from cairn.storage.sqlite.filters import event_filters, record_filters
 from cairn.storage.sqlite.migrate import migrate
 from cairn.storage.sqlite.rows import (
@@ -104,6 +105,8 @@ class SqliteRecordStore:
         self._rank = rank_hint
         self._conn = _connect(self.path)
         self._model: str | None = None
+        self._decoded = DecodedRows()
+        self._rule_listings = Listings()
         try:
             with self._lock:
                 migrate(self._conn, self.path, rank_hint)
@@ -215,8 +218,8 @@ class SqliteRecordStore:
         return records
 
     def rule_candidates(self, query: RuleQuery) -> list[Record]:
-        sql = (
-            SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND live"
+        where = (
+            " WHERE tenant = ? AND agent = ? AND live"
             f" AND kind IN ({', '.join('?' * len(query.kinds))})"
             " AND (scope = 'global' OR project_id = ?)"
         )
@@ -229,11 +232,24 @@ class SqliteRecordStore:
             if value is not None:
                 # Selector words are stored lower-case, so a substring test on the JSON
                 # text is exact for a quoted word and far cheaper than json_each.
-                sql += f" AND ({column} = '[]' OR instr({column}, ?) > 0)"
+                where += f" AND ({column} = '[]' OR instr({column}, ?) > 0)"
                 params.append(json.dumps(value.lower(), ensure_ascii=False))
-        sql += " ORDER BY rank_hint DESC, id LIMIT ?"
+        where += " ORDER BY rank_hint DESC, id LIMIT ?"
         params.append(query.limit)
-        return [record_from_row(r)[1] for r in self._all(sql, params)]
+        with self._lock:
+            if self._conn.in_transaction:
+                # Inside a write: rows may yet roll back under a number a later write
+                # reuses, so nothing read here is kept.
+                return [record_from_row(r)[1] for r in self._all(SELECT_RECORD + where, params)]
+            # One snapshot for the listing and the reads of the rows not held decoded.
+            self._conn.execute("BEGIN")
+            try:
+                listed = self._rule_listings.listing(
+                    self._conn, query, "SELECT row, change_seq FROM records" + where, params
+                )
+                return self._decoded.records(self._conn, listed)
+            finally:
+                self._conn.execute("COMMIT")
 
     def records_by_rows(self, where: LaneFilter, rows: Sequence[int]) -> dict[int, Record]:
         out: dict[int, Record] = {}

@@ -471,4 +471,12 @@ DROP INDEX records_rules;
 CREATE INDEX records_rules ON records(tenant, agent, rank_hint DESC, id) WHERE live;
 """
 MIGRATIONS = (*MIGRATIONS, (7, V7))
+V8 = """
+-- v8: a write's duplicate check looks a body up by its hash, which scanned every memory
+-- of the tenant (about 15 ms per remember at 10,000 memories, ten times that at 100k).
+-- Listings come ordered by (recorded_at, id): the index holds that order too, or the
+-- planner walks records_recent for the order and tests every row's hash.
+CREATE INDEX records_hash ON records(tenant, agent, text_hash, recorded_at, id);
+"""
+MIGRATIONS = (*MIGRATIONS, (8, V8))
 LATEST_VERSION = MIGRATIONS[-1][0]
