@@ -116,3 +116,19 @@ def test_several_worker_processes_serve_one_store(tmp_path: Path) -> None:
     started = [x for x in server.logs() if x["event"] == "started"]
     stopped = [x for x in server.logs() if x["event"] == "stopped"]
     assert len(started) == len(stopped) == 2  # two engines, each closed at the stop
+
+
+def test_the_warmed_engine_is_frozen_out_of_the_collectors_sight(tmp_path: Path) -> None:
+    import gc
+
+    from cairn.server.run import Settings, build_app
+
+    config = {"memory": {"embeddings": {"provider": "hashing"}}}
+    settings = Settings(config, str(tmp_path), str(tmp_path / "tokens.json"), None, 1 << 20)
+    gc.unfreeze()
+    try:
+        assert gc.get_freeze_count() == 0
+        build_app(settings)
+        assert gc.get_freeze_count() > 1000  # the engine and everything loaded with it
+    finally:
+        gc.unfreeze()

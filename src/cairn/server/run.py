@@ -12,6 +12,7 @@ through (:mod:`cairn.daemon`). The socket's files are removed when it stops.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -109,6 +110,12 @@ def build_app(settings: Settings) -> FastAPI:
     schedule.attach(app, engine, tokens, home)  # reflection and sweep, when due
     # Load the model (and the default partition) now, not in the first request.
     engine.query(c.RecallQuery(query="warm up"))
+    # What is loaded now lives as long as the process (the engine, the indexes' arrays and
+    # their Python wrappers, the model): out of the collector's sight, a full collection
+    # no longer walks it on a request (45-85 ms pauses at 100k memories otherwise). What
+    # of it later becomes garbage is never freed, which is bounded by this one load.
+    gc.collect()
+    gc.freeze()
     return app
 
 
