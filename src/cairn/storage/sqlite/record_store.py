@@ -54,6 +54,7 @@ from cairn.storage.sqlite.rows import (
     SELECT_RECORD,
     SELECT_TOMBSTONE,
     application_from_row,
+    change_batch,
     event_from_row,
     record_from_row,
     tombstone_from_row,
@@ -383,7 +384,7 @@ class SqliteRecordStore:
             )
             # In chunks: a 1M-row load never holds more than one chunk of vectors at once.
             while found := cursor.fetchmany(_FEED_BATCH):
-                yield _batch(found)
+                yield change_batch(found)
 
     # -- entity links --------------------------------------------------------------------
 
@@ -466,40 +467,3 @@ class SqliteRecordStore:
         with self._lock:
             self._conn.close()
 
-
-def _batch(found: list[Any]) -> ChangeBatch:
-    columns = list(zip(*found, strict=True))
-    (
-        rows,
-        tenants,
-        agents,
-        projects,
-        live,
-        seqs,
-        vectors,
-        models,
-        lengths,
-        keys,
-        counts,
-        entity_keys,
-        episodes,
-        positions,
-        occurred,
-    ) = columns
-    return ChangeBatch(
-        rows=[int(r) for r in rows],
-        tenants=list(tenants),
-        agents=list(agents),
-        projects=list(projects),
-        live=[bool(x) for x in live],
-        seqs=[int(s) for s in seqs],
-        vectors=list(vectors),
-        models=list(models),
-        lengths=list(lengths),
-        term_keys=list(keys),
-        term_counts=list(counts),
-        entity_keys=list(entity_keys),
-        episodes=list(episodes),
-        positions=list(positions),
-        occurred=list(occurred),
-    )
