@@ -20,7 +20,7 @@ always looked up again through a tenant-scoped method.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -99,6 +99,58 @@ class ChangeBatch:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    @classmethod
+    def from_rows(
+        cls,
+        found: Sequence[Sequence[Any]],
+        *,
+        vector: Callable[[Any], bytes] | None = None,
+        blob: Callable[[Any], bytes] | None = None,
+    ) -> ChangeBatch:
+        """Rows of a change-feed query, in the columns' order of the fields above. A
+        backend whose driver does not hand back bytes says how its vector and binary
+        values become bytes (None: they are bytes already, kept without a copy)."""
+        (
+            rows,
+            tenants,
+            agents,
+            projects,
+            live,
+            seqs,
+            vectors,
+            models,
+            lengths,
+            keys,
+            counts,
+            entity_keys,
+            episodes,
+            positions,
+            occurred,
+        ) = list(zip(*found, strict=True))
+
+        def each(values: Sequence[Any], convert: Callable[[Any], bytes] | None) -> list[Any]:
+            if convert is None:
+                return list(values)
+            return [None if v is None else convert(v) for v in values]
+
+        return cls(
+            rows=[int(r) for r in rows],
+            tenants=list(tenants),
+            agents=list(agents),
+            projects=list(projects),
+            live=[bool(x) for x in live],
+            seqs=[int(s) for s in seqs],
+            vectors=each(vectors, vector),
+            models=list(models),
+            lengths=list(lengths),
+            term_keys=each(keys, blob),
+            term_counts=each(counts, blob),
+            entity_keys=each(entity_keys, blob),
+            episodes=list(episodes),
+            positions=list(positions),
+            occurred=list(occurred),
+        )
 
 
 # Kinds a person reads and edits as their own even when an agent wrote them.

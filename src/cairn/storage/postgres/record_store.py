@@ -354,7 +354,7 @@ class PostgresRecordStore:
             )
             try:
                 while found := cursor.fetchmany(_FEED_BATCH):
-                    yield _batch(found)
+                    yield ChangeBatch.from_rows(found, vector=_vector_bytes, blob=bytes)
             finally:
                 cursor.close()
 
@@ -433,39 +433,6 @@ class PostgresRecordStore:
         self.db.close()
 
 
-def _batch(found: list[Any]) -> ChangeBatch:
-    columns = list(zip(*found, strict=True))
-    (
-        rows,
-        tenants,
-        agents,
-        projects,
-        live,
-        seqs,
-        vectors,
-        models,
-        lengths,
-        keys,
-        counts,
-        entity_keys,
-        episodes,
-        positions,
-        occurred,
-    ) = columns
-    return ChangeBatch(
-        rows=[int(r) for r in rows],
-        tenants=list(tenants),
-        agents=list(agents),
-        projects=list(projects),
-        live=[bool(x) for x in live],
-        seqs=[int(s) for s in seqs],
-        vectors=[None if v is None else np.asarray(v, dtype="<f4").tobytes() for v in vectors],
-        models=list(models),
-        lengths=list(lengths),
-        term_keys=[None if k is None else bytes(k) for k in keys],
-        term_counts=[None if c is None else bytes(c) for c in counts],
-        entity_keys=[None if e is None else bytes(e) for e in entity_keys],
-        episodes=list(episodes),
-        positions=list(positions),
-        occurred=list(occurred),
-    )
+
+def _vector_bytes(value: Any) -> bytes:
+    return np.asarray(value, dtype="<f4").tobytes()

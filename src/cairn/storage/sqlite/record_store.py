@@ -54,7 +54,6 @@ from cairn.storage.sqlite.rows import (
     SELECT_RECORD,
     SELECT_TOMBSTONE,
     application_from_row,
-    change_batch,
     event_from_row,
     record_from_row,
     tombstone_from_row,
@@ -384,7 +383,7 @@ class SqliteRecordStore:
             )
             # In chunks: a 1M-row load never holds more than one chunk of vectors at once.
             while found := cursor.fetchmany(_FEED_BATCH):
-                yield change_batch(found)
+                yield ChangeBatch.from_rows(found)
 
     # -- entity links --------------------------------------------------------------------
 

@@ -8,7 +8,6 @@ from dataclasses import fields
 from typing import Any
 
 from cairn.model import Application, Event, Record, Tombstone
-from cairn.storage.ports import ChangeBatch
 
 JSON_LIST_FIELDS = frozenset(
     ("tags", "path_patterns", "operations", "phases", "task_types", "evidence")
@@ -108,41 +107,3 @@ def application_from_row(row: tuple[Any, ...]) -> Application:
     values["why_applied"] = tuple(json.loads(values["why_applied"]))
     return Application(**values)
 
-
-def change_batch(found: list[Any]) -> ChangeBatch:
-    """Rows of the change feed's query (its columns in order) as one batch."""
-    columns = list(zip(*found, strict=True))
-    (
-        rows,
-        tenants,
-        agents,
-        projects,
-        live,
-        seqs,
-        vectors,
-        models,
-        lengths,
-        keys,
-        counts,
-        entity_keys,
-        episodes,
-        positions,
-        occurred,
-    ) = columns
-    return ChangeBatch(
-        rows=[int(r) for r in rows],
-        tenants=list(tenants),
-        agents=list(agents),
-        projects=list(projects),
-        live=[bool(x) for x in live],
-        seqs=[int(s) for s in seqs],
-        vectors=list(vectors),
-        models=list(models),
-        lengths=list(lengths),
-        term_keys=list(keys),
-        term_counts=list(counts),
-        entity_keys=list(entity_keys),
-        episodes=list(episodes),
-        positions=list(positions),
-        occurred=list(occurred),
-    )
