@@ -40,13 +40,10 @@ def still_running(pid: object, failure: str, *, sent: bool) -> str:
     )
 
 
-def hook_through(
-    info: dict[str, object], home: str, host: str, kind: str, raw: bytes, tenant: str,
-    agent: str,
-) -> str | None:  # fmt: skip
-    """The host's output for one event from the daemon ``info`` describes; None: the
-    daemon definitely stopped before answering (run the hook in-process)."""
-    folder = probe.folder_of(home)
+def _endpoint(
+    info: dict[str, object], folder: str, tenant: str, agent: str
+) -> tuple[str, float, dict[str, str]]:
+    """The socket, the timeout and the headers of a request to the daemon ``info`` names."""
     sock = info.get("socket")
     path = sock if isinstance(sock, str) else os.path.join(folder, probe.SOCKET_NAME)
     limit = info.get("timeout_seconds")
@@ -54,6 +51,17 @@ def hook_through(
     headers = {wire.TENANT_HEADER: wire.encode_name(tenant),
                wire.AGENT_HEADER: wire.encode_name(agent),
                "Content-Type": "application/json"}  # fmt: skip
+    return path, timeout, headers
+
+
+def hook_through(
+    info: dict[str, object], home: str, host: str, kind: str, raw: bytes, tenant: str,
+    agent: str,
+) -> str | None:  # fmt: skip
+    """The host's output for one event from the daemon ``info`` describes; None: the
+    daemon definitely stopped before answering (run the hook in-process)."""
+    folder = probe.folder_of(home)
+    path, timeout, headers = _endpoint(info, folder, tenant, agent)
     try:
         reply = wire.exchange(
             path, "POST", f"/local/hook/{host}/{kind}", raw, headers, timeout=timeout
@@ -78,13 +86,7 @@ def query_through(
     import json
 
     folder = probe.folder_of(home)
-    sock = info.get("socket")
-    path = sock if isinstance(sock, str) else os.path.join(folder, probe.SOCKET_NAME)
-    limit = info.get("timeout_seconds")
-    timeout = float(limit) if isinstance(limit, int | float) and limit > 0 else 30.0
-    headers = {wire.TENANT_HEADER: wire.encode_name(tenant),
-               wire.AGENT_HEADER: wire.encode_name(agent),
-               "Content-Type": "application/json"}  # fmt: skip
+    path, timeout, headers = _endpoint(info, folder, tenant, agent)
     body = json.dumps(request, ensure_ascii=False).encode("utf-8")
     try:
         reply = wire.exchange(path, "POST", "/v1/query", body, headers, timeout=timeout)

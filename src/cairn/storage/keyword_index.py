@@ -386,18 +386,25 @@ class KeywordIndex:
         if part is None or not rows:
             return {}
         part.settle()
-        wanted: list[tuple[int, int]] = []
-        for row in rows:
-            packed = self._locate(row)
-            if packed >= 0 and (packed >> _OFFSET_BITS) == part.id:
-                slot = packed & _SLOT_MASK
-                if part.live[slot]:
-                    wanted.append((row, slot))
+        wanted = self._slots_in(part, rows, part.live)
         if not wanted:
             return {}
         keys = np.fromiter(query_keys(terms), dtype=np.int64)
         found = part.scores_for(keys, np.asarray([s for _, s in wanted], dtype=np.int32))
         return {row: float(score) for (row, _), score in zip(wanted, found.tolist(), strict=True)}
+
+    def _slots_in(
+        self, part: Partition, rows: Sequence[int], flags: np.ndarray
+    ) -> list[tuple[int, int]]:
+        """(row, slot) of the ``rows`` that live in ``part`` with their flag set."""
+        wanted: list[tuple[int, int]] = []
+        for row in rows:
+            packed = self._locate(row)
+            if packed >= 0 and (packed >> _OFFSET_BITS) == part.id:
+                slot = packed & _SLOT_MASK
+                if flags[slot]:
+                    wanted.append((row, slot))
+        return wanted
 
     def row_terms(
         self, tenant: str, agent: str, terms: Sequence[str], rows: Sequence[int]
@@ -410,13 +417,7 @@ class KeywordIndex:
         if part is None or not rows:
             return {}
         part.settle()
-        wanted: list[tuple[int, int]] = []
-        for row in rows:
-            packed = self._locate(row)
-            if packed >= 0 and (packed >> _OFFSET_BITS) == part.id:
-                slot = packed & _SLOT_MASK
-                if part.indexed[slot]:
-                    wanted.append((row, slot))
+        wanted = self._slots_in(part, rows, part.indexed)
         if not wanted:
             return {}
         by_key: dict[int, list[str]] = {}
