@@ -120,12 +120,6 @@ def embedder_reads(model_id: str, text: str) -> bool:
     return model_id not in ENGLISH_ONLY or model_reads(text)
 
 
-# Stemming is pure Python (~80 µs a word) and a pool of 50 memories not seen before holds
-# ~2,000 words: at 100k memories, where most pools are new, it made this stage 80+ ms.
-# Words repeat far more than memories do, so they are memoised one by one.
-_normal_word = lru_cache(maxsize=1 << 16)(normal_term)
-
-
 def term_weights(
     terms: Sequence[str], document_counts: Mapping[str, int], total: int
 ) -> dict[str, float]:
@@ -136,7 +130,7 @@ def term_weights(
     for term in terms:
         n = min(max(document_counts.get(term, 0), 0), total)
         weight = math.log(1.0 + (total - n + 0.5) / (n + 0.5))
-        key = _normal_word(term)
+        key = normal_term(term)
         weights[key] = max(weights.get(key, 0.0), weight)
     return weights
 
@@ -156,7 +150,7 @@ MEMOISED_CHARS = 2000  # 8192 memoised texts hold at most ~16 M characters
 
 def _terms(texts: tuple[str | None, ...]) -> frozenset[str]:
     words = {t for text in texts if text for t in index_terms(text)}
-    return frozenset(map(_normal_word, words))
+    return frozenset(map(normal_term, words))
 
 
 _memoised_terms = lru_cache(maxsize=8192)(_terms)
@@ -164,7 +158,7 @@ _memoised_terms = lru_cache(maxsize=8192)(_terms)
 
 def normal_forms(terms: frozenset[str]) -> frozenset[str]:
     """Index terms in the form :func:`coverage` compares (one per stem)."""
-    return frozenset(map(_normal_word, terms))
+    return frozenset(map(normal_term, terms))
 
 
 def coverage(weights: Mapping[str, float], terms: frozenset[str]) -> float:
