@@ -14,19 +14,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from cairn.model import Event, Record
 from cairn.storage.inprocess import InProcessSearchIndex
 from cairn.storage.memory.record_store import MemoryRecordStore
 from cairn.storage.memory.search_index import MemorySearchIndex
-from cairn.storage.ports import NewRow, RecordStore, SearchIndex
+from cairn.storage.ports import RecordStore, SearchIndex
 from cairn.storage.sqlite.record_store import SqliteRecordStore
-from cairn.text import text_hash
 from pg_support import fresh_schema
+from record_builders import DIM, insert, record, vec
 
-DIM = 8
+__all__ = ["Pair", "event", "insert", "record", "vec"]  # the suite's builders
 
 
 @dataclass
@@ -101,41 +100,5 @@ def pair(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Pair]:
         made.records.close()
 
 
-def vec(*hot: int) -> np.ndarray:
-    """A unit vector with weight on the given dimensions."""
-    out = np.zeros(DIM, dtype=np.float32)
-    for i in hot:
-        out[i] += 1.0
-    return out / np.linalg.norm(out)
-
-
-def record(
-    record_id: str, body: str, *, tenant: str = "t1", agent: str = "a", **fields: Any
-) -> Record:
-    values: dict[str, Any] = {
-        "id": record_id,
-        "version": 1,
-        "tenant": tenant,
-        "agent": agent,
-        "body": body,
-        "recorded_at": "2026-01-01T00:00:00.000000Z",
-        "text_hash": text_hash(body),
-    }
-    values.update(fields)
-    return Record(**values)
-
-
 def event(event_id: str, *, tenant: str = "t1", agent: str = "a", **payload: Any) -> Event:
     return Event(event_id, "memory.stored", tenant, agent, dict(payload), "2026-01-01T00:00:00Z")
-
-
-def insert(
-    store: RecordStore, *items: Record, vectors: dict[str, np.ndarray] | None = None
-) -> list[int]:
-    with store.transaction() as tx:
-        return tx.insert_records(
-            [
-                NewRow(r, (vectors or {}).get(r.id), "test-model", ("shared-key", r.id))
-                for r in items
-            ]
-        )
