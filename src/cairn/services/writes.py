@@ -102,12 +102,13 @@ class Writes:
         limit = self._config.memory.store.maxBodyChars
         fields = validate_memory_fields(given, where="", max_body_chars=limit)
         check_choice("origin", origin, ORIGINS)
-        secrets = self._config.memory.secrets
-        body, title, found = self._guard.check(fields["body"], fields["title"], secrets)
+        texts = {name: fields[name] for name in STORED_TEXTS}
+        texts, found = self._guard.scrub(self._config.memory.secrets, texts)
+        body, title = texts["body"], texts["title"]
         kind = fields["kind"]
         memory_type = fields["memory_type"] or DEFAULT_MEMORY_TYPE[kind]
         scope = fields["scope"]
-        tags = tuple(dict.fromkeys(fields["tags"]))
+        tags = tuple(dict.fromkeys(texts["tags"]))
         selector = {name: tuple(dict.fromkeys(fields[name])) for name in SELECTOR_FIELDS}
         record = Record(
             id=new_ulid(),
@@ -131,8 +132,8 @@ class Writes:
             state=state,
             pinned=fields["pinned"],
             importance=1.0 if fields["pinned"] else 0.5,
-            source=fields["source"] or {},
-            external_ref=fields["external_ref"],
+            source=texts["source"] or {},
+            external_ref=texts["external_ref"],
             episode_id=fields["episode_id"],
             position=fields["position"],
             occurred_at=fields["occurred_at"],
@@ -384,6 +385,9 @@ class Writes:
 
 
 SELECTOR_FIELDS = ("path_patterns", "operations", "phases", "task_types")
+# The free texts of a memory, which the secret policy covers (selectors and ids are
+# checked names, not prose).
+STORED_TEXTS = ("body", "title", "tags", "source", "external_ref")
 
 
 def _selector_values(name: str, values: Sequence[str]) -> tuple[str, ...]:
