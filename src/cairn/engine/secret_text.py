@@ -127,10 +127,12 @@ def fold(text: str) -> Folded:
 
 
 # A line break inside a key: token characters run to the end of a line (at least eight)
-# and go on at the start of the next (after its indentation) with a digit among them, as
-# the rest of a random key has and a word of prose does not.
+# and go on at the start of the next (after its indentation) with a digit or a capital
+# inside among them, as the rest of a random key has and a word of prose does not.
+_RUN = r"[A-Za-z0-9_\-+/=]"
 _BREAK = lazy_compile(
-    r"(?<=[A-Za-z0-9_\-+/=]{8})[ \t]*\r?\n[ \t>]*(?=[A-Za-z0-9_\-+/=]*[0-9][A-Za-z0-9_\-+/=]*"
+    r"(?<=" + _RUN + r"{8})[ \t]*\r?\n[ \t>]*"
+    r"(?=(?:" + _RUN + r"*[0-9]|" + _RUN + r"*[a-z]" + _RUN + r"*[A-Z])" + _RUN + r"*"
     r"(?:[\s\"'`,;)\]}]|$))"
 )
 

@@ -94,7 +94,7 @@ def _user_and_password(value: str) -> bool:
         text = decoded.decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return False
-    user, colon, password = text.partition(":")
+    _, colon, password = text.partition(":")
     return bool(colon and password) and text.isprintable()
 
 
@@ -118,13 +118,15 @@ _SHORT_FLAG = lazy_compile(
     r"|redis-cli\b[^\n]{0,120}?\s-a[ \t]+(?P<c>\S{1,200})"
     r"|\b(?:curl|wget|http)\b[^\n]{0,200}?\s(?:-u|--user)[ \t]+[\"']?[^\s:\"']{1,100}:"
     r"(?P<d>[^\s\"']{1,200})"
-    r"|\becho[ \t]+(?P<e>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\"|[^\s|]{1,200})[ \t]*\|[ \t]*[^\n]{0,40}?"
+    r"|\becho[ \t]+(?P<e>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\"|[^\s|]{1,200})"
+    r"[ \t]*\|[ \t]*[^\n]{0,40}?"
     r"\b(?:docker|podman|helm|buildah|skopeo|oras|nerdctl)\b[^\n]{0,120}?--password-stdin)"
 )
 _SECRET_NAME = r"[\w.\-]*(?:password|passwd|secret|token|api_?key|apikey|credentials?|psk)"
 _XML = lazy_compile(
     r"(?i)<(?P<key>" + _SECRET_NAME + r")>(?P<v>[^<\n]{1,300})</(?P=key)>"
-    r"|name=[\"'](?P<key2>" + _SECRET_NAME + r")[\"']\s+value=[\"'](?P<v2>[^\"'\n]{1,300})[\"']"
+    r"|(?:name|key)=[\"'](?P<key2>" + _SECRET_NAME + r")[\"']\s+"
+    r"value=[\"'](?P<v2>[^\"'\n]{1,300})[\"']"
 )
 _KUBE_PAIR = lazy_compile(
     r"(?i)\bname:[ \t]*[\"']?(?P<key>" + _SECRET_NAME + r")[\"']?[ \t]*\r?\n[ \t-]*value:[ \t]*"

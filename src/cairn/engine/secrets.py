@@ -73,6 +73,11 @@ _NATURAL = lazy_compile(
     r"|\s*:\s*)"
     r"(?P<value>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|“[^”\n]{1,300}”|[^\s\"'`]{1,300})"
 )
+# "password X" with no verb: only a value no word could be (upper, lower and digits).
+_BARE = lazy_compile(
+    r"(?i)(?<![\w:/.\-])(?P<key>password|passwd|passphrase|pw|token|api key)[ \t]+"
+    r"(?P<value>[^\s\"'`]{8,300})"
+)
 _USE_AS = lazy_compile(
     r"(?i)\buse\s+(?P<value>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|[^\s\"'`]{4,300})\s+as\s+"
     r"(?:the\s+|my\s+|your\s+)?(?:[\w\-]+\s+)?(?P<key>password|passphrase|token|api key)\b"
@@ -85,11 +90,8 @@ _FOREIGN = lazy_compile(
     r"(?:\s*(?:[:=]|是|为|為|は|는|은|改成了?|改为|换成了?|设为|设置为|变成了?)\s*[:]?\s*|\s+(?=[!-~]))"
     r"(?P<value>[\"“「『'][^\"”」』'\n]{1,300}[\"”」』']|[!-~]{1,300})"
 )
-# Words that follow "the password is" in prose and are no password.
-_PROSE_WORDS = frozenset(
-    """case-sensitive case-insensitive write-only read-only one-time single-use
-    auto-generated self-service well-known not-set""".split()  # noqa: SIM905
-)
+# Words that follow "the password is" in prose: "case-sensitive", "short-lived".
+_PROSE_WORD = lazy_compile(r"^[a-z]+(?:-[a-z]+)*$")
 _IDENTIFIER = lazy_compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -172,20 +174,32 @@ def _prose_value(value: str, quoted: bool) -> bool:
     """Whether a value written in a sentence is a secret rather than the next word."""
     if quoted:
         return len(value) >= 4
-    if value.lower() in _PROSE_WORDS or len(value) < 6:
+    if _PROSE_WORD.match(value) or len(value) < 6:
         return False
     if value.isalpha():  # "is reset", "is stored": a camel-cased word may be one
         return any(ch.isupper() for ch in value[1:]) and any(ch.islower() for ch in value)
     return plausible(value, 6)
 
 
+def _strong(value: str) -> bool:
+    """Digits and letters, and mixed case or a symbol: what no word of prose has."""
+    cased = any(ch.isupper() for ch in value) and any(ch.islower() for ch in value)
+    symbol = any(not ch.isalnum() for ch in value)
+    return has_digit(value) and any(ch.isalpha() for ch in value) and (cased or symbol)
+
+
 def _natural(text: str) -> Iterator[SecretMatch]:
-    for pattern in (_NATURAL, _USE_AS, _FOREIGN):
+    for pattern in (_NATURAL, _USE_AS, _FOREIGN, _BARE):
         for m in pattern.finditer(text):
             value, lo, hi, quoted = unquote(m.group("value"))
+            if not quoted:  # a bracket opening what follows the value: "X（until Friday）"
+                value = value.split("(", 1)[0].rstrip(".,;:!?")
+                hi = lo + len(value)
             key = m.group("key")
             if placeholder(value, key, quoted) or not _prose_value(value, quoted):
                 continue  # "the password is reset", "密码是必填的"
+            if pattern is _BARE and not _strong(value):
+                continue
             start = m.start("value") + lo
             kind = "password" if pattern is _FOREIGN else _kind_of(key)[0]
             yield SecretMatch(kind, start, start + (hi - lo))

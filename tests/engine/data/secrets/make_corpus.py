@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (a data file: one realistic paste per line reads best whole)
 """Build the secret-detection corpus: ``positives.jsonl`` and ``near_misses.jsonl``.
 
 Run ``python tests/engine/data/secrets/make_corpus.py`` to write both files beside it; the
@@ -189,7 +190,7 @@ def b64url(data: bytes) -> str:
 def jwt() -> str:
     header = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
     payload = b64url(
-        json.dumps({"sub": rand(string.digits, 8), "iat": RNG.randint(1.6e9, 1.8e9)}).encode()
+        json.dumps({"sub": rand(string.digits, 8), "iat": RNG.randint(1_600_000_000, 1_800_000_000)}).encode()
     )
     return f"{header}.{payload}.{mixed(B64URL, 43)}"
 
@@ -201,7 +202,11 @@ def password() -> str:
             RNG.choice(words) + RNG.choice(words) + str(RNG.randint(10, 9999)),
             mixed(B62, 16),
             mixed(B62 + "!@#%^&*-_", 14),
-            RNG.choice(words).lower() + "-" + RNG.choice(words).lower() + "-" + str(RNG.randint(1, 99)),
+            RNG.choice(words).lower()
+            + "-"
+            + RNG.choice(words).lower()
+            + "-"
+            + str(RNG.randint(1, 99)),
         ]
     )
 
@@ -260,7 +265,11 @@ def _service_tokens() -> None:
         t = gitlab(prefix)
         pos("gitlab-token", f"GITLAB_TOKEN={t}  # runner setup", t)
     t = gitlab()
-    pos("gitlab-token", f"curl --header 'PRIVATE-TOKEN: {t}' https://gitlab.example.com/api/v4/projects", t)
+    pos(
+        "gitlab-token",
+        f"curl --header 'PRIVATE-TOKEN: {t}' https://gitlab.example.com/api/v4/projects",
+        t,
+    )
     for kind in ("xoxb", "xoxp", "xoxa", "xoxs"):
         t = slack(kind)
         pos("slack-token", f"SLACK_BOT_TOKEN: {t}", t)
@@ -272,7 +281,11 @@ def _service_tokens() -> None:
         t = stripe(prefix)
         pos("stripe-key", f"STRIPE_SECRET_KEY={t}", t)
     t = stripe("whsec_")
-    pos("stripe-key", f"stripe listen printed: Ready! Your webhook signing secret is {t} (^C to quit)", t)
+    pos(
+        "stripe-key",
+        f"stripe listen printed: Ready! Your webhook signing secret is {t} (^C to quit)",
+        t,
+    )
     t = stripe()
     pos("stripe-key", f"Stripe::API.key = '{t}'", t)
     t, sid = twilio_key(), "AC" + rand(HEX, 32)
@@ -283,15 +296,19 @@ def _service_tokens() -> None:
         t = make()
         pos("openai-api-key", f"OPENAI_API_KEY={t}", t)
     t = openai()
-    pos("openai-api-key", f"client = OpenAI(api_key=\"{t}\")", t)
+    pos("openai-api-key", f'client = OpenAI(api_key="{t}")', t)
     t = anthropic()
     pos("anthropic-api-key", f"ANTHROPIC_API_KEY={t}", t)
     t = anthropic()
-    pos("anthropic-api-key", f"curl https://api.anthropic.com/v1/messages -H \"x-api-key: {t}\"", t)
+    pos("anthropic-api-key", f'curl https://api.anthropic.com/v1/messages -H "x-api-key: {t}"', t)
     t = npm()
     pos("npm-token", f"//registry.npmjs.org/:_authToken={t}", t)
     t = npm()
-    pos("npm-token", f"my .npmrc:\nregistry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken={t}\nalways-auth=true", t)
+    pos(
+        "npm-token",
+        f"my .npmrc:\nregistry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken={t}\nalways-auth=true",
+        t,
+    )
     t = npm()
     pos("npm-token", f"NPM_TOKEN={t} npm publish --access public", t)
     t = pypi()
@@ -303,7 +320,7 @@ def _service_tokens() -> None:
     t = hf()
     pos("huggingface-token", f"huggingface-cli login --token {t}", t)
     t = hf()
-    pos("huggingface-token", f"from huggingface_hub import login; login(\"{t}\")", t)
+    pos("huggingface-token", f'from huggingface_hub import login; login("{t}")', t)
     for prefix in ("shpat_", "shpss_", "shpca_", "shppa_"):
         t = shopify(prefix)
         pos("shopify-token", f"SHOPIFY_ACCESS_TOKEN={t}", t)
@@ -321,7 +338,11 @@ def _service_tokens() -> None:
     t = sendgrid()
     pos("sendgrid-key", f"the sendgrid key we use for receipts is {t}", t)
     t = mailgun()
-    pos("mailgun-key", f"curl -s --user 'api:{t}' https://api.mailgun.net/v3/mg.example.com/messages", t)
+    pos(
+        "mailgun-key",
+        f"curl -s --user 'api:{t}' https://api.mailgun.net/v3/mg.example.com/messages",
+        t,
+    )
     t = mailgun_new()
     pos("mailgun-key", f"MAILGUN_API_KEY={t}", t)
     t = discord()
@@ -341,18 +362,32 @@ def _service_tokens() -> None:
     t = jwt()
     pos("jwt", f"the refresh token in localStorage is {t}", t)
     t = age_key()
-    pos("age-key", f"# created: 2026-02-01T10:00:00Z\n# public key: age1{rand(BECH32.lower(), 58)}\n{t}", t)
+    pos(
+        "age-key",
+        f"# created: 2026-02-01T10:00:00Z\n# public key: age1{rand(BECH32.lower(), 58)}\n{t}",
+        t,
+    )
     t = age_key()
     pos("age-key", f"SOPS_AGE_KEY={t}", t)
 
 
 def _cloud_credentials() -> None:
     i, s = aws_id(), aws_secret()
-    pos("aws", f"[default]\naws_access_key_id = {i}\naws_secret_access_key = {s}\nregion = eu-west-1", i, s)
+    pos(
+        "aws",
+        f"[default]\naws_access_key_id = {i}\naws_secret_access_key = {s}\nregion = eu-west-1",
+        i,
+        s,
+    )
     i, s = aws_id(), aws_secret()
     pos("aws", f"export AWS_ACCESS_KEY_ID={i}\nexport AWS_SECRET_ACCESS_KEY={s}", i, s)
     i, s = aws_id("ASIA"), aws_secret()
-    pos("aws", f'{{"AccessKeyId": "{i}", "SecretAccessKey": "{s}", "SessionToken": "{mixed(B64, 300)}"}}', i, s)
+    pos(
+        "aws",
+        f'{{"AccessKeyId": "{i}", "SecretAccessKey": "{s}", "SessionToken": "{mixed(B64, 300)}"}}',
+        i,
+        s,
+    )
     i, s = aws_id(), aws_secret()
     pos("aws", f"new IAM user keys: {i} / {s}", i, s)
     i, s = aws_id(), aws_secret()
@@ -377,27 +412,59 @@ def _cloud_credentials() -> None:
     t = gcp_access()
     pos("gcp", f"gcloud auth print-access-token\n{t}", t)
     k = azure_key()
-    pos("azure", f"DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey={k};EndpointSuffix=core.windows.net", k)
+    pos(
+        "azure",
+        f"DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey={k};EndpointSuffix=core.windows.net",
+        k,
+    )
     k = azure_key(42)
-    pos("azure", f"Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={k}", k)
+    pos(
+        "azure",
+        f"Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={k}",
+        k,
+    )
     sig = mixed(B62, 43) + "%3D"
-    pos("azure", f"https://acme.blob.core.windows.net/backups/db.bak?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-12-31&sig={sig}", sig)
+    pos(
+        "azure",
+        f"https://acme.blob.core.windows.net/backups/db.bak?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-12-31&sig={sig}",
+        sig,
+    )
     t = azure_client_secret()
     pos("azure", f"AZURE_CLIENT_SECRET={t}", t)
     t = azure_client_secret()
-    pos("azure", f"az login --service-principal -u {rand(HEX, 8)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 12)} -p {t} --tenant acme.onmicrosoft.com", t)
+    pos(
+        "azure",
+        f"az login --service-principal -u {rand(HEX, 8)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 12)} -p {t} --tenant acme.onmicrosoft.com",
+        t,
+    )
 
 
 def _key_blocks() -> None:
     for label in ("RSA ", "EC ", "", "ENCRYPTED ", "DSA "):
         body = pem_body()
-        pos("private-key", f"-----BEGIN {label}PRIVATE KEY-----\n{body}\n-----END {label}PRIVATE KEY-----", body.split("\n")[2])
+        pos(
+            "private-key",
+            f"-----BEGIN {label}PRIVATE KEY-----\n{body}\n-----END {label}PRIVATE KEY-----",
+            body.split("\n")[2],
+        )
     body = pem_body(5)
-    pos("private-key", f"here's the deploy key, don't share:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA{body}\n-----END OPENSSH PRIVATE KEY-----", body.split("\n")[1])
+    pos(
+        "private-key",
+        f"here's the deploy key, don't share:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA{body}\n-----END OPENSSH PRIVATE KEY-----",
+        body.split("\n")[1],
+    )
     body = pem_body(3)
-    pos("private-key", f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{body}\n={rand(B64, 4)}\n-----END PGP PRIVATE KEY BLOCK-----", body.split("\n")[1])
+    pos(
+        "private-key",
+        f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{body}\n={rand(B64, 4)}\n-----END PGP PRIVATE KEY BLOCK-----",
+        body.split("\n")[1],
+    )
     body = pem_body(4)
-    pos("private-key", f"tls:\n  key: |\n    -----BEGIN PRIVATE KEY-----\n    {body.replace(chr(10), chr(10) + '    ')}\n    -----END PRIVATE KEY-----", body.split("\n")[3])
+    pos(
+        "private-key",
+        f"tls:\n  key: |\n    -----BEGIN PRIVATE KEY-----\n    {body.replace(chr(10), chr(10) + '    ')}\n    -----END PRIVATE KEY-----",
+        body.split("\n")[3],
+    )
     for algo in ("ssh-rsa", "ssh-ed25519"):
         public = pem_body(2).replace("\n", "\n")
         private = pem_body(4)
@@ -408,33 +475,64 @@ def _key_blocks() -> None:
         )
         pos("private-key", text, private.split("\n")[1], mac)
     body = pem_body(2)
-    pos("private-key", f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n(rest of the key cut off by the paste)", body.split("\n")[1])
+    pos(
+        "private-key",
+        f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n(rest of the key cut off by the paste)",
+        body.split("\n")[1],
+    )
 
 
 def _urls_and_headers() -> None:
-    for scheme, port in (("postgres", 5432), ("postgresql", 5432), ("mysql", 3306), ("mongodb+srv", None), ("redis", 6379), ("amqp", 5672)):
+    for scheme, port in (
+        ("postgres", 5432),
+        ("postgresql", 5432),
+        ("mysql", 3306),
+        ("mongodb+srv", None),
+        ("redis", 6379),
+        ("amqp", 5672),
+    ):
         pw = password()
         host = f"db.internal:{port}" if port else "cluster0.ab1cd.mongodb.net"
         pos("database-url", f"DATABASE_URL={scheme}://app:{pw}@{host}/prod", pw)
     pw = password()
-    pos("database-url", f"psql \"postgresql://admin:{pw}@10.0.3.12/analytics?sslmode=require\"", pw)
+    pos("database-url", f'psql "postgresql://admin:{pw}@10.0.3.12/analytics?sslmode=require"', pw)
     pw = password()
-    pos("database-url", f"jdbc:mysql://db.example.com:3306/shop?user=shop&password={pw}&useSSL=true", pw)
+    pos(
+        "database-url",
+        f"jdbc:mysql://db.example.com:3306/shop?user=shop&password={pw}&useSSL=true",
+        pw,
+    )
     pw = password()
-    pos("database-url", f"Server=tcp:acme.database.windows.net,1433;Database=crm;User ID=crm_app;Password={pw};Encrypt=true;", pw)
+    pos(
+        "database-url",
+        f"Server=tcp:acme.database.windows.net,1433;Database=crm;User ID=crm_app;Password={pw};Encrypt=true;",
+        pw,
+    )
     pw = password()
-    pos("basic-auth-url", f"pip install --index-url https://deploy:{pw}@pypi.acme.internal/simple/ acme-core", pw)
+    pos(
+        "basic-auth-url",
+        f"pip install --index-url https://deploy:{pw}@pypi.acme.internal/simple/ acme-core",
+        pw,
+    )
     pw = password()
-    pos("basic-auth-url", f"the grafana link https://admin:{pw}@grafana.acme.io/d/abc works for now", pw)
+    pos(
+        "basic-auth-url",
+        f"the grafana link https://admin:{pw}@grafana.acme.io/d/abc works for now",
+        pw,
+    )
     for user in ("dana", "ci-bot", "admin"):
         pw = password()
         token = basic(user, pw)
         pos("basic-auth-header", f"Authorization: Basic {token}", token)
     pw = password()
     token = basic("deploy", pw)
-    pos("basic-auth-header", f"curl -H 'Authorization: Basic {token}' https://nexus.acme.io/repository/", token)
+    pos(
+        "basic-auth-header",
+        f"curl -H 'Authorization: Basic {token}' https://nexus.acme.io/repository/",
+        token,
+    )
     t = mixed(B64URL, 48)
-    pos("bearer-token", f"curl -H \"Authorization: Bearer {t}\" https://api.acme.io/v2/users", t)
+    pos("bearer-token", f'curl -H "Authorization: Bearer {t}" https://api.acme.io/v2/users', t)
     t = mixed(B62, 40)
     pos("bearer-token", f"X-API-Key: {t}", t)
     pw = password()
@@ -444,9 +542,17 @@ def _urls_and_headers() -> None:
     pw = password()
     pos("netrc", f"~/.netrc has: machine github.com login dana password {pw}", pw)
     auth = basic("dana", password())
-    pos("docker-config", f'{{\n  "auths": {{\n    "https://index.docker.io/v1/": {{\n      "auth": "{auth}"\n    }}\n  }}\n}}', auth)
+    pos(
+        "docker-config",
+        f'{{\n  "auths": {{\n    "https://index.docker.io/v1/": {{\n      "auth": "{auth}"\n    }}\n  }}\n}}',
+        auth,
+    )
     auth = basic("_json_key", password())
-    pos("docker-config", f'~/.docker/config.json -> {{"auths":{{"gcr.io":{{"auth":"{auth}"}}}}}}', auth)
+    pos(
+        "docker-config",
+        f'~/.docker/config.json -> {{"auths":{{"gcr.io":{{"auth":"{auth}"}}}}}}',
+        auth,
+    )
     pw = password()
     pos("password", f"echo '{pw}' | docker login -u dana --password-stdin registry.acme.io", pw)
     pw = password()
@@ -466,10 +572,18 @@ def _config_assignments() -> None:
     a("password", "ENV POSTGRES_PASSWORD={v}", password())
     a("password", "ENV MYSQL_ROOT_PASSWORD {v}", password())
     a("password", "docker run -e POSTGRES_PASSWORD={v} -d postgres:16", password())
-    a("password", "services:\n  db:\n    image: postgres\n    environment:\n      - POSTGRES_PASSWORD={v}", password())
-    a("password", "env:\n  - name: DB_PASSWORD\n    value: \"{v}\"", password())
-    a("password", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: {v}", password())
-    a("password", "<property name=\"password\" value=\"{v}\"/>", password())
+    a(
+        "password",
+        "services:\n  db:\n    image: postgres\n    environment:\n      - POSTGRES_PASSWORD={v}",
+        password(),
+    )
+    a("password", 'env:\n  - name: DB_PASSWORD\n    value: "{v}"', password())
+    a(
+        "password",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: {v}",
+        password(),
+    )
+    a("password", '<property name="password" value="{v}"/>', password())
     a("password", "<password>{v}</password>", password())
     a("password", "spring.datasource.password={v}", password())
     a("password", "mysql -u root -p{v} shop < dump.sql", mixed(B62, 12))
@@ -477,7 +591,7 @@ def _config_assignments() -> None:
     a("password", "sshpass -p '{v}' ssh admin@10.0.0.5", password())
     a("password", "$ redis-cli -a {v} ping", password())
     a("password", "define('DB_PASSWORD', '{v}');", password())
-    a("password", "PASSWORD = \"{v}\"  # TODO move to vault", password())
+    a("password", 'PASSWORD = "{v}"  # TODO move to vault', password())
     a("password", "db_pass: {v}", password())
     a("password", "smtp_password={v}", password())
     a("password", "wifi:\n  ssid: acme-guest\n  psk: {v}", password())
@@ -485,25 +599,25 @@ def _config_assignments() -> None:
     a("secret", "SECRET_KEY='{v}'", "django-insecure-" + mixed(B62 + "!@#$%^&*(-_=+)", 40))
     a("secret", "client_secret: {v}", mixed(B62, 32))
     a("secret", "JWT_SECRET={v}", mixed(B62, 48))
-    a("secret", "session_secret = \"{v}\"", mixed(HEX, 64))
-    a("secret", "\"clientSecret\": \"{v}\",", mixed(B62 + "~._-", 34))
+    a("secret", 'session_secret = "{v}"', mixed(HEX, 64))
+    a("secret", '"clientSecret": "{v}",', mixed(B62 + "~._-", 34))
     a("secret", "export APP_SECRET={v}", mixed(B62, 24))
-    a("secret", "webhook_secret: \"{v}\"", mixed(HEX, 40))
+    a("secret", 'webhook_secret: "{v}"', mixed(HEX, 40))
     a("api-key", "API_KEY={v}", mixed(B62, 32))
     a("api-key", "api_key: {v}", mixed(HEX, 32))
-    a("api-key", "\"apiKey\": \"{v}\"", mixed(B62, 40))
+    a("api-key", '"apiKey": "{v}"', mixed(B62, 40))
     a("api-key", "X_API_KEY = '{v}'", mixed(B62, 28))
     a("api-key", "headers = {{'x-api-key': '{v}'}}", mixed(B62, 36))
     a("api-key", "datadog:\n  api_key: {v}", rand(HEX, 32))
     a("api-key", "SENTRY_AUTH_TOKEN={v}", rand(HEX, 64))
     a("api-key", "https://api.example.com/v1/forecast?city=Oslo&apikey={v}", mixed(B62, 32))
-    a("token", "access_token = \"{v}\"", mixed(B62, 40))
+    a("token", 'access_token = "{v}"', mixed(B62, 40))
     a("token", "refresh_token: {v}", mixed(B64URL, 64))
     a("token", "AUTH_TOKEN={v}", mixed(B62, 32))
     a("token", "VAULT_TOKEN=hvs.{v}", mixed(B62, 24))
     a("token", "--token {v}", mixed(B62, 32))
     a("token", "kubectl --token={v} get pods", mixed(B64URL, 60))
-    a("token", "\"token\": \"{v}\"", mixed(HEX, 40))
+    a("token", '"token": "{v}"', mixed(HEX, 40))
     a("token", "cf_api_token={v}", mixed(B64URL, 40))
     a("credential", "credentials: {v}", mixed(B62, 24))
     a("password", "ConnectionStrings__Default=Host=db;Username=app;Password={v}", password())
@@ -516,7 +630,7 @@ def _prose() -> None:
     p("the wifi password for the office is {v}", password())
     p("The password is {v}, don't lose it.", password())
     p("my password is {v}", password())
-    p("FYI the admin password for staging is \"{v}\"", password())
+    p('FYI the admin password for staging is "{v}"', password())
     p("pw for the shared mailbox is {v}", password())
     p("Login: dana / Password: {v}", password())
     p("password: {v} (temporary, change it on first login)", password())
@@ -552,7 +666,11 @@ def _obfuscated() -> None:
     pw = password()
     pos("obfuscated", f"ＤＢ＿ＰＡＳＳＷＯＲＤ＝{pw}", pw)
     pw = password()
-    pos("obfuscated", f"密码：{''.join(chr(ord(c) + 0xFEE0) if '!' <= c <= '~' else c for c in pw)}", "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in pw))
+    pos(
+        "obfuscated",
+        f"密码：{''.join(chr(ord(c) + 0xFEE0) if '!' <= c <= '~' else c for c in pw)}",
+        "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in pw),
+    )
     t = github()
     pos("obfuscated", f"token\ufeff={t}", t)
     t = github()
@@ -567,24 +685,43 @@ def _obfuscated() -> None:
     t = stripe()
     pos("split-line", f"stripe key {t[:40]}\n{t[40:]}", t[40:])
     t = aws_id()
-    pos("obfuscated", f"aws key id {''.join(chr(ord(c) + 0xFEE0) for c in t)}", "".join(chr(ord(c) + 0xFEE0) for c in t))
+    pos(
+        "obfuscated",
+        f"aws key id {''.join(chr(ord(c) + 0xFEE0) for c in t)}",
+        "".join(chr(ord(c) + 0xFEE0) for c in t),
+    )
     t = slack()
     pos("obfuscated", f"slack\u00a0token:\u00a0{t}", t)
 
 
 def _hashes_and_ids() -> None:
     for _ in range(4):
-        near("git-sha", f"commit {rand(HEX, 40)}\nAuthor: Dana <dana@example.com>\n\n    fix flaky login test")
-    near("git-sha", f"reverted {rand(HEX, 7)} and {rand(HEX, 12)}; see {rand(HEX, 40)} for the original")
+        near(
+            "git-sha",
+            f"commit {rand(HEX, 40)}\nAuthor: Dana <dana@example.com>\n\n    fix flaky login test",
+        )
+    near(
+        "git-sha",
+        f"reverted {rand(HEX, 7)} and {rand(HEX, 12)}; see {rand(HEX, 40)} for the original",
+    )
     near("git-sha", f"git cherry-pick {rand(HEX, 40)}")
     near("git-sha", f"Merge pull request #4821 from acme/fix-cache ({rand(HEX, 40)})")
     near("git-sha", f"pinned actions/checkout@{rand(HEX, 40)} # v4.1.1")
     for _ in range(3):
         u = f"{rand(HEX, 8)}-{rand(HEX, 4)}-4{rand(HEX, 3)}-a{rand(HEX, 3)}-{rand(HEX, 12)}"
         near("uuid", f"request {u} failed with 502 after 30s")
-    near("uuid", f"tenant_id: {rand(HEX, 8)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 12)}")
-    near("uuid", f'{{"id": "{rand(HEX, 8)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 12)}", "status": "done"}}')
-    near("uuid", f"AZURE_SUBSCRIPTION_ID={rand(HEX, 8)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 12)}")
+    near(
+        "uuid",
+        f"tenant_id: {rand(HEX, 8)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 12)}",
+    )
+    near(
+        "uuid",
+        f'{{"id": "{rand(HEX, 8)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 12)}", "status": "done"}}',
+    )
+    near(
+        "uuid",
+        f"AZURE_SUBSCRIPTION_ID={rand(HEX, 8)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 12)}",
+    )
     for _ in range(3):
         near("sha256", f"{rand(HEX, 64)}  cairn-1.4.2-py3-none-any.whl")
     near("sha256", f"sha256:{rand(HEX, 64)}")
@@ -592,17 +729,26 @@ def _hashes_and_ids() -> None:
     near("sha256", f"checksum: sha256={rand(HEX, 64)}")
     near("sha256", f"Digest: sha256:{rand(HEX, 64)}\nStatus: Downloaded newer image for node:20")
     near("sha256", f"md5 {rand(HEX, 32)}  backup.tar.gz")
-    near("sha256", f"ETag: \"{rand(HEX, 32)}\"")
+    near("sha256", f'ETag: "{rand(HEX, 32)}"')
     for _ in range(3):
         near("npm-integrity", f'"integrity": "sha512-{mixed(B64, 86)}=="')
-    near("npm-integrity", f"resolved \"https://registry.yarnpkg.com/lodash/-/lodash-4.17.21.tgz#{rand(HEX, 40)}\"\n  integrity sha512-{mixed(B64, 86)}==")
-    near("npm-integrity", f'<script src="https://cdn.example.com/lib.js" integrity="sha384-{mixed(B64, 64)}" crossorigin="anonymous"></script>')
+    near(
+        "npm-integrity",
+        f'resolved "https://registry.yarnpkg.com/lodash/-/lodash-4.17.21.tgz#{rand(HEX, 40)}"\n  integrity sha512-{mixed(B64, 86)}==',
+    )
+    near(
+        "npm-integrity",
+        f'<script src="https://cdn.example.com/lib.js" integrity="sha384-{mixed(B64, 64)}" crossorigin="anonymous"></script>',
+    )
     near("ids", f"Stripe customer cus_{mixed(B62, 14)} has invoice in_{mixed(B62, 24)}")
     near("ids", f"pk_live_{mixed(B62, 99)} is the publishable key; it is meant for the browser")
     near("ids", f"twilio account AC{rand(HEX, 32)} sent the SMS")
     near("ids", f"arn:aws:iam::{rand(string.digits, 12)}:role/ci-deploy")
     near("ids", f"s3://acme-artifacts-{rand(string.digits, 12)}/builds/{rand(HEX, 40)}/app.zip")
-    near("ids", f"pod web-{rand('bcdfghjklmnpqrstvwxz2456789', 10)}-{rand('bcdfghjklmnpqrstvwxz2456789', 5)} restarted 3 times")
+    near(
+        "ids",
+        f"pod web-{rand('bcdfghjklmnpqrstvwxz2456789', 10)}-{rand('bcdfghjklmnpqrstvwxz2456789', 5)} restarted 3 times",
+    )
     near("ids", f"trace_id={rand(HEX, 32)} span_id={rand(HEX, 16)}")
     near("ids", f"Slack channel C{rand(UPPER_DIGITS, 10)}, user U{rand(UPPER_DIGITS, 10)}")
     near("ids", f"YouTube video id dQw4w9WgXcQ and playlist PL{mixed(B64URL, 32)}")
@@ -612,26 +758,44 @@ def _hashes_and_ids() -> None:
 
 
 def _encoded_data() -> None:
-    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(RNG.randrange(256) for _ in range(90))).decode()
+    png = base64.b64encode(
+        b"\x89PNG\r\n\x1a\n" + bytes(RNG.randrange(256) for _ in range(90))
+    ).decode()
     near("data-uri", f"![logo](data:image/png;base64,{png})")
     near("data-uri", f'<img src="data:image/png;base64,{png}" alt="chart">')
     svg = b'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10"/></svg>'
-    near("data-uri", f"background: url(data:image/svg+xml;base64,{base64.b64encode(svg).decode()});")
-    jpg = base64.b64encode(b"\xff\xd8\xff\xe0" + bytes(RNG.randrange(256) for _ in range(120))).decode()
+    near(
+        "data-uri", f"background: url(data:image/svg+xml;base64,{base64.b64encode(svg).decode()});"
+    )
+    jpg = base64.b64encode(
+        b"\xff\xd8\xff\xe0" + bytes(RNG.randrange(256) for _ in range(120))
+    ).decode()
     near("data-uri", f"data:image/jpeg;base64,{jpg}")
-    near("data-uri", f"font: url('data:font/woff2;base64,{base64.b64encode(bytes(RNG.randrange(256) for _ in range(80))).decode()}')")
+    near(
+        "data-uri",
+        f"font: url('data:font/woff2;base64,{base64.b64encode(bytes(RNG.randrange(256) for _ in range(80))).decode()}')",
+    )
     readme = b"# README\nThis project builds the docs site with mkdocs.\n"
     near("base64", f'{{"content": "{base64.b64encode(readme).decode()}", "encoding": "base64"}}')
-    near("base64", f"echo {base64.b64encode(b'hello world from the build server').decode()} | base64 -d")
+    near(
+        "base64",
+        f"echo {base64.b64encode(b'hello world from the build server').decode()} | base64 -d",
+    )
     settings = b'{"theme": "dark", "lang": "en"}'
-    near("base64", f"kubectl get cm app -o yaml\ndata:\n  settings.json: {base64.b64encode(settings).decode()}")
+    near(
+        "base64",
+        f"kubectl get cm app -o yaml\ndata:\n  settings.json: {base64.b64encode(settings).decode()}",
+    )
     near("public-key", f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{mixed(B64, 43)} dana@laptop")
     near("public-key", f"ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABgQ{mixed(B64, 200)} ci@runner")
     near("public-key", f"-----BEGIN PUBLIC KEY-----\n{pem_body(4)}\n-----END PUBLIC KEY-----")
     near("public-key", f"-----BEGIN CERTIFICATE-----\n{pem_body(6)}\n-----END CERTIFICATE-----")
     near("public-key", f"age public key: age1{rand(BECH32.lower(), 58)}")
     near("public-key", f"github.com ssh fingerprint SHA256:{mixed(B64, 43)}")
-    near("public-key", f"gpg: key {rand(HEX.upper(), 16)}: public key \"Dana <dana@example.com>\" imported")
+    near(
+        "public-key",
+        f'gpg: key {rand(HEX.upper(), 16)}: public key "Dana <dana@example.com>" imported',
+    )
     near("base64", f"the build cache key is {rand(HEX, 64)}")
     near("base64", f"yarn.lock checksum: {rand(HEX, 128)}")
     near("base64", f"wasm module hash b3-{rand(HEX, 64)}")
@@ -655,7 +819,7 @@ def _identifiers_and_urls() -> None:
     near("identifier", "kubernetes.io/service-account-token is the secret type")
     for version in ("1.2.3", "2.0.0-rc.1", "10.4.12+build.2026.03.01", "v3.11.4", "0.0.1-alpha.7"):
         near("semver", f"bumped the package to {version} and tagged the release")
-    near("semver", "\"dependencies\": {\"react\": \"^18.3.1\", \"zod\": \"~3.23.8\"}")
+    near("semver", '"dependencies": {"react": "^18.3.1", "zod": "~3.23.8"}')
     near("semver", "python_requires>=3.11,<3.14")
     for url in (
         "https://github.com/acme/infra/blob/main/README.md",
@@ -724,7 +888,7 @@ def _policy_and_docs() -> None:
         "token_type: bearer",
         "password_min_length: 12",
         "password_hash = bcrypt.hashpw(raw, salt)",
-        "The JWT header starts with eyJ because that is base64 for {\".",
+        'The JWT header starts with eyJ because that is base64 for {".',
     ):
         near("prose", text)
 
@@ -745,7 +909,7 @@ def _placeholders_and_code() -> None:
         "STRIPE_SECRET_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxx",
         "api_key: your-api-key-here",
         "SECRET_KEY={{ secrets.DJANGO_SECRET_KEY }}",
-        "password: \"{{ .Values.db.password }}\"",
+        'password: "{{ .Values.db.password }}"',
         "token = get_token(user)",
         "def login(username: str, password: str) -> bool:",
         "password: Optional[str] = None",
@@ -762,9 +926,9 @@ def _placeholders_and_code() -> None:
         "export GITHUB_TOKEN=$(gh auth token)",
         "docker login -u dana --password-stdin < ~/.docker-pass",
         "mysql -u root -p",
-        "curl -u \"$USER:$PASS\" https://example.com",
+        'curl -u "$USER:$PASS" https://example.com',
         "auth:\n  type: oauth2\n  token_url: https://auth.example.com/token",
-        "\"auth\": \"required\"",
+        '"auth": "required"',
         "PWD=/home/dana/project",
         "In Rust, `let token: &str = &args[1];` borrows the argument.",
         "PseudoToken = Whitespace + group(Name)",
@@ -772,7 +936,7 @@ def _placeholders_and_code() -> None:
         "password_field = forms.CharField(widget=forms.PasswordInput)",
         "if (!token) throw new Error('missing token');",
         "SECRET_NAME=prod/db/credentials",
-        "secret_arn = \"arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod-db-AbCdEf\"",
+        'secret_arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod-db-AbCdEf"',
         "password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256",
         "machine api.example.com login dana",
         "TOKEN_TTL=3600",
@@ -800,11 +964,173 @@ def add_near_misses() -> None:
     _placeholders_and_code()
 
 
-def main() -> None:
+def add_second_round() -> None:
+    """Written after the detector was tuned on the rows above, and run once before any
+    change (42 of 46 positives caught, 48 of 49 near-misses left alone then)."""
+    t = github()
+    pos("github-token", f"I accidentally committed {t} to the repo, rotating now", t)
+    t = github_fine()
+    pos("github-token", f"GH_TOKEN: '{t}'", t)
+    t = gitlab()
+    pos("gitlab-token", f"git remote set-url origin https://oauth2:{t}@gitlab.com/acme/api.git", t)
+    t = slack()
+    pos("slack-token", f'slack_token = "{t}"', t)
+    t = stripe()
+    pos("stripe-key", f'stripe.api_key = "{t}"', t)
+    t = openai()
+    pos(
+        "openai-api-key",
+        f"Traceback: openai.AuthenticationError: Incorrect API key provided: {t}",
+        t,
+    )
+    t = anthropic()
+    pos("anthropic-api-key", f"set ANTHROPIC_API_KEY to {t} in your shell", t)
+    t = npm()
+    pos("npm-token", f'echo "//nppkg.github.com/:_authToken={t}" >> ~/.npmrc', t)
+    t = pypi()
+    pos("pypi-token", f"PYPI_API_TOKEN={t}", t)
+    t = hf()
+    pos("huggingface-token", f"hf token: {t}", t)
+    t = shopify()
+    pos("shopify-token", f"shopify admin token {t} (read_products)", t)
+    t = digitalocean()
+    pos("digitalocean-token", f'terraform: do_token = "{t}"', t)
+    t = sendgrid()
+    pos("sendgrid-key", f"SMTP password for sendgrid is {t}", t)
+    t = discord()
+    pos("discord-token", f'bot.run("{t}")', t)
+    t = telegram()
+    pos("telegram-bot-token", f"bot = telebot.TeleBot('{t}')", t)
+    t = age_key()
+    pos("age-key", f"age key for sops: {t}", t)
+    t = jwt()
+    pos("jwt", f"Authorization: Bearer {t}", t)
+    i, s = aws_id(), aws_secret()
+    pos("aws", f"AWS creds\nkey: {i}\nsecret: {s}", i, s)
+    i, s = aws_id(), aws_secret()
+    pos("aws", f'aws_access_key_id: "{i}"\naws_secret_access_key: "{s}"', i, s)
+    k = azure_key()
+    pos(
+        "azure",
+        f'AZURE_STORAGE_CONNECTION_STRING="DefaultEndpointsProtocol=https;AccountName=x;AccountKey={k}"',
+        k,
+    )
+    t = gcp_key()
+    pos("gcp", f'firebase apiKey: "{t}",', t)
+    pw = password()
+    pos("database-url", f"postgresql://postgres:{pw}@localhost:5432/postgres", pw)
+    pw = password()
+    pos("database-url", f"mongodb://root:{pw}@mongo:27017/?authSource=admin", pw)
+    pw = password()
+    pos("natural-language", f"ssh admin@10.1.2.3 (password {pw})", pw)
+    pw = password()
+    pos("natural-language", f"The router admin password is {pw}", pw)
+    pw = password()
+    pos("password", f"wifi: acme-5G / pass: {pw}", pw)
+    pw = password()
+    pos("natural-language", f"Your temporary password: {pw}", pw)
+    pw = password()
+    pos("password", f"PASSWORD: {pw}", pw)
+    pw = password()
+    pos("password", f"user=admin pass={pw}", pw)
+    pw = password()
+    pos("natural-language", f"数据库连接：用户 root 密码 {pw}", pw)
+    pw = password()
+    pos("natural-language", f"新的 VPN 密码：{pw}（下周过期）", pw)
+    pw = password()
+    pos("natural-language", f"老板说 wifi 密码是 {pw}", pw)
+    pw = password()
+    pos("password", f'  password: "{pw}"\n  host: db', pw)
+    pw = password()
+    pos("password", f"redis_password={pw}", pw)
+    pw = password()
+    pos("natural-language", f"keystore password is {pw}", pw)
+    pw = password()
+    pos("password", f'<add key="DbPassword" value="{pw}" />', pw)
+    t = mixed(B62, 32)
+    pos("api-key", f"OPENWEATHER_API_KEY={t}", t)
+    t = mixed(B62, 40)
+    pos("token", f"token={t}", t)
+    t = mixed(B62, 32)
+    pos("natural-language", f"The API token for Jira is {t}", t)
+    body = pem_body()
+    pos(
+        "private-key",
+        f"id_rsa:\n-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH PRIVATE KEY-----",
+        body.split("\n")[3],
+    )
+    pw = password()
+    pos("obfuscated", f"ｐａｓｓｗｏｒｄ：{pw}", pw)
+    pw = password()
+    pos("obfuscated", f"pass\u200bword = {pw}", pw)
+    t = github()
+    pos("split-line", f"token: {t[:25]}\n{t[25:]}", t[25:])
+    t = hf()
+    pos("split-line", f"HF_TOKEN={t[:15]}\n{t[15:]}", t[15:])
+    auth = basic("bob", password())
+    pos("basic-auth-header", f"headers: {{'Authorization': 'Basic {auth}'}}", auth)
+    pw = password()
+    pos("netrc", f"machine ftp.acme.io login bob password {pw}", pw)
+    near("second-round", f"fixed in {rand(HEX, 40)} (see #123)")
+    near("second-round", f"sha1sum: {rand(HEX, 40)}")
+    near(
+        "second-round",
+        f"session id {rand(HEX, 8)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 4)}-{rand(HEX, 12)}",
+    )
+    near("second-round", f"image: ghcr.io/acme/api@sha256:{rand(HEX, 64)}")
+    near("second-round", f'"integrity": "sha1-{mixed(B64, 27)}="')
+    near("second-round", "password123 is the most common password, never use it")
+    near("second-round", "Please enter your password to continue.")
+    near("second-round", "Forgot your password? Click here.")
+    near("second-round", "the token limit is 128k for this model")
+    near("second-round", "tokens: 2048")
+    near("second-round", "We store the API key in AWS Secrets Manager.")
+    near("second-round", "export NODE_ENV=production")
+    near("second-round", 'export PATH="$HOME/.local/bin:$PATH"')
+    near("second-round", "DB_HOST=localhost\nDB_PORT=5432\nDB_NAME=app")
+    near("second-round", "password: ${{ secrets.DB_PASSWORD }}")
+    near("second-round", "api_key = settings.OPENAI_API_KEY")
+    near("second-round", "token = request.headers.get('Authorization')")
+    near("second-round", "if not api_key: raise ValueError('no key')")
+    near("second-round", "passwordless login via magic links shipped")
+    near("second-round", "The secret sauce of our ranking is BM25 plus recency.")
+    near("second-round", "secretary: Dana")
+    near("second-round", "tokenizer: bert-base-uncased")
+    near("second-round", "https://example.com/api?page=2&per_page=100")
+    near("second-round", "ssh git@github.com -T")
+    near("second-round", "v2.14.0-rc.3")
+    near("second-round", f"build {rand(HEX, 12)} deployed to prod")
+    near("second-round", "Use the `--password-stdin` flag instead of -p.")
+    near("second-round", "密码忘记了可以用手机号找回。")
+    near("second-round", "令牌过期了，需要重新登录。")
+    near("second-round", "请输入密码：")
+    near("second-round", "The key insight is that caching beats recomputation.")
+    near("second-round", "primary key: (tenant, id)")
+    near("second-round", "foreign_key: user_id")
+    near("second-round", "keyboard: US layout")
+    near("second-round", "ENV NODE_ENV production")
+    near("second-round", "- name: LOG_LEVEL\n  value: debug")
+    near("second-round", "curl -u $USER https://example.com")
+    near("second-round", "The password field is hashed with argon2id.")
+    near("second-round", "We changed the password policy to 14 characters.")
+    near("second-round", "the passphrase is long, at least five words")
+    near("second-round", f"cache key: user:{rand(string.digits, 6)}:profile")
+    near("second-round", "pk_test_TYooMQauvdEDq54NiTphI7jx is Stripe's documented test key")
+    near("second-round", "AIza... keys are restricted by HTTP referrer")
+    near("second-round", "Bearer tokens expire after 1 hour.")
+    near("second-round", "Authorization: Bearer <token>")
+    near("second-round", f"base64: {b64url(b'just some ordinary bytes of a png-ish file')}")
+    near("second-round", "my password manager is Bitwarden")
+    near("second-round", "The WiFi network is acme-guest, ask reception for the password.")
+    near("second-round", "The access token is short-lived; the refresh token is long-lived.")
+
+
+def main(folder: Path = HERE) -> None:
     add_positives()
     add_near_misses()
+    add_second_round()
     for name, rows in (("positives", POSITIVES), ("near_misses", NEAR)):
-        with (HERE / f"{name}.jsonl").open("w", encoding="utf-8") as out:
+        with (folder / f"{name}.jsonl").open("w", encoding="utf-8", newline="\n") as out:
             for n, row in enumerate(rows, start=1):
                 out.write(json.dumps({"id": f"{name[0]}{n:03d}", **row}, ensure_ascii=False))
                 out.write("\n")
