@@ -56,7 +56,7 @@ _ASSIGNMENT = lazy_compile(
 # The secret word at the end of the key; its kind and the shortest value worth flagging.
 _KEY_WORD = lazy_compile(
     r"(?i)(pass(?:word|wd|phrase)?|secret(?:[_\-]?key)?|(?:api|access|private)[_\-]?key"
-    r"|(?:auth|access|refresh|session|bearer|api)?[_\-]?token|credentials?|psk)$"
+    r"|(?:auth|access|refresh|session|bearer|api)?[_\-]?token|credentials?|psk|pwd?)$"
 )
 # Where a value of one field ends inside a line of several: a connection string
 # (``Password=x;Database=y``) or a query string (``password=x&next=y``).
@@ -97,7 +97,7 @@ _IDENTIFIER = lazy_compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def _kind_of(word: str) -> tuple[str, int]:
     w = word.lower().replace("-", "_")
-    if w.startswith("pass") or w in ("pw", "psk"):
+    if w.startswith("pass") or w in ("pw", "pwd", "psk"):
         return "password", 4
     if w.startswith(("secret", "shared")):
         return "secret", 6
@@ -229,6 +229,9 @@ _HINTS = (
     "pass", "secret", "key", "token", "credential", "bearer", "basic", "auth", "pw", "psk",
     "密码", "口令", "密钥", "秘钥", "私钥", "令牌", "パスワード", "暗証番号", "비밀번호",
     "kennwort", "contraseña", "senha", "пароль",
+    # commands whose flags carry a password (secret_values._SHORT_FLAG), and .netrc
+    "curl", "wget", "http", "mysql", "mariadb", "docker", "podman", "helm", "twine",
+    "sshpass", "skopeo", "buildah", "redis", "oc ", "machine", "/:_",
 )  # fmt: skip
 
 
