@@ -71,6 +71,48 @@ def test_refuse_names_the_field_and_not_the_secret() -> None:
         SecretGuard().scrub("maybe", {"body": "x"})
 
 
+# -- review and deltas, in-process ------------------------------------------------------
+
+CONVERSATION = [
+    {"role": "user", "content": f"Our staging database password is {PASSWORD}."},
+    {"role": "assistant", "content": "Noted."},
+    {"role": "user", "content": "Our CI runs on GitHub Actions."},
+]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_review_keeps_no_secret_a_user_stated(tmp_path: Path, policy: str) -> None:
+    config = {"memory": {"embeddings": {"provider": "hashing"}, "secrets": policy}}
+    with Memory.open(tmp_path / "m.db", config=config) as mem:
+        reviewed = mem.review(CONVERSATION)
+        bodies = [r.body for r in reviewed.stored]
+        if policy == "redact":
+            assert "Our staging database password is [REDACTED:password]." in bodies
+        else:  # the statement with the secret is skipped, the others are kept
+            assert bodies == ["Our CI runs on GitHub Actions."]
+            (skipped,) = [s for s in reviewed.skipped if "holds a secret" in s["reason"]]
+            assert PASSWORD not in json.dumps(skipped)
+        assert PASSWORD not in json.dumps([e.payload for e in mem.journal()])
+    assert leaked(tmp_path) == []
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_submitted_delta_keeps_no_secret(tmp_path: Path, policy: str) -> None:
+    config = {"memory": {"embeddings": {"provider": "hashing"}, "secrets": policy}}
+    with Memory.open(tmp_path / "m.db", config=config) as mem:
+        fields = {"statement": f"Deploy with GH_TOKEN={TOKEN}", "title": f"token {TOKEN}"}
+        if policy == "refuse":
+            with pytest.raises(InvalidInput, match="holds a secret"):
+                mem.submit_delta("create", event_id="d1", kind="skill", **fields)
+            assert mem.journal() == []
+        else:
+            done = mem.submit_delta("create", event_id="d1", kind="skill", **fields)
+            assert done.record is not None
+            assert done.record.body == "Deploy with GH_TOKEN=[REDACTED:github-token]"
+            assert done.record.title == "token [REDACTED:github-token]"
+    assert leaked(tmp_path) == []
+
+
 # -- the CLI, in-process -----------------------------------------------------------------
 
 
@@ -291,6 +333,10 @@ def test_task_texts_and_imports_over_http(servers: dict[str, Server], policy: st
     else:
         assert imported.status_code == 400 and "holds a secret" in imported.text
         assert TOKEN not in listed.text
+    reviewed = call("apply", {"mutation": "review", "transcript": json.dumps(CONVERSATION)})
+    assert reviewed.status_code == 200, reviewed.text
+    kept = call("query", {"view": "manage"}).text
+    assert "Our CI runs on GitHub Actions." in kept and PASSWORD not in kept
     assert leaked(server.home) == []
 
 

@@ -21,6 +21,10 @@ from cairn.errors import InvalidInput
 POLICIES = ("redact", "refuse", "allow")
 
 
+class SecretRefused(InvalidInput):
+    """A write refused by the policy ``refuse``: its text holds a secret."""
+
+
 def _scrubbed(value: Any, kinds: list[str]) -> Any:
     """``value`` with every string in it redacted (lists, tuples and objects walked)."""
     if isinstance(value, str):
@@ -60,7 +64,7 @@ class SecretGuard:
             if found and policy == "refuse":
                 prefix = f"{where}: " if where else ""
                 listed = ", ".join(dict.fromkeys(found))
-                raise InvalidInput(
+                raise SecretRefused(
                     f"{prefix}the {_field_name(name)} holds a secret ({listed}); not stored"
                     " (policy memory.secrets: refuse)"
                 )

@@ -91,7 +91,7 @@ class Writes:
         try:
             return self._build(item, ns, authority, origin, state, now)
         except InvalidInput as exc:
-            raise InvalidInput(f"{prefix}{exc}") from None
+            raise type(exc)(f"{prefix}{exc}") from None
 
     def _build(
         self, item: MemoryInput, ns: Namespace, authority: str, origin: str, state: str, now: str
