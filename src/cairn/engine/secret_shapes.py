@@ -32,6 +32,9 @@ class _Shape:
     pattern: re.Pattern[str]
     group: str | int = 0  # which part of the match is the secret
     check: Callable[[str], bool] | None = None
+    # Lower-case strings one of which the lower-cased text holds wherever the shape could
+    # match: a substring test spares most texts the pattern (empty: always run it).
+    needles: tuple[str, ...] = ()
 
 
 def has_digit(value: str) -> bool:
@@ -71,46 +74,77 @@ _E = r"(?![A-Za-z0-9])"
 _HEXES = r"[0-9a-fA-F]"
 
 
-def _s(kind: str, source: str, check: Callable[[str], bool] | None = _random) -> _Shape:
-    return _Shape(kind, lazy_compile(source), check=check)
+def _s(
+    kind: str,
+    source: str,
+    check: Callable[[str], bool] | None = _random,
+    needles: tuple[str, ...] = (),
+) -> _Shape:
+    return _Shape(kind, lazy_compile(source), check=check, needles=needles)
 
+
+_GL = ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glsoat-", "gloas-", "glft-", "glimt-",
+       "glagent-", "glsa-", "glc-", "glffct-")  # fmt: skip
+_AWS = ("akia", "asia", "abia", "acca")
 
 SHAPES: tuple[_Shape, ...] = (
-    _s("anthropic-api-key", _B + r"sk-ant-[A-Za-z0-9_\-]{20,300}", _random_mixed),
+    _s("anthropic-api-key", _B + r"sk-ant-[A-Za-z0-9_\-]{20,300}", _random_mixed, ("sk-ant-",)),
     _s(
         "openai-api-key",
         _B + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,300}",
         _random_mixed,
+        ("sk-",),
     ),
-    _s("openai-api-key", _B + r"sk-[A-Za-z0-9]{32,200}" + _E, _random_mixed),
-    _s("stripe-key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,200}" + _E, _random_mixed),
-    _s("stripe-key", r"whsec_[A-Za-z0-9]{24,200}" + _E, _random_mixed),
-    _s("github-token", r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}" + _E),
-    _s("github-token", r"github_pat_[A-Za-z0-9_]{40,255}" + _E),
+    _s("openai-api-key", _B + r"sk-[A-Za-z0-9]{32,200}" + _E, _random_mixed, ("sk-",)),
+    _s(
+        "stripe-key",
+        r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,200}" + _E,
+        _random_mixed,
+        ("_live_", "_test_"),
+    ),
+    _s("stripe-key", r"whsec_[A-Za-z0-9]{24,200}" + _E, _random_mixed, ("whsec_",)),
+    _s(
+        "github-token",
+        r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}" + _E,
+        needles=("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
+    _s("github-token", r"github_pat_[A-Za-z0-9_]{40,255}" + _E, needles=("github_pat_",)),
     _s(
         "gitlab-token",
         r"gl(?:pat|dt|rt|ptt|cbt|soat|oas|ft|imt|agent|sa|c|ffct)-[A-Za-z0-9_\-]{20,100}" + _E,
         _random_mixed,
+        _GL,
     ),
-    _s("gitlab-token", r"GR1348941[A-Za-z0-9_\-]{20,60}" + _E),
-    _s("slack-token", r"xox[abposre]-[A-Za-z0-9\-]{10,250}" + _E, _enough_digits),
-    _s("slack-token", r"xapp-[0-9]-[A-Za-z0-9\-]{10,250}" + _E),
-    _Shape(
+    _s("gitlab-token", r"GR1348941[A-Za-z0-9_\-]{20,60}" + _E, needles=("gr1348941",)),
+    _s(
+        "slack-token",
+        r"xox[abposre]-[A-Za-z0-9\-]{10,250}" + _E,
+        _enough_digits,
+        ("xox",),
+    ),
+    _s("slack-token", r"xapp-[0-9]-[A-Za-z0-9\-]{10,250}" + _E, needles=("xapp-",)),
+    _s(
         "slack-webhook",
-        lazy_compile(
-            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+\-]{10,300}"
-        ),
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+\-]{10,300}",
+        None,
+        ("hooks.slack.com",),
     ),
     _s(
         "discord-webhook",
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]{5,30}/"
         r"[A-Za-z0-9_\-]{30,120}",
+        needles=("/api/webhooks/",),
     ),
     # Fixed-length ids: no right-hand boundary, so text glued after one does not hide it.
-    _s("google-api-key", r"AIza[0-9A-Za-z_\-]{35}"),
-    _s("google-oauth-secret", r"GOCSPX-[0-9A-Za-z_\-]{28}"),
-    _s("google-access-token", _B + r"ya29\.[0-9A-Za-z_\-]{30,2000}", _random_mixed),
-    _s("aws-access-key-id", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}", _random_mixed),
+    _s("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", needles=("aiza",)),
+    _s("google-oauth-secret", r"GOCSPX-[0-9A-Za-z_\-]{28}", needles=("gocspx-",)),
+    _s(
+        "google-access-token",
+        _B + r"ya29\.[0-9A-Za-z_\-]{30,2000}",
+        _random_mixed,
+        ("ya29.",),
+    ),
+    _s("aws-access-key-id", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}", _random_mixed, _AWS),
     _Shape(
         "aws-secret-access-key",
         lazy_compile(
@@ -119,6 +153,7 @@ SHAPES: tuple[_Shape, ...] = (
             r"[\"']?(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
         ),
         group="v",
+        needles=("secret",),
     ),
     _Shape(
         "azure-connection-string",
@@ -126,66 +161,124 @@ SHAPES: tuple[_Shape, ...] = (
             r"(?i)(?:DefaultEndpointsProtocol=https?|Endpoint=sb://)[^\s\"'<>]{0,400}?"
             r"(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{20,200}={0,2}[^\s\"'<>]{0,400}"
         ),
+        needles=("accountkey=", "sharedaccesskey="),
     ),
     _Shape(
         "azure-connection-string",
         lazy_compile(r"(?i)(?:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{20,200}={0,2})"),
         group="v",
+        needles=("accountkey=", "sharedaccesskey="),
     ),
     _Shape(
         "azure-sas-token",
         lazy_compile(r"(?i)[?&]sig=(?P<v>[A-Za-z0-9%+/]{20,200}(?:%3D|=){0,2})"),
         group="v",
+        needles=("sig=",),
     ),
     _s(
         "azure-client-secret",
         r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}"
         r"(?![A-Za-z0-9_~.\-])",
+        needles=("q~",),
     ),
-    _s("npm-token", _B + r"npm_[A-Za-z0-9]{36}" + _E, _random_mixed),
-    _s("pypi-token", _B + r"pypi-AgE[A-Za-z0-9_\-]{50,1000}"),
-    _s("huggingface-token", _B + r"(?:hf_|api_org_)[A-Za-z0-9]{30,40}" + _E, _cased),
-    _s("shopify-token", r"shp(?:at|ss|ca|pa)_" + _HEXES + "{32}" + _E),
-    _s("digitalocean-token", r"do[opr]_v1_" + _HEXES + "{64}" + _E),
-    _s("sendgrid-key", _B + r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _E),
-    _s("mailgun-key", _B + r"key-[0-9a-f]{32}" + _E, _random_mixed),
-    _s("mailgun-key", _B + r"[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}" + _E, _random_mixed),
+    _s("npm-token", _B + r"npm_[A-Za-z0-9]{36}" + _E, _random_mixed, ("npm_",)),
+    _s("pypi-token", _B + r"pypi-AgE[A-Za-z0-9_\-]{50,1000}", needles=("pypi-age",)),
+    _s(
+        "huggingface-token",
+        _B + r"(?:hf_|api_org_)[A-Za-z0-9]{30,40}" + _E,
+        _cased,
+        ("hf_", "api_org_"),
+    ),
+    _s("shopify-token", r"shp(?:at|ss|ca|pa)_" + _HEXES + "{32}" + _E, needles=("shp",)),
+    _s("digitalocean-token", r"do[opr]_v1_" + _HEXES + "{64}" + _E, needles=("_v1_",)),
+    _s(
+        "sendgrid-key",
+        _B + r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _E,
+        needles=("sg.",),
+    ),
+    _s("mailgun-key", _B + r"key-[0-9a-f]{32}" + _E, _random_mixed, ("key-",)),
+    _s(
+        "mailgun-key",
+        _B + r"[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}" + _E,
+        _random_mixed,
+        ("-",),
+    ),
     _s(
         "discord-token",
         _B + r"[MNO][A-Za-z0-9]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}" + _E,
         _random_mixed,
+        (".",),
     ),
-    _s("telegram-bot-token", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}" + _E),
-    _s("twilio-key", _B + r"SK" + _HEXES + "{32}" + _E, _random_mixed),
-    _s("age-secret-key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
-    _s("vault-token", _B + r"hv[sbr]\.[A-Za-z0-9_\-]{24,300}" + _E, _random_mixed),
-    _s("databricks-token", _B + r"dapi[0-9a-f]{32}(?:-[0-9])?" + _E, _random_mixed),
-    _s("postman-key", r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}"),
-    _s("grafana-token", _B + r"gl(?:sa|c)_[A-Za-z0-9_=+/\-]{32,400}" + _E, _random_mixed),
-    _s("newrelic-key", r"NRAK-[A-Z0-9]{27}"),
-    _s("linear-key", r"lin_api_[A-Za-z0-9]{40}"),
-    _s("notion-token", _B + r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})" + _E, _random_mixed),
-    _s("supabase-token", r"sbp_[0-9a-f]{40}"),
-    _s("square-token", r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,60}"),
-    _s("mapbox-token", r"sk\.eyJ[A-Za-z0-9_\-]{20,400}\.[A-Za-z0-9_\-]{16,100}"),
-    _s("atlassian-token", r"ATATT3[A-Za-z0-9_\-=]{150,300}"),
-    _Shape(
+    _s(
+        "telegram-bot-token",
+        r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}" + _E,
+        needles=(":aa",),
+    ),
+    _s("twilio-key", _B + r"SK" + _HEXES + "{32}" + _E, _random_mixed, ("sk",)),
+    _s("age-secret-key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", needles=("age-secret-key-1",)),
+    _s(
+        "vault-token",
+        _B + r"hv[sbr]\.[A-Za-z0-9_\-]{24,300}" + _E,
+        _random_mixed,
+        ("hvs.", "hvb.", "hvr."),
+    ),
+    _s(
+        "databricks-token",
+        _B + r"dapi[0-9a-f]{32}(?:-[0-9])?" + _E,
+        _random_mixed,
+        ("dapi",),
+    ),
+    _s("postman-key", r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}", needles=("pmak-",)),
+    _s(
+        "grafana-token",
+        _B + r"gl(?:sa|c)_[A-Za-z0-9_=+/\-]{32,400}" + _E,
+        _random_mixed,
+        ("glsa_", "glc_"),
+    ),
+    _s("newrelic-key", r"NRAK-[A-Z0-9]{27}", needles=("nrak-",)),
+    _s("linear-key", r"lin_api_[A-Za-z0-9]{40}", needles=("lin_api_",)),
+    _s(
+        "notion-token",
+        _B + r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})" + _E,
+        _random_mixed,
+        ("secret_", "ntn_"),
+    ),
+    _s("supabase-token", r"sbp_[0-9a-f]{40}", needles=("sbp_",)),
+    _s("square-token", r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,60}", needles=("sq0",)),
+    _s(
+        "mapbox-token",
+        r"sk\.eyJ[A-Za-z0-9_\-]{20,400}\.[A-Za-z0-9_\-]{16,100}",
+        needles=("sk.eyj",),
+    ),
+    _s("atlassian-token", r"ATATT3[A-Za-z0-9_\-=]{150,300}", needles=("atatt3",)),
+    _s(
         "jwt",
-        lazy_compile(
-            r"eyJ[A-Za-z0-9_\-]{10,2000}\.eyJ[A-Za-z0-9_\-]{10,8000}\.[A-Za-z0-9_\-]{0,2000}"
-        ),
+        r"eyJ[A-Za-z0-9_\-]{10,2000}\.eyJ[A-Za-z0-9_\-]{10,8000}\.[A-Za-z0-9_\-]{0,2000}",
+        None,
+        ("eyj",),
     ),
     _Shape(
         "token",
         lazy_compile(r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/\-]{20,2000}=*)"),
         group="v",
         check=_mixed,
+        needles=("bearer",),
     ),
 )
 
 
+# Every shape holds a run of at least 14 token characters (a prefix and its random part,
+# or the random part alone): a text without one is spared every pattern.
+_LONG_RUN = lazy_compile(r"[A-Za-z0-9_\-+/%]{14}")
+
+
 def shapes(text: str) -> Iterator[SecretMatch]:
+    if _LONG_RUN.search(text) is None:
+        return
+    low = text.lower()
     for shape in SHAPES:
+        if shape.needles and not any(n in low for n in shape.needles):
+            continue
         for m in shape.pattern.finditer(text):
             if shape.check is None or shape.check(m.group(shape.group)):
                 yield SecretMatch(shape.kind, m.start(shape.group), m.end(shape.group))
@@ -214,6 +307,8 @@ _PUTTY = lazy_compile(
 def private_keys(text: str) -> Iterator[SecretMatch]:
     """PEM, OpenSSH and PGP private key blocks (a block missing its END still counts),
     and PuTTY key files."""
+    if "PRIVATE KEY" not in text and "PuTTY-User-Key-File-" not in text:
+        return
     ends = [m.end() for m in _KEY_END.finditer(text)]
     for begin in _KEY_BEGIN.finditer(text):
         at = bisect.bisect_left(ends, begin.end() + 1)
@@ -239,6 +334,8 @@ _AWS_SECRET = lazy_compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+
 
 def aws_secret_near_id(text: str) -> Iterator[SecretMatch]:
     """A 40-character AWS secret key written shortly after its access key id."""
+    if not any(prefix in text for prefix in ("AKIA", "ASIA", "ABIA", "ACCA")):
+        return
     for key_id in _AWS_ID.finditer(text):
         near = _AWS_SECRET.search(text, key_id.end(), key_id.end() + 160)
         if near:

@@ -149,17 +149,26 @@ def _valued(kind: str, m: re.Match[str], group: str, key: str = "") -> SecretMat
     return SecretMatch(kind, start, start + (hi - lo))
 
 
+_FLAG_WORDS = ("-pass", "-token", "-api", "-secret", "-auth", "-access", "-client")
+_COMMANDS = ("mysql", "mariadb", "docker", "podman", "helm", "twine", "sshpass", "oc ",
+             "skopeo", "buildah", "redis-cli", "curl", "wget", "http", "echo")  # fmt: skip
+_NAMES = ("pass", "secret", "token", "key", "credential", "psk")
+
+
 def contextual(text: str) -> Iterator[SecretMatch]:
     """Values that are secrets by the place they are written in."""
-    yield from _url_credentials(text)
-    for m in _BASIC.finditer(text):
-        if _user_and_password(m.group("v")):
-            yield SecretMatch("basic-auth", m.start("v"), m.end("v"))
-    for m in _DOCKER_AUTH.finditer(text):
-        if _user_and_password(m.group("v")):
-            yield SecretMatch("docker-auth", m.start("v"), m.end("v"))
-    folded = text.casefold()
-    if "machine" in folded:
+    low = text.lower()
+    if "://" in text and "@" in text:
+        yield from _url_credentials(text)
+    if "basic" in low:
+        for m in _BASIC.finditer(text):
+            if _user_and_password(m.group("v")):
+                yield SecretMatch("basic-auth", m.start("v"), m.end("v"))
+    if "auth" in low:
+        for m in _DOCKER_AUTH.finditer(text):
+            if _user_and_password(m.group("v")):
+                yield SecretMatch("docker-auth", m.start("v"), m.end("v"))
+    if "machine" in low:
         for m in _NETRC.finditer(text):
             if found := _valued("password", m, "v"):
                 yield found
@@ -167,22 +176,29 @@ def contextual(text: str) -> Iterator[SecretMatch]:
         for m in _NPMRC.finditer(text):
             if found := _valued("token", m, "v"):
                 yield found
+    if any(word in low for word in _FLAG_WORDS):
+        yield from _flags(text)
+    if any(command in low for command in _COMMANDS):
+        for m in _SHORT_FLAG.finditer(text):
+            group = next(g for g in "abcde" if m.group(g) is not None)
+            if found := _valued("password", m, group):
+                yield found
+    if any(name in low for name in _NAMES):
+        for pattern in (_XML, _KUBE_PAIR, _DOCKERFILE, _DEFINE):
+            for m in pattern.finditer(text):
+                group = "v2" if "v2" in pattern.groupindex and m.group("v2") else "v"
+                key = m.group("key2" if group == "v2" else "key")
+                if found := _valued(_kind_of_name(key), m, group, key):
+                    yield found
+
+
+def _flags(text: str) -> Iterator[SecretMatch]:
     for m in _FLAG.finditer(text):
         value, _, _, quoted = unquote(m.group("v"))
         if not quoted and not plausible(value, 6):
             continue  # "pass the --token flag": a word, not a value
         if found := _valued("password" if "pass" in m.group().lower() else "token", m, "v"):
             yield found
-    for m in _SHORT_FLAG.finditer(text):
-        group = next(g for g in "abcde" if m.group(g) is not None)
-        if found := _valued("password", m, group):
-            yield found
-    for pattern in (_XML, _KUBE_PAIR, _DOCKERFILE, _DEFINE):
-        for m in pattern.finditer(text):
-            group = "v2" if "v2" in pattern.groupindex and m.group("v2") else "v"
-            key = m.group("key2" if group == "v2" else "key")
-            if found := _valued(_kind_of_name(key), m, group, key):
-                yield found
 
 
 def _kind_of_name(key: str) -> str:

@@ -50,7 +50,7 @@ __all__ = ["SecretMatch", "find_secrets", "redact"]
 _ASSIGNMENT = lazy_compile(
     r"(?:(?<=--)|(?<![A-Za-z0-9_.:\[\-]))(?P<key>[A-Za-z][A-Za-z0-9_.\-]{0,60})"
     r"[\"'`*\]]{0,3}[ \t]{0,3}"
-    r"(?P<op>:=|=>|=|:)[ \t]{0,8}"
+    r"(?P<op>:=|=>|=|:|：)[ \t]{0,8}"
     r"(?P<value>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|`[^`\n]{1,300}`|[^\s\"'`]{1,300})"
 )
 # The secret word at the end of the key; its kind and the shortest value worth flagging.
@@ -70,7 +70,7 @@ _NATURAL = lazy_compile(
     r"(?:\s+(?:for|of|to|on|at)(?:\s+[\w.\-]+){1,4}?)?"
     r"(?:\s+(?:was changed to|has been changed to|changed to|is set to|has been set to|is now"
     r"|is|was|are|became)\s+"
-    r"|\s*:\s*)"
+    r"|\s*[:：]\s*)"
     r"(?P<value>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|“[^”\n]{1,300}”|[^\s\"'`]{1,300})"
 )
 # "password X" with no verb: only a value no word could be (upper, lower and digits).
@@ -87,7 +87,8 @@ _USE_AS = lazy_compile(
 _FOREIGN = lazy_compile(
     r"(?i)(?P<key>密码|口令|密钥|秘钥|私钥|令牌|访问令牌|パスワード|暗証番号|비밀번호"
     r"|passwort|kennwort|mot de passe|contraseña|senha|пароль)"
-    r"(?:\s*(?:[:=]|是|为|為|は|는|은|改成了?|改为|换成了?|设为|设置为|变成了?)\s*[:]?\s*|\s+(?=[!-~]))"
+    r"(?:\s*(?:[:：=]|是|为|為|は|는|은|改成了?|改为|换成了?|设为|设置为|变成了?)\s*[:：]?\s*"
+    r"|\s+(?=[!-~]))"
     r"(?P<value>[\"“「『'][^\"”」』'\n]{1,300}[\"”」』']|[!-~]{1,300})"
 )
 # Words that follow "the password is" in prose: "case-sensitive", "short-lived".
@@ -148,7 +149,7 @@ def _assignment(text: str, m: re.Match[str]) -> SecretMatch | None:
         env_name = is_env_name(m.group("key")) and not text[m.end("key") : m.start("op")]
         if not (env_name or before.endswith(("?", "&", "--"))):
             return None
-    if m.group("op") == ":" and not quoted and not plausible(value, minimum):
+    if m.group("op") in (":", "：") and not quoted and not plausible(value, minimum):
         # After a colon prose may follow ("Password: must be 12 characters"), or a type
         # ("api_key: SecretStr"). A bare word counts only as a lower-case YAML value
         # ending its line.
@@ -159,7 +160,15 @@ def _assignment(text: str, m: re.Match[str]) -> SecretMatch | None:
     return SecretMatch(kind, start, start + (hi - lo))
 
 
+_KEY_HINTS = ("pass", "secret", "key", "token", "credential", "psk", "pw")
+_PROSE_HINTS = ("pass", "pw", "token", "secret", "api key")
+_FOREIGN_ASCII = ("passwort", "kennwort", "mot de passe", "senha")
+
+
 def _assignments(text: str) -> Iterator[SecretMatch]:
+    low = text.lower()
+    if not any(hint in low for hint in _KEY_HINTS):
+        return
     at = 0
     while found := _ASSIGNMENT.search(text, at):
         secret = _assignment(text, found)
@@ -189,7 +198,15 @@ def _strong(value: str) -> bool:
 
 
 def _natural(text: str) -> Iterator[SecretMatch]:
-    for pattern in (_NATURAL, _USE_AS, _FOREIGN, _BARE):
+    low = text.lower()
+    patterns = []
+    if any(hint in low for hint in _PROSE_HINTS):
+        patterns += [_NATURAL, _BARE]
+        if "use " in low:
+            patterns.append(_USE_AS)
+    if not text.isascii() or any(word in low for word in _FOREIGN_ASCII):
+        patterns.append(_FOREIGN)
+    for pattern in patterns:
         for m in pattern.finditer(text):
             value, lo, hi, quoted = unquote(m.group("value"))
             if not quoted:  # a bracket opening what follows the value: "X（until Friday）"
@@ -222,8 +239,9 @@ _SHAPE_RANK = _DETECTORS.index(shapes)
 # What every detector needs somewhere in the text: a long token-like run (every key and
 # token shape is at least 14 such characters), a secret word (assignments, natural
 # language, other languages, key blocks), or a URL with credentials. Most memories have
-# none, and are spared the detectors (a fifth of a bulk write otherwise). Plain substring
-# tests on the case-folded text: a case-insensitive alternation costs ten times more.
+# none, and are spared the detectors (a fifth of a bulk write otherwise). One alternation
+# of plain strings over the case-folded text: a case-insensitive one costs ten times more,
+# and sixty substring tests in Python as much again.
 _LONG_RUN = lazy_compile(r"[A-Za-z0-9_\-+/%]{14,}")
 _HINTS = (
     "pass", "secret", "key", "token", "credential", "bearer", "basic", "auth", "pw", "psk",
@@ -235,11 +253,13 @@ _HINTS = (
 )  # fmt: skip
 
 
+_HINT = lazy_compile("|".join(re.escape(hint) for hint in _HINTS))
+
+
 def _may_hold(text: str) -> bool:
-    folded = text.casefold()
     return (
-        any(hint in folded for hint in _HINTS)
-        or _LONG_RUN.search(text) is not None
+        _LONG_RUN.search(text) is not None
+        or _HINT.search(text.casefold()) is not None
         or ("://" in text and "@" in text)
     )
 
