@@ -59,13 +59,26 @@ def placeholder(value: str, key: str, quoted: bool = False) -> bool:
         or low in PLACEHOLDERS
         or low == key.lower()
         or low.startswith("[redacted")
-        or bool(_REFERENCE.match(v))
+        or (bool(_REFERENCE.match(v)) and not _random_after_sigil(v))
         or bool(_TEMPLATE_TAIL.search(v))
         or (not quoted and ("(" in v or "[" in v))  # a call, a subscript, a type
         or len(set(v)) == 1
         or bool(_ENV_NAME.match(v))
         or bool(_ATTRIBUTE.match(v))
         or v.startswith(("http://", "https://", "/", "~/"))
+    )
+
+
+def _random_after_sigil(value: str) -> bool:
+    """``@JF76cNcsqDo*I``: a password that starts with a symbol, not a ``$VAR`` or
+    ``{{ name }}`` (digits, upper and lower case letters, no bracket, ten or more)."""
+    return (
+        len(value) >= 10
+        and value[0] in "$%#&@!*"
+        and not any(ch in value for ch in "{}()[]<>")
+        and has_digit(value)
+        and any(ch.isupper() for ch in value)
+        and any(ch.islower() for ch in value)
     )
 
 
@@ -113,7 +126,8 @@ _FLAG = lazy_compile(
 # Short flags that are a password for the command they belong to.
 _SHORT_FLAG = lazy_compile(
     r"(?i)\b(?:(?:mysql\w*|mariadb\w*)\b[^\n]{0,120}?\s-p(?P<a>[^\s\-][^\s]{0,200})"
-    r"|(?:docker|podman|helm|twine|sshpass|oc|skopeo|buildah)\b[^\n]{0,120}?\s-p[ \t]+"
+    r"|(?:(?:docker|podman|helm|oc|skopeo|buildah|nerdctl)\b[^\n]{0,60}?\blogin\b|twine|sshpass)"
+    r"[^\n]{0,120}?\s-p[ \t]+"
     r"(?P<b>\"[^\"\n]+\"|'[^'\n]+'|[^\s\-]\S{0,200})"
     r"|redis-cli\b[^\n]{0,120}?\s-a[ \t]+(?P<c>\S{1,200})"
     r"|\b(?:curl|wget|http)\b[^\n]{0,200}?\s(?:-u|--user)[ \t]+[\"']?[^\s:\"']{1,100}:"

@@ -78,6 +78,17 @@ _BARE = lazy_compile(
     r"(?i)(?<![\w:/.\-])(?P<key>password|passwd|passphrase|pw|token|api key)[ \t]+"
     r"(?P<value>[^\s\"'`]{8,300})"
 )
+# "set the root pw to X", "changed my password to X".
+_SET_TO = lazy_compile(
+    r"(?i)\b(?:set|sets|setting|change|changed|changing|reset)\s+(?:the\s+|my\s+|our\s+|your\s+)?"
+    r"(?:[\w\-]+\s+){0,3}?(?P<key>password|passphrase|passwd|pw|token|api key)\s+to\s+"
+    r"(?P<value>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|[^\s\"'`]{1,300})"
+)
+# A user and a password after a word for credentials: "creds for the NAS: admin/X".
+_USER_SLASH = lazy_compile(
+    r"(?i)\b(?:creds?|credentials|login|log in with|sign in with)\b[^\n/]{0,40}?"
+    r"[\s:]\s*[\w.@\-]{1,64}\s*/\s*(?P<value>[^\s/]{4,300})(?P<key>)"
+)
 _USE_AS = lazy_compile(
     r"(?i)\buse\s+(?P<value>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|[^\s\"'`]{4,300})\s+as\s+"
     r"(?:the\s+|my\s+|your\s+)?(?:[\w\-]+\s+)?(?P<key>password|passphrase|token|api key)\b"
@@ -201,9 +212,11 @@ def _natural(text: str) -> Iterator[SecretMatch]:
     low = text.lower()
     patterns = []
     if any(hint in low for hint in _PROSE_HINTS):
-        patterns += [_NATURAL, _BARE]
+        patterns += [_NATURAL, _BARE, _SET_TO]
         if "use " in low:
             patterns.append(_USE_AS)
+    if "/" in text and any(word in low for word in ("cred", "login", "log in", "sign in")):
+        patterns.append(_USER_SLASH)
     if not text.isascii() or any(word in low for word in _FOREIGN_ASCII):
         patterns.append(_FOREIGN)
     for pattern in patterns:
@@ -218,7 +231,9 @@ def _natural(text: str) -> Iterator[SecretMatch]:
             if pattern is _BARE and not _strong(value):
                 continue
             start = m.start("value") + lo
-            kind = "password" if pattern is _FOREIGN else _kind_of(key)[0]
+            if pattern is _USER_SLASH and not plausible(value, 6):
+                continue  # "login with dana/main": a word, not a password
+            kind = "password" if pattern in (_FOREIGN, _USER_SLASH) else _kind_of(key)[0]
             yield SecretMatch(kind, start, start + (hi - lo))
 
 
@@ -250,6 +265,8 @@ _HINTS = (
     # commands whose flags carry a password (secret_values._SHORT_FLAG), and .netrc
     "curl", "wget", "http", "mysql", "mariadb", "docker", "podman", "helm", "twine",
     "sshpass", "skopeo", "buildah", "redis", "oc ", "machine", "/:_",
+    # a user and password after a word for credentials (_USER_SLASH)
+    "cred", "login", "log in", "sign in",
 )  # fmt: skip
 
 

@@ -190,7 +190,9 @@ def b64url(data: bytes) -> str:
 def jwt() -> str:
     header = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
     payload = b64url(
-        json.dumps({"sub": rand(string.digits, 8), "iat": RNG.randint(1_600_000_000, 1_800_000_000)}).encode()
+        json.dumps(
+            {"sub": rand(string.digits, 8), "iat": RNG.randint(1_600_000_000, 1_800_000_000)}
+        ).encode()
     )
     return f"{header}.{payload}.{mixed(B64URL, 43)}"
 
@@ -1125,10 +1127,118 @@ def add_second_round() -> None:
     near("second-round", "The access token is short-lived; the refresh token is long-lived.")
 
 
+def add_third_round() -> None:
+    """Written after the second round was fixed, and run once before any change (29 of
+    31 positives caught, 29 of 30 near-misses left alone then)."""
+    t = github()
+    pos("github-token", f"$ gh secret set DEPLOY_KEY --body {t}", t)
+    t = github()
+    pos("github-token", f'- run: echo "GH_PAT={t}" >> $GITHUB_ENV', t)
+    t = slack()
+    pos("slack-token", f"Slack bot token (prod): `{t}`", t)
+    t = stripe("rk_live_")
+    pos("stripe-key", f"stripe restricted key -> {t}", t)
+    t = anthropic()
+    pos("anthropic-api-key", f"llm:\n  provider: anthropic\n  key: {t}", t)
+    t = openai()
+    pos("openai-api-key", f'os.environ["OPENAI_API_KEY"] = "{t}"', t)
+    t = npm()
+    pos("npm-token", f"NODE_AUTH_TOKEN: {t}", t)
+    t = hf()
+    pos("huggingface-token", f"git clone https://dana:{t}@huggingface.co/acme/model", t)
+    t = sendgrid()
+    pos("sendgrid-key", f"EMAIL_HOST_PASSWORD = '{t}'", t)
+    t = gitlab()
+    pos("gitlab-token", f"gitlab: {t}", t)
+    t = discord()
+    pos("discord-token", f'TOKEN = "{t}"  # discord', t)
+    t = digitalocean()
+    pos("digitalocean-token", f"DO token is {t}", t)
+    t = shopify("shpss_")
+    pos("shopify-token", f"SHOPIFY_API_SECRET={t}", t)
+    t = telegram()
+    pos("telegram-bot-token", f"telegram: {t}", t)
+    t = age_key()
+    pos("age-key", f"sops age private key {t}", t)
+    i, s = aws_id(), aws_secret()
+    pos("aws", f"AWS_ACCESS_KEY_ID: {i}\nAWS_SECRET_ACCESS_KEY: {s}", i, s)
+    t = jwt()
+    pos("jwt", f"x-auth-token: {t}", t)
+    body = pem_body()
+    pos(
+        "private-key",
+        f'ssl_key = """-----BEGIN EC PRIVATE KEY-----\n{body}\n-----END EC PRIVATE KEY-----"""',
+        body.split("\n")[2],
+    )
+    pw = password()
+    pos("natural-language", f"creds for the NAS: admin/{pw}", pw)
+    pw = password()
+    pos("natural-language", f"My Gmail password is {pw} please log in and check", pw)
+    pw = password()
+    pos("natural-language", f"Set the root pw to {pw} on all three boxes", pw)
+    pw = password()
+    pos("password", f"password={pw}&remember=1", pw)
+    pw = password()
+    pos("password", f'"password":"{pw}"', pw)
+    pw = password()
+    pos("password", f"ansible_become_pass: {pw}", pw)
+    pw = password()
+    pos("database-url", f"mysql://root:{pw}@127.0.0.1/test", pw)
+    pw = password()
+    pos("password", f"邮箱密码：{pw}", pw)
+    pw = password()
+    pos("natural-language", f"路由器后台密码是{pw}", pw)
+    pw = password()
+    pos("natural-language", f"账号 admin 密码 {pw} 不要外传", pw)
+    pw = password()
+    pos("obfuscated", f"ＡＰＩ＿ＫＥＹ＝{pw}", pw)
+    t = github()
+    pos("obfuscated", f"my token\u200b: {t}", t)
+    t = openai()
+    pos("split-line", f"export OPENAI_API_KEY={t[:70]}\n{t[70:]}", t[70:])
+    near("third-round", "password: must be at least 8 characters long")
+    near("third-round", "Make sure the password meets the policy (12+ chars).")
+    near("third-round", "git log --oneline 3f2a9c1..8b7d6a5")
+    near("third-round", "c4ca4238a0b923820dcc509a6f75849b is the md5 of '1'")
+    near("third-round", "node_modules/.cache/babel-loader/5d41402abc4b2a76b9719d911017c592.json")
+    near("third-round", "The token endpoint is /oauth/token")
+    near("third-round", "OAuth access tokens are sent as Bearer tokens.")
+    near(
+        "third-round",
+        "We use JWTs signed with RS256; the public keys are at /.well-known/jwks.json",
+    )
+    near("third-round", "secret management: we use sops with age")
+    near("third-round", "keys are rotated by the platform team on the first Monday")
+    near("third-round", "run `ssh-keygen -t ed25519` to make a new key")
+    near("third-round", "the API returns a 401 when the token is missing")
+    near("third-round", "`password` column is varchar(255)")
+    near("third-round", "passwd file lives at /etc/passwd")
+    near("third-round", "SELECT id, password_hash FROM users WHERE email = $1")
+    near("third-round", "const token = useAuthStore((s) => s.token);")
+    near("third-round", "token_budget = 4000  # characters")
+    near("third-round", "export KUBECONFIG=~/.kube/config")
+    near("third-round", "DATABASE_URL=postgres://localhost/dev")
+    near(
+        "third-round",
+        "https://github.com/acme/infra/commit/9fceb02d0ae598e95dc970b74767f19372d61af8",
+    )
+    near("third-round", f"sha256sum: {rand(HEX, 64)}")
+    near("third-round", f"Request-Id: req_{mixed(B62, 14)}")
+    near("third-round", "docker run -p 8080:80 nginx")
+    near("third-round", "mysql -h db -u app -p")
+    near("third-round", "curl -u admin https://example.com  # prompts for the password")
+    near("third-round", "密码已经发到你的邮箱了。")
+    near("third-round", "请不要把密钥提交到仓库。")
+    near("third-round", "登录失败：密码错误")
+    near("third-round", "tokenize the input, then embed each token")
+    near("third-round", "The secret word of the day is 'banana' (a game for the kids).")
+
+
 def main(folder: Path = HERE) -> None:
     add_positives()
     add_near_misses()
     add_second_round()
+    add_third_round()
     for name, rows in (("positives", POSITIVES), ("near_misses", NEAR)):
         with (folder / f"{name}.jsonl").open("w", encoding="utf-8", newline="\n") as out:
             for n, row in enumerate(rows, start=1):
