@@ -56,9 +56,9 @@ def _enough_digits(value: str) -> bool:
 
 
 def _random(value: str) -> bool:
-    """Not a run of one character after the prefix (``xxxx``, ``0000``): a placeholder."""
-    tail = value[-12:]
-    return len(set(tail)) > 3
+    """Not mostly one character (``sk_live_xxxxxxxx``, ``ghp_0000…``): a placeholder."""
+    most = max((value.count(ch) for ch in set(value)), default=0)
+    return most * 2 < len(value)
 
 
 def _random_mixed(value: str) -> bool:
