@@ -79,9 +79,7 @@ class Masks:
 
     def value(self, data: Any) -> Any:
         if isinstance(data, dict):  # in the route's order: ids are numbered as it shows them
-            return {
-                self.text(k): "<ms>" if _timing(k) else self.value(v) for k, v in data.items()
-            }
+            return {self.text(k): "<ms>" if _timing(k) else self.value(v) for k, v in data.items()}
         if isinstance(data, list):
             return [self.value(v) for v in data]
         if isinstance(data, str):
@@ -202,10 +200,10 @@ def started(root: Path) -> Iterator[Routes]:
 
 
 def alike(a: Any, b: Any) -> bool:
-    """Equal, but for floats within a relative 1e-6: a score's recency factor moves with
-    the microseconds between a write and the read, which no two routes share."""
+    """Equal, but for floats within a relative 1e-4: a score's recency factor moves with
+    the seconds between a write and the read (1e-6 a second), which no two routes share."""
     if isinstance(a, float) and isinstance(b, float):
-        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+        return math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-9)
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(alike(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,21 @@ from typing import Any
 
 import pytest
 
-from provider.parity import ROUTE_NAMES, Result, Route, Routes, differences, started
+from cairn.errors import CairnError
+from cairn.provider import contract as c
+from cairn.provider import learning_contract as lc
+from cairn.provider import registry
+from provider.parity import (
+    ROUTE_NAMES,
+    TOKEN_ENV,
+    Masks,
+    Result,
+    Route,
+    Routes,
+    alike,
+    differences,
+    started,
+)
 
 pytestmark = pytest.mark.slow  # a daemon and a server for the module
 
@@ -121,7 +136,8 @@ def test_records_remember_list_show_correct_forget_restore(parity: Parity) -> No
                  keep={"rule": first_id})  # fmt: skip
     assert made.out.startswith("remembered ")
     p.run("--json", "remember", "Never push to main; open a pull request.", "--scope",
-          "project", "--path", "src/**", "--operation", "commit", keep={"push": record_id})  # fmt: skip
+          "project", "--path", "src/**", "--operation", "commit",
+          keep={"push": record_id})  # fmt: skip
     again = p.run("remember", "Always use pnpm to install dependencies.", "--tag", "tooling")
     assert "already remembered" in again.out
     p.run("remember", "The staging database is pg-staging-2.", "--kind", "fact", "--title",
@@ -286,3 +302,201 @@ def _route_neutral(status: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in status.items() if k not in ("provider", "location", "token_configured")}
     out["counts"] = {k: v for k, v in status["counts"].items() if k != "bytes"}
     return out
+
+
+# -- MCP: the real SDK client against a real `cairn mcp` on each route ------------------
+
+
+async def _mcp_session(route: Route) -> list[Any]:
+    """The same tool calls through one route's ``cairn mcp``: what each answered."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "cairn.cli.main", "--tenant", route.tenant, "mcp"],
+        env=route.subprocess_env(), cwd=str(route.repo),
+    )  # fmt: skip
+    seen: list[Any] = []
+
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = (await session.list_tools()).tools
+        seen.append(sorted((t.name, json.dumps(t.input_schema, sort_keys=True)) for t in tools))
+
+        async def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+            result = await session.call_tool(name, args)
+            text = "\n".join(getattr(c, "text", "") for c in result.content)
+            seen.append([name, result.is_error, text, result.structured_content])
+            return result.structured_content or {}
+
+        rule = await call("memory_store", {
+            "body": "Always use pnpm to install dependencies in this repository.",
+            "kind": "policy", "scope": "project", "stated_by_user": True,
+        })  # fmt: skip
+        rid = rule["record"]["id"]
+        await call("memory_store", {"body": "The staging database is pg-staging-2."})
+        await call("memory_store", {"body": "The staging database is pg-staging-2."})
+        await call("memory_store", {"body": "   "})
+        await call("memory_store", {"body": "x", "kind": "nonsense"})
+        await call("memory_store", {"body": "x", "surprise": 1})
+        await call("memory_store", {"body": "x", "scope": "project", "pinned": "yes"})
+        await call("memory_recall", {"query": "how do I install dependencies?"})
+        await call("memory_recall", {"query": "quantum chromodynamics lattice"})
+        await call("memory_recall", {"query": 7})
+        ctx = await call("memory_context", {"task": "install the dependencies"})
+        app_id = (ctx.get("resident", []) + ctx.get("manifest", []))[0]["application_id"]
+        await call("memory_context", {"task": "edit it", "paths": ["/elsewhere/x.py"]})
+        await call("memory_expand", {"record_id": rid})
+        await call("memory_expand", {"record_id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"})
+        await call("memory_feedback", {"application_id": app_id, "outcome": "used-successfully"})
+        await call("memory_feedback", {"application_id": app_id, "outcome": "used-successfully"})
+        await call("memory_feedback", {"application_id": app_id, "outcome": "great"})
+        await call("memory_ask", {"question": "how do I install dependencies?"})
+        await call("memory_ask", {"question": "what is the capital of Mongolia?"})
+        await call("memory_ask", {"question": ""})
+        await call("memory_correct", {"record_id": rid, "text": "Always use pnpm 9 here."})
+        await call("memory_correct", {"record_id": rid, "text": "Always use pnpm 9 here."})
+        await call("memory_correct", {"record_id": "nope", "text": "x"})
+        for uri in ("cairn://profile", "cairn://project/rules"):
+            found = await session.read_resource(uri)  # type: ignore[arg-type]
+            seen.append([uri, [getattr(c, "text", "") for c in found.contents]])
+        await call("memory_forget", {"record_id": rid})
+        await call("memory_forget", {"record_id": rid, "permanent": True})
+        await call("memory_recall", {"query": "how do I install dependencies?"})
+    return seen
+
+
+def test_every_mcp_tool_answers_alike_on_every_route(parity: Parity) -> None:
+    import asyncio
+
+    async def all_routes() -> dict[str, list[Any]]:
+        runs = [_mcp_session(r) for r in parity.routes.values()]
+        return dict(zip(parity.routes, await asyncio.gather(*runs), strict=True))
+
+    seen = asyncio.run(all_routes())
+    local = seen["local"]
+    names = [step[0] for step in local[1:] if isinstance(step, list)]
+    assert {n for n in names if n.startswith("memory_")} == {t for t, _ in local[0]}, names
+    errors = [step for step in local[1:] if step[0].startswith("memory_") and step[1]]
+    assert len(errors) == 10, errors  # the bad calls above, each refused
+    assert all(e[2].count("\n") == 0 and "Traceback" not in e[2] for e in errors), errors
+    for name in ("daemon", "remote"):
+        masks = parity.routes[name].masks
+        mine = parity.routes["local"].masks
+        for step, (a, b) in enumerate(zip(local, seen[name], strict=True)):
+            a_, b_ = mine.value(a), masks.value(b)
+            if not alike(a_, b_):
+                parity.failures.append(f"mcp step {step} {a[0]}:\n  local {a_!r}\n  {name} {b_!r}")
+    parity.check()
+
+
+# -- every request of the registry, through each route's provider ---------------------
+
+TRANSCRIPT = json.dumps([{"role": "user", "content": "Always write tests with pytest."}])
+
+# request -> its data, given the ids the route answered before; one for every request of
+# the registry (a request added without one fails below: add its sample here)
+SAMPLES: dict[type[Any], Callable[[dict[str, Any]], dict[str, Any]]] = {
+    c.RecallQuery: lambda v: {"query": "how do I install dependencies?"},
+    c.TaskQuery: lambda v: {"task": "install the dependencies"},
+    c.ExpandQuery: lambda v: {"record_id": v["rid"], "task": "install"},
+    c.ListQuery: lambda v: {"order": "newest", "limit": 5},
+    c.ShowQuery: lambda v: {"record_id": v["rid"]},
+    c.HistoryQuery: lambda v: {"record_id": v["rid"]},
+    c.JournalQuery: lambda v: {"newest_first": True, "limit": 3},
+    c.TombstonesQuery: lambda v: {},
+    c.ApplicationsQuery: lambda v: {"record_id": v["rid"]},
+    c.ExplainQuery: lambda v: {},
+    c.ExportQuery: lambda v: {},
+    lc.AskQuery: lambda v: {"question": "how do I install dependencies?"},
+    lc.TelemetryQuery: lambda v: {"runs": 2},
+    c.RememberRequest: lambda v: {"body": "Prefer small pull requests.", "tags": ["review"]},
+    c.StoreRequest: lambda v: {"body": "The API lives in src/api.", "kind": "fact"},
+    c.IngestRequest: lambda v: {
+        "items": [{"body": "Deploys are on Tuesdays."}, {"body": "CI runs on GitHub Actions."}],
+        "item_keys": ["i1", "i2"],
+    },
+    c.CorrectRequest: lambda v: {"record_id": v["rid"], "text": "Always use pnpm 9."},
+    c.ForgetRequest: lambda v: {"record_id": v["rid"]},
+    c.RestoreRequest: lambda v: {"record_id": v["rid"]},
+    c.EvictRequest: lambda v: {"record_id": v["rid"]},
+    c.PinRequest: lambda v: {"record_id": v["rid"]},
+    c.FeedbackRequest: lambda v: {"application_id": v["app"], "outcome": "used-successfully"},
+    c.SignalRequest: lambda v: {"text": "From now on, always use tabs in Makefiles."},
+    c.ImportRequest: lambda v: {"lines": v["export"], "source": "parity"},
+    c.RebuildRequest: lambda v: {},
+    lc.ObserveRequest: lambda v: {
+        "success": True,
+        "task": "fix the flaky test",
+        "note": "rerun it twenty times",
+        "session_id": "s1",
+    },
+    lc.ReflectRequest: lambda v: {},
+    lc.SweepRequest: lambda v: {},
+    lc.ReviewRequest: lambda v: {"transcript": TRANSCRIPT, "format": "messages"},
+    lc.DeltaRequest: lambda v: {
+        "op": "create",
+        "statement": "Flaky tests: rerun them.",
+        "title": "flaky tests",
+    },
+}
+
+
+def _providers(routes: Routes, tenant: str) -> Iterator[tuple[str, Any]]:
+    from cairn.cli.app import open_memory
+    from cairn.config import resolve_config
+    from cairn.daemon.client import find_daemon
+
+    for name, home in (("local", routes.local_home), ("daemon", routes.daemon_home),
+                       ("remote", routes.remote_home)):  # fmt: skip
+        daemon = find_daemon(home, None) if name == "daemon" else None
+        assert (daemon is not None) == (name == "daemon")
+        provider = open_memory(resolve_config(home, None), home, tenant, "default", daemon=daemon)
+        try:
+            yield name, provider
+        finally:
+            provider.close()
+
+
+def test_every_request_of_the_registry_is_served_alike_on_every_route(
+    routes: Routes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = [r.request.__name__ for r in registry.ROUTES if r.request not in SAMPLES]
+    assert not missing, f"no sample for {missing}: add one to SAMPLES"
+    bound = routes.bind()
+    tenant = bound["local"].tenant
+    monkeypatch.setenv(TOKEN_ENV, bound["remote"].env[TOKEN_ENV])
+    seen: dict[str, list[Any]] = {}
+    for name, provider in _providers(routes, tenant):
+        made = provider.apply(c.RememberRequest(
+            body="Always use pnpm to install dependencies.", idempotency_key="setup"
+        ))  # fmt: skip
+        ids: dict[str, Any] = {"rid": made.record.id}
+        ids["export"] = provider.query(c.ExportQuery()).lines
+        ctx = provider.query(c.TaskQuery(task="install the dependencies"))
+        ids["app"] = ctx.resident[0].application_id
+        answers: list[Any] = []
+        for route in registry.ROUTES:
+            for tag in route.names:
+                data = {route.tag: tag, **SAMPLES[route.request](ids)}
+                if route.kind == "apply":
+                    data["idempotency_key"] = f"parity-{tag}"
+                request = route.request.model_validate(data)
+                call = provider.query if route.kind == "query" else provider.apply
+                try:
+                    answer = call(request)
+                except CairnError as exc:
+                    answers.append([tag, type(exc).__name__, str(exc)])
+                    continue
+                assert isinstance(answer, route.answer), (name, tag, answer)
+                answers.append([tag, type(answer).__name__, answer.model_dump(mode="json")])
+        seen[name] = answers
+    refused = [a for a in seen["local"] if isinstance(a[2], str)]
+    assert not refused, refused  # every sample is served, none refused
+    served = {a[0] for a in seen["local"]}
+    assert served == set(registry.QUERIES) | set(registry.MUTATIONS)
+    masks = {name: Masks(()) for name in seen}
+    for name in ("daemon", "remote"):
+        for a, b in zip(seen["local"], seen[name], strict=True):
+            a_, b_ = masks["local"].value(a), masks[name].value(b)
+            assert alike(a_, b_), f"{a[0]}:\n  local {a_!r}\n  {name} {b_!r}"
