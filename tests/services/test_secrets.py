@@ -357,3 +357,60 @@ def _exported_record(body: str) -> dict[str, Any]:
         "recorded_at": "2026-01-02T03:04:05.000000Z",
         "text_hash": text_hash(body),
     }
+
+
+# -- the same command lines in-process, through the daemon and through cairn serve ------
+
+
+@pytest.fixture(scope="module")
+def routes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from provider.parity import started
+
+    with started(tmp_path_factory.mktemp("secret-routes")) as found:
+        yield found
+
+
+def test_every_field_on_every_route(routes: Any, tmp_path: Path) -> None:
+    bound = routes.bind()
+    for name, route in bound.items():
+        (tmp_path / name).mkdir()
+        for what, args in cli_writes(tmp_path / name):
+            done = route.cli(*args)
+            assert done.code == 0, (name, what, done.err)
+        task = route.cli("--json", "context", "--task", f"deploy the train; GH_TOKEN={TOKEN}")
+        assert task.code == 0, (name, task.err)
+        journal = route.cli("--json", "journal")
+        assert journal.code == 0 and "[REDACTED:" in journal.out, name
+        assert TOKEN not in journal.out and PASSWORD not in journal.out, name
+    for home in (routes.local_home, routes.daemon_home, routes.remote_home, routes.server.home):
+        assert leaked(home) == [], home
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_every_field_through_the_mcp_tool(tmp_path: Path, policy: str) -> None:
+    from cairn.cli.app import App
+    from cairn.mcp_server.calls import Binding, MemoryTools
+
+    home = cli_home(tmp_path, policy)
+    app = App(home, True, "default", "default", None)
+    try:
+        tools = MemoryTools(app, Binding(None, None, None))
+        for field, value in (
+            ("tags", ["ci", TOKEN]),
+            ("title", f"pw {PASSWORD}"),
+            ("source", {"who": "dana", "url": URL}),
+            ("external_ref", f"ticket?token={TOKEN}"),
+            ("body", f"The deploy token is {TOKEN}"),
+        ):
+            arguments = {"body": f"Deploys go through the release train ({field})", field: value}
+            if policy == "refuse":
+                with pytest.raises(InvalidInput, match="holds a secret"):
+                    tools.call("memory_store", {**arguments, "stated_by_user": True})
+            else:
+                stored = tools.call("memory_store", {**arguments, "stated_by_user": True})
+                assert "[REDACTED:" in json.dumps(stored.data["record"][field]), field
+    finally:
+        app.close()
+    assert leaked(home) == []
+    if policy == "refuse":
+        assert journal_length(home) == 0
