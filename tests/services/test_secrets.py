@@ -414,3 +414,43 @@ def test_every_field_through_the_mcp_tool(tmp_path: Path, policy: str) -> None:
     assert leaked(home) == []
     if policy == "refuse":
         assert journal_length(home) == 0
+
+
+def git_repo(root: Path) -> Path:
+    import subprocess
+
+    repo = root / "shop"
+    repo.mkdir(parents=True)
+    for args in (
+        ["init", "-q"],
+        ["-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-q",
+         "--allow-empty", "-m", "init"],
+    ):  # fmt: skip
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    return repo
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_the_hooks_keep_no_secret_of_a_prompt_or_a_turn(tmp_path: Path, policy: str) -> None:
+    from hook_events import event, transcript_lines
+
+    home = cli_home(tmp_path, policy)
+    repo = git_repo(tmp_path)
+    prompt = f"From now on, always deploy with GH_TOKEN={TOKEN} in this repo."
+    data = event("prompt-rule", cwd=str(repo), prompt=prompt)
+    done = invoke_cairn(home, "hook", "prompt", stdin=json.dumps(data).encode(), cwd=repo)
+    assert done.returncode == 0, done.stderr  # a hook never fails its host
+    asked = "Install the dependencies and run the tests."
+    said = f"{asked} The staging password is {PASSWORD}."
+    lines = [line.replace(asked, said) for line in transcript_lines()]
+    assert any(said in line for line in lines)
+    transcript = tmp_path / "transcript.jsonl"
+    transcript.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    stop = event("stop", cwd=str(repo), transcript_path=str(transcript))
+    done = invoke_cairn(home, "hook", "stop", stdin=json.dumps(stop).encode(), cwd=repo)
+    assert done.returncode == 0, done.stderr
+    assert leaked(home) == []
+    events = json.loads(invoke_cairn(home, "--json", "journal").stdout)
+    if policy == "redact":
+        assert any("[REDACTED:github-token]" in json.dumps(e) for e in events)
+        assert any("[REDACTED:password]" in json.dumps(e) for e in events)
