@@ -10,6 +10,7 @@ through a real ``cairn serve``.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -454,3 +455,33 @@ def test_the_hooks_keep_no_secret_of_a_prompt_or_a_turn(tmp_path: Path, policy: 
     if policy == "redact":
         assert any("[REDACTED:github-token]" in json.dumps(e) for e in events)
         assert any("[REDACTED:password]" in json.dumps(e) for e in events)
+
+
+def test_a_redacted_record_still_fits_its_limits_and_survives_a_round_trip(
+    tmp_path: Path,
+) -> None:
+    config = {"memory": {"embeddings": {"provider": "hashing"}}}
+    with Memory.open(tmp_path / "a.db", config=config) as mem:
+        long_tag = "x" * 190 + " pw=ab12"  # 198 characters; redacted, 212
+        with pytest.raises(InvalidInput, match="tag"):
+            mem.store("a note", tags=[long_tag])
+        assert mem.journal() == []
+    allow = {"memory": {"embeddings": {"provider": "hashing"}, "secrets": "allow"}}
+    with Memory.open(tmp_path / "b.db", config=allow) as mem:
+        kept = mem.store(f"rotate {TOKEN} monthly", tags=[TOKEN])
+        gone = mem.store(f"the old password was {PASSWORD}")
+        mem.forget(gone.id)
+        out = io.StringIO()
+        mem.export(out)
+    with Memory.open(tmp_path / "c.db", config=config) as mem:
+        assert mem.import_(out.getvalue().splitlines()) == 3
+        record = mem.get(kept.id)
+        assert record is not None and record.body == "rotate [REDACTED:github-token] monthly"
+        assert record.tags == ("[REDACTED:github-token]",)
+        assert [t.record_id for t in mem.tombstones()] == [gone.id]
+        again = io.StringIO()
+        mem.export(again)
+    with Memory.open(tmp_path / "d.db", config=config) as mem:  # the redacted export imports
+        assert mem.import_(again.getvalue().splitlines()) == 3
+    for path in [*tmp_path.glob("c.db*"), *tmp_path.glob("d.db*")]:
+        assert not [s for s in SECRETS if s in path.read_bytes()], path

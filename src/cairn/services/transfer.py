@@ -85,7 +85,7 @@ class Transfer:
             if kind == "record":
                 limit = self._config.memory.store.maxBodyChars
                 fields = validate_export_record(data["record"], where=where, max_body_chars=limit)
-                fields = self._policed(fields, where)
+                fields = self._policed(data["record"], fields, where)
                 record = Record(**{**fields, "tenant": ns.tenant, "agent": ns.agent})
                 payload: dict[str, Any] = {"record": record.to_dict()}
             else:
@@ -108,16 +108,18 @@ class Transfer:
             _check_history(chain)
         return events
 
-    def _policed(self, fields: dict[str, Any], where: str) -> dict[str, Any]:
+    def _policed(self, raw: dict[str, Any], fields: dict[str, Any], where: str) -> dict[str, Any]:
         """An exported record's texts after this store's secret policy: an export made
-        under ``allow`` keeps its secrets, and importing it must not bring them in."""
+        under ``allow`` keeps its secrets, and importing it must not bring them in. The
+        redacted record is checked again, as an export of it would be."""
         texts = {name: fields.get(name) for name in IMPORTED_TEXTS}
         texts, found = self._guard.scrub(self._config.memory.secrets, texts, where=where)
         if not found:
             return fields
-        out = {**fields, **{k: v for k, v in texts.items() if k in fields}}
-        out["text_hash"] = text_hash(out["body"])
-        return out
+        changed = {k: v for k, v in texts.items() if k in raw}
+        again = {**raw, **changed, "text_hash": text_hash(texts["body"])}
+        limit = self._config.memory.store.maxBodyChars
+        return validate_export_record(again, where=where, max_body_chars=limit)
 
     def import_(self, lines: Iterable[str], ns: Namespace, *, source: str = "import") -> int:
         """All lines validated first, then written in one transaction; returns how many

@@ -48,7 +48,7 @@ class Written:
     record: Record
     created: bool = True  # False: an idempotent repeat or a duplicate of a live record
     duplicate_of: str | None = None  # the live record this statement repeats
-    redacted: tuple[str, ...] = ()  # kinds of secrets cut out of the body
+    redacted: tuple[str, ...] = ()  # kinds of secrets cut out of its texts
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +104,8 @@ class Writes:
         check_choice("origin", origin, ORIGINS)
         texts = {name: fields[name] for name in STORED_TEXTS}
         texts, found = self._guard.scrub(self._config.memory.secrets, texts)
+        if found:  # a marker can be longer than what it replaced: the limits hold after it
+            fields = validate_memory_fields({**given, **texts}, where="", max_body_chars=limit)
         body, title = texts["body"], texts["title"]
         kind = fields["kind"]
         memory_type = fields["memory_type"] or DEFAULT_MEMORY_TYPE[kind]
