@@ -154,6 +154,8 @@ def cli_writes(folder: Path) -> list[tuple[str, list[str]]]:
         ("title", ["remember", note, "--title", f"token {TOKEN}"]),
         ("source", ["remember", note, "--source", f"dana via {URL}"]),
         ("body", ["remember", f"The deploy password is {PASSWORD}"]),
+        ("path", ["remember", note, "--path", f"keys/{TOKEN}/**"]),
+        ("observe path", ["observe", "--success", "--path", f"keys/{TOKEN}/**"]),
         ("ingest", ["ingest", str(ingest_file(folder))]),
         ("observe command", ["observe", "--success", "--command", f"curl -u ci:{PASSWORD} x"]),
         ("observe task", ["observe", "--success", "--task", f"rotate {TOKEN}"]),

@@ -31,9 +31,12 @@ from cairn.validation import check_choice, check_text
 
 MAX_NOTE_CHARS = 10_000
 MAX_TOOLS = 100
-# What an observation says in free text, which the secret policy covers before it is
-# journaled (the sender is matched against learning.senders; the rest are checked names).
-OBSERVED_TEXTS = ("command", "tools", "note", "task", "topic")
+# What an observation says in text, which the secret policy covers before it is journaled
+# (the sender is matched against learning.senders; sessions and episodes are ids).
+OBSERVED_TEXTS = (
+    "command", "tools", "note", "task", "topic", "project_id", "path_patterns", "operations",
+    "phases", "task_types",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

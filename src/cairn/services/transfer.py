@@ -130,8 +130,11 @@ class Transfer:
         return sum(applied)
 
 
-# An imported record's free texts (a learned doc's earlier bodies are in its source).
-IMPORTED_TEXTS = ("body", "title", "tags", "source", "external_ref")
+# An imported record's texts (a learned doc's earlier bodies are in its source).
+IMPORTED_TEXTS = (
+    "body", "title", "tags", "source", "external_ref", "project_id", "path_patterns",
+    "operations", "phases", "task_types",
+)  # fmt: skip
 
 
 def _check_history(chain: list[tuple[str, Record]]) -> None:

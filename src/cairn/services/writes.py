@@ -106,11 +106,11 @@ class Writes:
         texts, found = self._guard.scrub(self._config.memory.secrets, texts)
         if found:  # a marker can be longer than what it replaced: the limits hold after it
             fields = validate_memory_fields({**given, **texts}, where="", max_body_chars=limit)
-        body, title = texts["body"], texts["title"]
+        body, title = fields["body"], fields["title"]
         kind = fields["kind"]
         memory_type = fields["memory_type"] or DEFAULT_MEMORY_TYPE[kind]
         scope = fields["scope"]
-        tags = tuple(dict.fromkeys(texts["tags"]))
+        tags = tuple(dict.fromkeys(fields["tags"]))
         selector = {name: tuple(dict.fromkeys(fields[name])) for name in SELECTOR_FIELDS}
         record = Record(
             id=new_ulid(),
@@ -134,8 +134,8 @@ class Writes:
             state=state,
             pinned=fields["pinned"],
             importance=1.0 if fields["pinned"] else 0.5,
-            source=texts["source"] or {},
-            external_ref=texts["external_ref"],
+            source=fields["source"] or {},
+            external_ref=fields["external_ref"],
             episode_id=fields["episode_id"],
             position=fields["position"],
             occurred_at=fields["occurred_at"],
@@ -387,9 +387,8 @@ class Writes:
 
 
 SELECTOR_FIELDS = ("path_patterns", "operations", "phases", "task_types")
-# The free texts of a memory, which the secret policy covers (selectors and ids are
-# checked names, not prose).
-STORED_TEXTS = ("body", "title", "tags", "source", "external_ref")
+# The texts of a memory the secret policy covers: all but its choices, times and ids.
+STORED_TEXTS = ("body", "title", "tags", "source", "external_ref", "project_id", *SELECTOR_FIELDS)
 
 
 def _selector_values(name: str, values: Sequence[str]) -> tuple[str, ...]:
