@@ -23,7 +23,8 @@ from cairn.engine.director import stored_rank
 from cairn.engine.entities import extract_entity_keys
 from cairn.engine.recall.pipeline import MemoryRecall
 from cairn.engine.recall.rerank import Reranker
-from cairn.errors import ConfigError, InvalidInput
+from cairn.errors import ConfigError, InvalidInput, StoreUnusable
+from cairn.homes import make_private
 from cairn.identifiers import check_name
 from cairn.provider.learning import LearningServices
 from cairn.provider.local import LocalProvider, Ports, Services
@@ -124,16 +125,20 @@ def open_provider(
             tenant=None if tenant == "default" else tenant,
             agent=None if agent == "default" else agent,
         )
+    private_home = home  # the folder cairn keeps private: the home, or the file's own
     home = home or default_home()
     if embedder is None:
         embedder = make_embedder(config)
     url = config.memory.store.url
     if url is not None and not url.startswith("sqlite:///"):
+        make_private(private_home or home)
         records, index, folder, describe = _open_postgres(config, url, home, embedder)
     else:
         if url is not None:
             path = Path(url.removeprefix("sqlite:///"))
-        records, index, folder, describe = _open_sqlite(config, path, home, embedder)
+        records, index, folder, describe = _open_sqlite(
+            config, path, home, embedder, private_home=private_home
+        )
     notice = first_run_notice(home, config)
     if notice:  # once per home: the LLM features cost money; say which and how to stop
         print(notice, file=sys.stderr)
@@ -210,11 +215,26 @@ def _check_embedder(records: RecordStore, embedder: Embedder, location: str) -> 
         raise InvalidInput(mixed_embedders(location, stored, embedder.model_id))
 
 
+def _made_private(home: Path, db_path: Path) -> None:
+    """The home and the store's files private; said (once: then they are) when a store
+    that others could read was there already, silently for a new one."""
+    existed = db_path.exists()
+    notice = make_private(home, db_path)
+    if notice is not None and existed:
+        log.warning("cairn: %s", notice)
+
+
 def _open_sqlite(
-    config: Config, path: Path | None, home: Path, embedder: Embedder
+    config: Config,
+    path: Path | None,
+    home: Path,
+    embedder: Embedder,
+    *,
+    private_home: Path | None = None,
 ) -> tuple[RecordStore, SearchIndex, Path, dict[str, Any]]:
     db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
     check_database_path(db_path)
+    _made_private(private_home or db_path.parent, db_path)
     records = SqliteRecordStore(db_path, rank_hint=stored_rank)
     _check_embedder(records, embedder, str(db_path))
     index = InProcessSearchIndex(
@@ -312,9 +332,12 @@ def assemble(
     provider = LocalProvider(services, tenant=tenant, agent=agent)
     projections.attach(provider)
     purges.add_step(projections.purge)
-    _link_pending(records, config)
-    for warning in purges.finish():  # a permanent forget interrupted by a kill
-        log.warning("%s", warning)
+    try:
+        _link_pending(records, config)
+        for warning in purges.finish():  # a permanent forget interrupted by a kill
+            log.warning("%s", warning)
+    except StoreUnusable as exc:  # a read-only store or a full disk: they wait, reads go on
+        log.info("pending work waits for a writable store: %s", exc)
     return provider
 
 
