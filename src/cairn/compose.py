@@ -215,6 +215,41 @@ def _check_embedder(records: RecordStore, embedder: Embedder, location: str) -> 
         raise InvalidInput(mixed_embedders(location, stored, embedder.model_id))
 
 
+def sqlite_store(config: Config, home: Path) -> Path:
+    """The SQLite file this config and home keep memory in; InvalidInput for a store that
+    is not a local SQLite file (a server, PostgreSQL)."""
+    url = config.memory.store.url
+    if config.memory.remote.endpoint is not None or (
+        url is not None and not url.startswith("sqlite:///")
+    ):
+        raise InvalidInput("this home's memory is not a local SQLite file (memory.store.url,"
+                           " memory.remote): check it where it is served")  # fmt: skip
+    found = Path(url.removeprefix("sqlite:///")) if url else None
+    return Path(found or config.memory.store.path or home / "memory.db").expanduser()
+
+
+def check_sqlite(config: Config, home: Path) -> tuple[Path, list[Any]]:
+    """``cairn doctor``: the file and every finding of :func:`cairn.repair.check` on it."""
+    from cairn.repair import check
+
+    path = sqlite_store(config, home)
+    return path, check(path)
+
+
+def repair_sqlite(config: Config, home: Path, *, embedder: Embedder | None = None) -> Any:
+    """``cairn doctor --repair``: :func:`cairn.repair.repair_store` on this home's file."""
+    from cairn.repair import repair_store
+
+    def fresh(path: Path) -> LocalProvider:
+        provider = open_provider(
+            config, path=path, home=home, markdown=False, embedder=embedder or make_embedder(config)
+        )
+        assert isinstance(provider, LocalProvider)
+        return provider
+
+    return repair_store(sqlite_store(config, home), fresh)
+
+
 def _made_private(home: Path, db_path: Path) -> None:
     """The home and the store's files private; said (once: then they are) when a store
     that others could read was there already, silently for a new one."""
