@@ -170,12 +170,13 @@ def open_memory(
 
 
 def doctor(app: App, *, repair: bool) -> tuple[Path, list[Any], Any]:
-    """The store's file, the findings of its checks, and (``repair``) what the repair
-    did (:func:`cairn.compose.check_sqlite`, :func:`cairn.compose.repair_sqlite`)."""
+    """The store's file, the findings of its checks, and (``repair`` when a check failed)
+    what the repair did (:func:`cairn.compose.check_sqlite`, ``repair_sqlite``)."""
     from cairn.compose import check_sqlite, repair_sqlite
 
     path, findings = check_sqlite(app.config(), app.home)
-    return path, findings, repair_sqlite(app.config(), app.home) if repair else None
+    broken = not all(f.ok for f in findings)
+    return path, findings, repair_sqlite(app.config(), app.home) if repair and broken else None
 
 
 def _load_model(home: Path, config_path: str | None) -> Embedder | None:

@@ -9,8 +9,8 @@ every command:
 - an error is one line on stderr (under ``--json``, one JSON object
   ``{"error": ..., "code": ...}``); exit 2 means bad input, or a store that cannot take
   the request (a full disk, a read-only or damaged file: the line says which and what to
-  do), and that nothing changed; exit 1 any other failure; after a committed change a problem with a derived file is a
-  warning and the exit code is 0;
+  do), and that nothing changed; exit 1 any other failure; after a committed change a
+  problem with a derived file is a warning and the exit code is 0;
 - a closed pipe (``cairn export | head -1``) ends quietly.
 """
 

@@ -14,9 +14,10 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
-from cairn.errors import CairnError
+from cairn.errors import CairnError, DamagedStore
 from cairn.model import Event
 from cairn.storage.sqlite import files
 from cairn.storage.sqlite.rows import SELECT_EVENT, event_from_row
@@ -54,7 +55,7 @@ def _read_only(path: Path) -> sqlite3.Connection:
             return conn
         except sqlite3.DatabaseError as exc:
             conn.close()
-            if query == "immutable=1" or files.failure(exc, path).__class__ is files.DamagedStore:
+            if query == "immutable=1" or isinstance(files.failure(exc, path), DamagedStore):
                 raise
     raise AssertionError("unreachable")
 
@@ -69,7 +70,7 @@ def check(path: Path) -> list[Finding]:
     finding (and nothing else is checked)."""
     try:
         if not files.check_store_file(path):
-            return [Finding("file", False, f"{path} does not exist (a new store is made there)")]
+            return [Finding("file", True, f"{path} does not exist yet (made on the first write)")]
     except CairnError as exc:
         return [Finding("file", False, str(exc))]
     try:
@@ -92,27 +93,28 @@ def _checks(conn: sqlite3.Connection) -> Iterator[Finding]:
         f" (and {len(problems) - _PROBLEMS_SHOWN} more)" if len(problems) > _PROBLEMS_SHOWN else ""
     )
     yield Finding("integrity", not problems, shown or "SQLite's integrity_check: ok")
+    # (check, the query, the answer of a sound store, what the answer says)
     store_checks = (
-        ("schema", "SELECT max(version) FROM schema_version",
-         lambda v: v == str(LATEST_VERSION), f"schema v{{}} (this cairn's is v{LATEST_VERSION})"),
-        ("journal", "SELECT count(*) FROM events WHERE NOT json_valid(payload)",
-         lambda v: v == "0", "{} journal events whose payload is not JSON"),
+        ("schema", "SELECT max(version) FROM schema_version", str(LATEST_VERSION),
+         f"schema v{{}} (this cairn's is v{LATEST_VERSION})"),
+        ("journal", "SELECT count(*) FROM events WHERE NOT json_valid(payload)", "0",
+         "{} journal events whose payload is not JSON"),
         ("versions", "SELECT count(*) FROM (SELECT 1 FROM records WHERE superseded_by IS NULL"
-         " GROUP BY tenant, agent, id HAVING count(*) > 1)",
-         lambda v: v == "0", "{} memories with more than one current version"),
+         " GROUP BY tenant, agent, id HAVING count(*) > 1)", "0",
+         "{} memories with more than one current version"),
         ("keywords", "SELECT count(*) FROM records r WHERE NOT r.purged AND NOT EXISTS"
-         " (SELECT 1 FROM record_terms t WHERE t.row = r.row)",
-         lambda v: v == "0", "{} memory versions without their keyword row"),
-        ("feed", "SELECT count(*) FROM meta WHERE key = 'change_seq'",
-         lambda v: v == "1", "{} change counters (1 expected)"),
+         " (SELECT 1 FROM record_terms t WHERE t.row = r.row)", "0",
+         "{} memory versions without their keyword row"),
+        ("feed", "SELECT count(*) FROM meta WHERE key = 'change_seq'", "1",
+         "{} change counters (1 expected)"),
     )  # fmt: skip
-    for name, sql, good, words in store_checks:
+    for name, sql, sound, words in store_checks:
         try:
             value = _one(conn, sql)
         except sqlite3.DatabaseError as exc:
             yield Finding(name, False, f"cannot be read: {exc}")
             continue
-        yield Finding(name, good(value), words.format(value))
+        yield Finding(name, value == sound, words.format(value))
     try:
         count = _one(conn, "SELECT count(*) FROM events")
         yield Finding("events", True, f"{count} journal events")
@@ -142,6 +144,14 @@ def salvage_events(path: Path) -> Salvage:
     except sqlite3.Error:
         return out
     try:
+        try:
+            has_journal = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'"
+            ).fetchone()
+        except sqlite3.DatabaseError:
+            has_journal = True  # the schema page itself is damaged: look anyway
+        if not has_journal:
+            return out
         last = _last_seq(conn)
         start, misses = 1, 0
         while last is None or start <= last:
@@ -159,7 +169,7 @@ def salvage_events(path: Path) -> Salvage:
                     out.events.append(event_from_row(row))
                 except (ValueError, TypeError, json.JSONDecodeError):
                     out.unreadable += 1
-            misses = 0 if rows or bad else misses + _CHUNK
+            misses = 0 if rows else misses + _CHUNK  # numbers with nothing readable
             if last is None and misses >= _PROBE_AHEAD:
                 break
             start = end + 1
@@ -168,8 +178,10 @@ def salvage_events(path: Path) -> Salvage:
     return out
 
 
-def _one_by_one(conn: sqlite3.Connection, start: int, end: int) -> tuple[list[tuple], int]:
-    rows: list[tuple] = []
+def _one_by_one(
+    conn: sqlite3.Connection, start: int, end: int
+) -> tuple[list[tuple[Any, ...]], int]:
+    rows: list[tuple[Any, ...]] = []
     bad = 0
     for seq in range(start, end + 1):
         try:

@@ -19,6 +19,7 @@ a tenant's rows.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -44,12 +45,10 @@ from cairn.storage.ports import (
     SweepQuery,
     TrajectoryQuery,
 )
-from cairn.storage.sqlite import learning
+from cairn.storage.sqlite import files, learning
 from cairn.storage.sqlite.decoded import DecodedRows, Listings
 from cairn.storage.sqlite.filters import event_filters, record_filters
-from cairn.storage.sqlite import files
 from cairn.storage.sqlite.migrate import migrate, schema_version
-from cairn.storage.sqlite.schema import LATEST_VERSION
 from cairn.storage.sqlite.rows import (
     SELECT_APPLICATION,
     SELECT_EVENT,
@@ -60,6 +59,7 @@ from cairn.storage.sqlite.rows import (
     record_from_row,
     tombstone_from_row,
 )
+from cairn.storage.sqlite.schema import LATEST_VERSION
 from cairn.storage.sqlite.transaction import RankHint, SqliteTransaction
 
 _FEED_BATCH = 16_384
@@ -135,10 +135,9 @@ class SqliteRecordStore:
         self._model = None  # the meta row may have been rolled back with the rest
         # SQLite has already rolled back after some errors (a full disk among them).
         if self._conn.in_transaction:
-            try:
+            # else the connection's own rollback, when it closes, ends it
+            with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass  # the connection's own rollback, when it closes, ends it
 
     def _note_model(self, model: str) -> None:
         """One store holds the vectors of one embedder: mixing two would rank nonsense."""
@@ -481,4 +480,3 @@ class SqliteRecordStore:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
