@@ -250,10 +250,10 @@ def repair_sqlite(config: Config, home: Path, *, embedder: Embedder | None = Non
     return repair_store(sqlite_store(config, home), fresh)
 
 
-def _made_private(home: Path, db_path: Path) -> None:
-    """The home and the store's files private; said (once: then they are) when a store
+def _made_private(home: Path, db_path: Path, *, existed: bool) -> None:
+    """The home and the store's files private (once the file is known to be a store:
+    another program's file is left as it is); said, once (then they are), when a store
     that others could read was there already, silently for a new one."""
-    existed = db_path.exists()
     notice = make_private(home, db_path)
     if notice is not None and existed:
         log.warning("cairn: %s", notice)
@@ -269,8 +269,9 @@ def _open_sqlite(
 ) -> tuple[RecordStore, SearchIndex, Path, dict[str, Any]]:
     db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
     check_database_path(db_path)
-    _made_private(private_home or db_path.parent, db_path)
+    existed = db_path.exists()
     records = SqliteRecordStore(db_path, rank_hint=stored_rank)
+    _made_private(private_home or db_path.parent, db_path, existed=existed)
     _check_embedder(records, embedder, str(db_path))
     index = InProcessSearchIndex(
         records,
