@@ -40,19 +40,13 @@ def open_private(path: Path, mode: str = "a") -> Any:
     return os.fdopen(fd, mode, encoding="utf-8")
 
 
-# What cairn keeps in a home (besides the store's files): each is tightened, with all
-# under it; anything else a user keeps in the folder is theirs and left as it is.
-HOME_ENTRIES = frozenset((
-    "config.yaml", "profile.md", "projects", "tenants", "logs", "run", "hooks",
-    "tokens.json", ".tokens.json.lock", "llm-notice", "learning.lock", "sessions",
-))  # fmt: skip
-
-
 def make_private(home: Path, store: Path | None = None) -> str | None:
-    """Take group and other access away from ``home``, from what cairn keeps in it, and
-    from the store's files (``store`` and its ``-wal``, ``-shm``, ``.ann`` ...: every name
-    it begins); symbolic links and what others own are left alone. Returns the one line
-    that says what was tightened (None: all was private already)."""
+    """Take group and other access away from ``home`` and everything in it (the store,
+    its journal and logs, the Markdown projection, tokens, sockets, exports written there:
+    all of it is the user's memory), and from the files of a ``store`` kept elsewhere (it
+    and its ``-wal``, ``-shm``, ``.ann`` ...: every name it begins). Symbolic links and
+    what others own are left alone. Returns the one line that says what was tightened
+    (None: all was private already)."""
     loose: list[tuple[str, int]] = []
 
     def tighten(path: str, private_mode: int) -> None:
@@ -86,13 +80,8 @@ def make_private(home: Path, store: Path | None = None) -> str | None:
             return []
 
     if home.is_dir():
-        tighten(str(home), PRIVATE_FOLDER)
-        for name in entries(home):
-            if name in HOME_ENTRIES:
-                tighten_tree(str(home / name))
-    if store is not None:
-        if store.parent == home:
-            tighten(str(home), PRIVATE_FOLDER)
+        tighten_tree(str(home))
+    if store is not None and store.parent != home:
         for name in entries(store.parent):
             if name.startswith(store.name) or name.startswith(f".{store.name}."):
                 tighten_tree(str(store.parent / name))

@@ -78,6 +78,12 @@ def check(path: Path) -> list[Finding]:
     except sqlite3.Error as exc:
         return [Finding("file", False, f"{path} cannot be opened: {exc}")]
     try:
+        try:
+            files.check_tables(conn, path)
+        except CairnError as exc:
+            return [Finding("file", False, str(exc))]
+        except sqlite3.DatabaseError:
+            pass  # a damaged schema: the integrity check says more
         return [Finding("file", True, f"{path} is an SQLite file"), *_checks(conn)]
     finally:
         conn.close()

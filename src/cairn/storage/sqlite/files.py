@@ -89,7 +89,7 @@ def connect(path: Path, *, immutable: bool = False) -> sqlite3.Connection:
     )  # fmt: skip
 
 
-def _check_tables(conn: sqlite3.Connection, path: Path) -> None:
+def check_tables(conn: sqlite3.Connection, path: Path) -> None:
     """Read the schema (which also finds a damaged header, and makes the ``-shm`` file);
     refuses another program's database before anything is written to it."""
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -106,7 +106,7 @@ def open_store(path: Path) -> tuple[sqlite3.Connection, str | None]:
     conn: sqlite3.Connection | None = None
     try:
         conn = connect(path)
-        _check_tables(conn, path)
+        check_tables(conn, path)
     except sqlite3.Error as exc:
         if conn is not None:
             conn.close()
@@ -118,7 +118,7 @@ def open_store(path: Path) -> tuple[sqlite3.Connection, str | None]:
         # commits waiting in a log, the file alone is the whole store: read it as it is.
         conn = connect(path, immutable=True)
         try:
-            _check_tables(conn, path)
+            check_tables(conn, path)
         except sqlite3.Error as again:
             conn.close()
             raise failure(again, path) from None
