@@ -151,10 +151,14 @@ def disk_full(report: FaultReport, work: Path) -> None:
         for command in WRITES:
             tried += 1
             run = cairn(home, *_argv(command, ids[0]))
-            told += _said(report, "disk-full", run, code=2, words=("is full", "nothing was changed"))
+            told += _said(
+                report, "disk-full", run, code=2, words=("is full", "nothing was changed")
+            )
         for command in READS:
             tried += 1
-            told += _said(report, "disk-full", cairn(home, *_argv(command, ids[0])), code=0, words=())
+            told += _said(
+                report, "disk-full", cairn(home, *_argv(command, ids[0])), code=0, words=()
+            )
         kept = _state(home) == before
         if not kept:
             report.tally.problem("lost", "disk-full: the memories changed under a full disk")
@@ -177,7 +181,9 @@ def read_only(report: FaultReport, work: Path) -> None:
         tried = told = 0
         for command in READS:
             tried += 1
-            told += _said(report, "read-only", cairn(view, *_argv(command, ids[0])), code=0, words=())
+            told += _said(
+                report, "read-only", cairn(view, *_argv(command, ids[0])), code=0, words=()
+            )
         for command in WRITES:
             tried += 1
             run = cairn(view, *_argv(command, ids[0]))
