@@ -3,7 +3,8 @@ still be read.
 
 The journal is the store's source of truth: every event still readable in the damaged
 file is copied into a new store, which a rebuild (the same replay as ``cairn rebuild``)
-turns back into memories. What the journal lost, the Markdown projection may still hold:
+turns back into memories. What the journal lost, the damaged file's rows of memories may
+still hold (read row by row, imported under their own ids); and the Markdown projection:
 each memory there whose id the journal did not give back is restored from it (as
 ``cairn rebuild --from-markdown`` does). The new store is built under another name and
 swapped in whole; the damaged file is kept beside it, renamed, never deleted.
@@ -12,6 +13,7 @@ swapped in whole; the damaged file is kept beside it, renamed, never deleted.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -21,11 +23,12 @@ from pathlib import Path
 
 from cairn.errors import InvalidInput
 from cairn.memory import Memory
+from cairn.model import EXPORT_FORMAT, Record
 from cairn.projection import MarkdownProjection
 from cairn.projection.markdown_files import TENANTS_DIR, file_header
 from cairn.provider.contract import RebuildRequest
 from cairn.provider.local import LocalProvider
-from cairn.storage.sqlite.doctor import Finding, check, salvage_events
+from cairn.storage.sqlite.doctor import Finding, check, salvage_events, salvage_records
 
 __all__ = ["Finding", "Repair", "check", "repair_store"]
 
@@ -38,6 +41,7 @@ class Repair:
     events: int  # journal events read back from the damaged file
     unreadable: int  # events (or stretches) that could not be read
     replayed: int  # events replayed into the new store
+    from_rows: int  # memories the journal lost, read back from the damaged file's rows
     from_markdown: int  # memories the journal lost, restored from the Markdown files
     kept: Path | None  # where the damaged file is now (None: there was none)
 
@@ -76,6 +80,7 @@ def repair_store(path: Path, open_store: OpenStore) -> Repair:
                 RebuildRequest(idempotency_key=f"doctor-{stamp}-{tenant}")
             )
             replayed += int(getattr(response, "replayed", 0))
+        from_rows = _restore_rows(provider, salvage_records(path))
         restored = 0
         for tenant, agent in _pairs(path.parent, {(e.tenant, e.agent) for e in salvage.events}):
             mem = Memory(provider.bound(tenant=tenant, agent=agent))
@@ -86,7 +91,28 @@ def repair_store(path: Path, open_store: OpenStore) -> Repair:
         raise
     provider.close()
     kept = _swap(path, fresh, stamp)
-    return Repair(len(salvage.events), salvage.unreadable, replayed, restored, kept)
+    return Repair(len(salvage.events), salvage.unreadable, replayed, from_rows, restored, kept)
+
+
+def _restore_rows(provider: LocalProvider, found: list[Record]) -> int:
+    """The memories still readable in the damaged file's rows whose events were lost,
+    imported under their own ids (what a replay gave back is left alone)."""
+    by_pair: dict[tuple[str, str], list[Record]] = {}
+    for record in found:
+        by_pair.setdefault((record.tenant, record.agent), []).append(record)
+    restored = 0
+    for (tenant, agent), records in sorted(by_pair.items()):
+        mem = Memory(provider.bound(tenant=tenant, agent=agent))
+        known = {r.id for r in mem.list(include_forgotten=True)}
+        lines = [json.dumps({"format": EXPORT_FORMAT, "source": "doctor"})]
+        lines += [
+            json.dumps({"type": "record", "record": r.to_dict()}, ensure_ascii=False)
+            for r in records
+            if r.id not in known
+        ]
+        if len(lines) > 1:
+            restored += mem.import_(lines)
+    return restored
 
 
 def _swap(path: Path, fresh: Path, stamp: str) -> Path | None:

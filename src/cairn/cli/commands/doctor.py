@@ -36,6 +36,7 @@ def doctor_command(app: App, repair: bool) -> None:
             "events": repaired.events,
             "unreadable": repaired.unreadable,
             "replayed": repaired.replayed,
+            "from_rows": repaired.from_rows,
             "from_markdown": repaired.from_markdown,
             "kept": str(repaired.kept) if repaired.kept else None,
         }
@@ -43,7 +44,8 @@ def doctor_command(app: App, repair: bool) -> None:
         lost = f" ({repaired.unreadable} could not be read)" if repaired.unreadable else ""
         lines.append(
             f"repaired {path}: {repaired.events} journal events read back{lost}, replayed;"
-            f" {repaired.from_markdown} memories restored from Markdown{kept}"
+            f" {repaired.from_rows} memories the journal lost read back from the file's rows,"
+            f" {repaired.from_markdown} from Markdown{kept}"
         )
     emit(app, data, "\n".join(lines))
     if not healthy and repaired is None:

@@ -3,12 +3,14 @@
 ``check`` runs SQLite's own ``integrity_check`` and the store's checks (its schema, its
 journal's payloads, one current version per memory, the keyword rows of the records);
 every finding is one line. ``salvage_events`` reads the journal event by event, stepping
-over what a damaged page hides: the journal is what a store is rebuilt from.
+over what a damaged page hides: the journal is what a store is rebuilt from;
+``salvage_records`` reads the live memories the same way, for what the journal lost.
 Both only read: the file is opened read-only, and is never changed here.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -18,9 +20,9 @@ from typing import Any
 from urllib.parse import quote
 
 from cairn.errors import CairnError, DamagedStore
-from cairn.model import Event
+from cairn.model import Event, Record
 from cairn.storage.sqlite import files
-from cairn.storage.sqlite.rows import SELECT_EVENT, event_from_row
+from cairn.storage.sqlite.rows import SELECT_EVENT, SELECT_RECORD, event_from_row, record_from_row
 from cairn.storage.sqlite.schema import LATEST_VERSION
 
 _CHUNK = 500
@@ -179,6 +181,37 @@ def salvage_events(path: Path) -> Salvage:
             if last is None and misses >= _PROBE_AHEAD:
                 break
             start = end + 1
+    finally:
+        conn.close()
+    return out
+
+
+def salvage_records(path: Path) -> list[Record]:
+    """Every live memory of the file whose row can still be read (the journal is the
+    source of truth; these give back what the journal lost), row by row around damage."""
+    out: list[Record] = []
+    try:
+        conn = _read_only(path)
+    except sqlite3.Error:
+        return out
+    try:
+        try:
+            found = conn.execute("SELECT max(row) FROM records").fetchone()
+            last = int(found[0] or 0)
+        except sqlite3.DatabaseError:
+            last = 0
+        for start in range(1, last + 1, _CHUNK):
+            sql = SELECT_RECORD + " WHERE row BETWEEN ? AND ? AND live"
+            try:
+                rows = conn.execute(sql, (start, start + _CHUNK - 1)).fetchall()
+            except sqlite3.DatabaseError:
+                rows = []
+                for row in range(start, start + _CHUNK):
+                    with contextlib.suppress(sqlite3.DatabaseError):
+                        rows += conn.execute(SELECT_RECORD + " WHERE row = ? AND live", (row,))
+            for row in rows:
+                with contextlib.suppress(ValueError, TypeError, KeyError):
+                    out.append(record_from_row(row)[1])
     finally:
         conn.close()
     return out
