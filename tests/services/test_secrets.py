@@ -443,6 +443,10 @@ def test_the_hooks_keep_no_secret_of_a_prompt_or_a_turn(tmp_path: Path, policy: 
     data = event("prompt-rule", cwd=str(repo), prompt=prompt)
     done = invoke_cairn(home, "hook", "prompt", stdin=json.dumps(data).encode(), cwd=repo)
     assert done.returncode == 0, done.stderr  # a hook never fails its host
+    if policy == "refuse":  # the user is told, in one line, and nothing is logged as a fault
+        notice = json.loads(done.stdout)["systemMessage"]
+        assert "holds a secret" in notice and TOKEN not in notice
+        assert not (home / "logs" / "hooks.log").exists()
     asked = "Install the dependencies and run the tests."
     said = f"{asked} The staging password is {PASSWORD}."
     lines = [line.replace(asked, said) for line in transcript_lines()]

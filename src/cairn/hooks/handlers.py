@@ -126,7 +126,13 @@ def prompt(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
     if not text:
         return SILENT
     notice = _signal(event, memory, log, text, where) if len(text) <= SIGNAL_MAX_CHARS else ""
-    response = _task(memory, event, text, where)
+    from cairn.errors import InvalidInput
+
+    try:
+        response = _task(memory, event, text, where)
+    except InvalidInput as exc:  # e.g. the prompt holds a secret and the policy is refuse
+        said = f"cairn gave no memory for this prompt: {exc}"
+        return HookReply(notice=f"{notice}; {said}" if notice else said)
     seen = log.seen()
     items = [*response.resident, *response.manifest]
     fresh = [i for i in items if (i.id, i.version) not in seen]
