@@ -105,6 +105,7 @@ _FOREIGN = lazy_compile(
 # Words that follow "the password is" in prose: "case-sensitive", "short-lived".
 _PROSE_WORD = lazy_compile(r"^[a-z]+(?:-[a-z]+)*$")
 _IDENTIFIER = lazy_compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SLUG = lazy_compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")  # a path segment, a name
 
 
 def _kind_of(word: str) -> tuple[str, int]:
@@ -231,8 +232,8 @@ def _natural(text: str) -> Iterator[SecretMatch]:
             if pattern is _BARE and not _strong(value):
                 continue
             start = m.start("value") + lo
-            if pattern is _USER_SLASH and not plausible(value, 6):
-                continue  # "login with dana/main": a word, not a password
+            if pattern is _USER_SLASH and (not plausible(value, 6) or _SLUG.match(value)):
+                continue  # "login with dana/main", "credentials in vault/prod-db-2": a path
             kind = "password" if pattern in (_FOREIGN, _USER_SLASH) else _kind_of(key)[0]
             yield SecretMatch(kind, start, start + (hi - lo))
 
