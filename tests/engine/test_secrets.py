@@ -389,6 +389,9 @@ NOT_SECRETS = [
     "credentials in vault/prod-db-2",
     "Credentials: see 1password/Engineering/AWS-prod",
     "sign in with Google/GitHub",
+    "existingSecret: db-credentials",
+    "secret: my-app-secret",
+    "kubectl get secret tls-cert -o yaml",
 ]
 
 

@@ -153,6 +153,11 @@ def _assignment(text: str, m: re.Match[str]) -> SecretMatch | None:
         value, hi = value[: cut.start()], lo + cut.start()
     if len(value) < minimum or placeholder(value, m.group("key"), quoted):
         return None
+    named = kind != "password" and "-" in value and _PROSE_WORD.match(value)
+    if named and m.group("op") in (":", "："):
+        # ``existingSecret: db-credentials``: in YAML, the name of a secret object. (A
+        # password of such words, "correct-horse-battery", still counts.)
+        return None
     if m.group("op") == "=" and not quoted and _IDENTIFIER.match(value) and not has_digit(value):
         # ``self.token = nextchar``, ``password=getpass_unicode``: code naming a variable.
         # A bare word is a value only in an env file, a query string or a command flag.
