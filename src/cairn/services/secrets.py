@@ -47,8 +47,13 @@ def _scrubbed(value: Any, kinds: list[str]) -> Any:
     return value
 
 
-def _field_name(name: str) -> str:
-    return "text" if name == "body" else name.replace("_", " ")
+_PLURALS = frozenset(("tags", "tools", "path_patterns", "operations", "phases", "task_types"))
+
+
+def _holds(name: str) -> str:
+    """``the tags hold``, ``the title holds``: the field named as a sentence says it."""
+    field = "text" if name == "body" else name.replace("_", " ")
+    return f"the {field} {'hold' if name in _PLURALS else 'holds'}"
 
 
 class SecretGuard:
@@ -72,7 +77,7 @@ class SecretGuard:
                 prefix = f"{where}: " if where else ""
                 listed = ", ".join(dict.fromkeys(found))
                 raise SecretRefused(
-                    f"{prefix}the {_field_name(name)} holds a secret ({listed}); not stored"
+                    f"{prefix}{_holds(name)} a secret ({listed}); not stored"
                     " (policy memory.secrets: refuse)"
                 )
             kinds += found
