@@ -1,13 +1,21 @@
 """Secrets in text written as memory: find them, or redact them to ``[REDACTED:kind]``.
 
 A memory store keeps what it is told for a long time and prints it into prompts, so a key
-pasted into a note must not be kept. Two kinds of detectors:
+pasted into a note must not be kept. Three kinds of detectors:
 
-- *shapes*: credentials with a recognisable form (provider prefixes, JWTs, private key
-  blocks, connection strings, passwords inside URLs), matched whole;
-- *assignments*: a secret-named key followed by a value (``password=…``, ``"api_key":
-  "…"``, ``token: …``, ``密码：…``), where only the value is redacted so the note keeps its
-  meaning.
+- *shapes* (:mod:`cairn.engine.secret_shapes`): credentials with a recognisable form
+  (provider prefixes, JWTs, private key blocks), matched whole;
+- *places* (:mod:`cairn.engine.secret_values`): a value that is a secret by where it is
+  written (a password in a URL, a Basic header, ``.netrc``, a command's password flag, a
+  Kubernetes ``name``/``value`` pair), of which only the value is redacted;
+- *assignments* and *prose* (here): a secret-named key followed by a value
+  (``password=…``, ``"api_key": "…"``, ``token: …``), or a sentence saying one ("the wifi
+  password for the office is …", "密码是 …"), where only the value is redacted so the note
+  keeps its meaning.
+
+They read the text folded (:mod:`cairn.engine.secret_text`: full-width forms to ASCII,
+zero-width characters dropped, a key wrapped across lines joined) and report spans of the
+text as written.
 
 False positives mangle memories, so every detector wants evidence beyond a keyword: a
 value after the key, of a plausible length, not a placeholder (``${VAR}``, ``None``,
