@@ -460,6 +460,7 @@ def test_the_hooks_keep_no_secret_of_a_prompt_or_a_turn(tmp_path: Path, policy: 
     done = invoke_cairn(home, "hook", "stop", stdin=json.dumps(stop).encode(), cwd=repo)
     assert done.returncode == 0, done.stderr
     assert leaked(home) == []
+    assert not (home / "logs" / "hooks.log").exists()  # a refusal is no fault
     events = json.loads(invoke_cairn(home, "--json", "journal").stdout)
     if policy == "redact":
         assert any("[REDACTED:github-token]" in json.dumps(e) for e in events)
