@@ -248,6 +248,8 @@ class ExplainResponse(_Model):
     with_outcome: int
     hit_rate: float | None
     records: dict[str, dict[str, Any]]
+    # The user's rules that outcomes keep failing: theirs to keep, correct or forget.
+    review: list[dict[str, Any]] = []
 
 
 class ExportResponse(_Model):
@@ -345,6 +347,10 @@ class FeedbackRequest(_Mutation):
     mutation: Literal["feedback"] = "feedback"
     application_id: RecordId
     outcome: Outcome
+    # Who judged it: set by the serving process from what it knows (the hook event, its
+    # connection, the token), never taken from a remote caller's body (SPEC §6).
+    session_id: Short | None = None
+    sender: Short | None = None
 
 
 class SignalRequest(_Mutation):

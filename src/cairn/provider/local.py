@@ -426,7 +426,14 @@ class LocalProvider:
             )
             return self._written(request.mutation, record)
         if isinstance(request, FeedbackRequest):
-            result = s.tasks.feedback(request.application_id, request.outcome, ns, event_id=key)
+            result = s.tasks.feedback(
+                request.application_id,
+                request.outcome,
+                ns,
+                event_id=key,
+                session=request.session_id,
+                sender=request.sender,
+            )
             return FeedbackResponse.model_construct(
                 record=record_model(result.record),
                 application_id=result.application_id,
