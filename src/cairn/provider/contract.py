@@ -248,8 +248,7 @@ class ExplainResponse(_Model):
     with_outcome: int
     hit_rate: float | None
     records: dict[str, dict[str, Any]]
-    # The user's rules that outcomes keep failing: theirs to keep, correct or forget.
-    review: list[dict[str, Any]] = []
+    review: list[dict[str, Any]] = []  # the user's rules that outcomes keep failing
 
 
 class ExportResponse(_Model):
@@ -347,9 +346,7 @@ class FeedbackRequest(_Mutation):
     mutation: Literal["feedback"] = "feedback"
     application_id: RecordId
     outcome: Outcome
-    # Who judged it: set by the serving process from what it knows (the hook event, its
-    # connection, the token), never taken from a remote caller's body (SPEC §6).
-    session_id: Short | None = None
+    session_id: Short | None = None  # who judged it: set by the serving process (attribution)
     sender: Short | None = None
 
 

@@ -63,9 +63,9 @@ class Deltas:
         evidence = tuple(
             dict.fromkeys(check_text("evidence", e, 200).strip() for e in item.evidence)
         )
-        if item.op != "forget":
-            self._check_evidence(evidence, ns)
         if item.op == "create":
+            self._statement(item)
+            self._check_evidence(evidence, ns)
             delta = self._create(item, ns, evidence, event_id)
         else:
             delta = self._change(item, ns, evidence)
@@ -171,6 +171,7 @@ class Deltas:
                 "forget", doc.id, doc.kind, topic, None, selector_of(doc), (), None, "submitted"
             )
         body = self._statement(item)
+        self._check_evidence(evidence, ns)
         now = self._journal.now()
         changes: dict[str, Any] = {
             "body": body,
