@@ -342,12 +342,16 @@ class Tasks:
         if before is None:
             raise NotFound(f"memory {known.record_id} is gone")
         if known.outcome != outcome:
-            payload = {
-                "application_id": app_id,
-                "outcome": outcome,
-                "provenance": self._provenance(ns, session, sender),
-            }
-            event = self._journal.event("context.outcome", payload, ns, event_id)
+            provenance = self._provenance(ns, session, sender)
+            payload = {"application_id": app_id, "outcome": outcome, "provenance": provenance}
+            event = self._journal.event(
+                "context.outcome",
+                payload,
+                ns,
+                event_id,
+                session_id=provenance["session"],
+                sender=provenance["sender"],
+            )
             self._journal.commit([event], {})
         after = self._records.get(ns.tenant, ns.agent, known.record_id)
         assert after is not None
