@@ -41,7 +41,9 @@ def test_attribution_replaces_what_a_caller_claims() -> None:
     )
     by_token = attribute(claimed, token_session("tok_1"))
     assert (by_token.session_id, by_token.sender, by_token.deterministic) == (
-        "token:tok_1", None, False
+        "token:tok_1",
+        None,
+        False,
     )
     hook = attribute(claimed, Attribution("host-session", verified=True))
     assert (hook.session_id, hook.deterministic) == ("host-session", True)
@@ -159,9 +161,7 @@ def test_learning_off_outcomes_are_telemetry_only(tmp_path: Path, clock) -> None
             mem.feedback(app, "used-successfully" if i == 0 else "contributed-to-failure",
                          session_id=f"s{i}")  # fmt: skip
         now = mem.get(fact.id)
-        assert (now.state, now.used_count, now.proof_count, now.failure_count) == (
-            "trial", 0, 0, 0
-        )
+        assert (now.state, now.used_count, now.proof_count, now.failure_count) == ("trial", 0, 0, 0)
         assert mem.explain()["records"][fact.id]["with_outcome"] == 3  # kept, for telemetry
 
 

@@ -31,8 +31,13 @@ _PROJECT_HELP = "A folder in the repository, or its id (default: the current rep
 @click.option("--note", default=None, help="What worked (the lesson), in the agent's words.")
 @click.option("--task", default=None, help="The task, as stated.")
 @click.option("--episode", "episode_id", default=None, help="Episode id (links events).")
-@click.option("--session", "session_id", default=None, help="Session id.")
-@click.option("--sender", default=None, help="Who reported it (default learning.owner).")
+@click.option(
+    "--session",
+    "session_id",
+    default=None,
+    help="Session id (from the command line outcomes count in no known session).",
+)
+@click.option("--sender", default=None, help="Who reported it (the command line: the owner).")
 @click.option("--sender-trust", type=click.Choice(TRUST_LEVELS), default=None)
 @click.option(
     "--content-trust",
@@ -41,7 +46,11 @@ _PROJECT_HELP = "A folder in the repository, or its id (default: the current rep
     show_default=True,
     help="Trust of the content the lesson came from (external: never learned from).",
 )
-@click.option("--deterministic", is_flag=True, help="Judged by a test run or a verifier.")
+@click.option(
+    "--deterministic",
+    is_flag=True,
+    help="Judged by a test run or a verifier (taken only from a hook that saw it run).",
+)
 @click.option("--command", "command_", default=None, help="The verifying command.")
 @click.option("--tool", "tools", multiple=True, help="A tool the run used (repeatable).")
 @click.option("--steps", type=click.IntRange(0, 100_000), default=None)
