@@ -253,3 +253,25 @@ def test_the_mcp_server_is_one_session(tmp_path: Path) -> None:
     rid = asyncio.run(main())
     record = json.loads(invoke_cairn(home, "--json", "show", rid).stdout)
     assert record.get("record", record)["failure_count"] == 0
+
+
+@pytest.mark.slow
+def test_through_the_daemon_the_command_lines_claims_count_for_nothing(tmp_path: Path) -> None:
+    from daemon.support import cairn, counted, make_home, running
+
+    home = make_home(tmp_path)
+    with Memory.open(home / "memory.db", home / "config.yaml") as mem:
+        rid = mem.store("Deploy with make ship", kind="policy").id
+    with running(home):
+        for i in range(3):
+            shown = json.loads(cairn(home, "--json", "expand", rid, "--task", "ship").stdout)
+            app = shown["application_id"]
+            done = cairn(
+                home, "observe", "--failure", "--application", app, "--session", f"s{i}",
+                "--sender", "user", "--deterministic", "--episode", f"e{i}",
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            assert cairn(home, "feedback", app, "contributed-to-failure").returncode == 0
+        assert counted(home, "/v1/apply", "observe") == 3  # it was the daemon that served
+        shown = json.loads(cairn(home, "--json", "show", rid).stdout)
+        assert shown.get("record", shown)["failure_count"] == 0
