@@ -69,3 +69,23 @@ def test_list_outside_a_repository_lists_the_global_memories(tmp_path: Path) -> 
     home = tmp_path / "home"
     ok(home, "remember", "Prefer short commit subjects", cwd=tmp_path)
     assert "Prefer short commit subjects" in ok(home, "list", cwd=tmp_path)
+
+
+def test_list_and_explain_flag_the_users_rule_that_keeps_failing(tmp_path: Path) -> None:
+    from cairn import Memory
+    from cli_runner import use_test_embedder
+
+    home = tmp_path / "home"
+    use_test_embedder(home)
+    with Memory.open(home / "memory.db", home / "config.yaml") as mem:
+        rule = mem.remember("Never push directly to main", kind="policy")
+        for i in range(2):
+            app = mem.expand(rule.id, task="push").application_id
+            mem.observe(False, applications=[app], deterministic=True, command="make test",
+                        session_id=f"s{i}", event_id=f"bad{i}")  # fmt: skip
+    listed = ok(home, "list")
+    assert "review: followed by 2 failures; keep, correct or forget?" in listed
+    explained = ok(home, "explain")
+    assert f"review {rule.id}: this rule was followed by 2 failures" in explained
+    ok(home, "pin", rule.id)
+    assert "review:" not in ok(home, "list")

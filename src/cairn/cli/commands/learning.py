@@ -180,6 +180,38 @@ def unevict(app: App, record_id: str) -> None:
     _eviction(app, record_id, "unevict")
 
 
+def _pinning(app: App, record_id: str, mutation: str) -> None:
+    from cairn.identifiers import record_id_of
+
+    wanted = record_id_of(record_id)
+    current = app.query(c.ShowQuery, c.RecordResponse, record_id=wanted).record
+    response = app.apply(
+        c.PinRequest,
+        c.WriteResponse,
+        app.key(mutation, current.id, current.version, current.pinned),
+        record_id=current.id,
+        mutation=mutation,
+    )
+    emit(app, response.model_dump(), f"{mutation}ned {response.record.id}")
+
+
+@click.command()
+@click.argument("record_id")
+@pass_app
+def pin(app: App, record_id: str) -> None:
+    """Pin a memory: it never fades and is never evicted. Pinning your own rule that
+    outcomes keep failing keeps it as it is ('unpin' reverses)."""
+    _pinning(app, record_id, "pin")
+
+
+@click.command()
+@click.argument("record_id")
+@pass_app
+def unpin(app: App, record_id: str) -> None:
+    """Unpin a memory."""
+    _pinning(app, record_id, "unpin")
+
+
 @click.command()
 @click.argument("transcript", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
@@ -282,4 +314,4 @@ def telemetry_lines(app: App) -> tuple[dict[str, Any], list[str]]:
     return data, lines
 
 
-COMMANDS = (observe, reflect, sweep, evict, unevict, review, ask)
+COMMANDS = (observe, reflect, sweep, evict, unevict, pin, unpin, review, ask)
