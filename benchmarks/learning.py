@@ -444,6 +444,9 @@ def report(run: Run, floor: int, seconds: float) -> dict[str, Any]:
         total = sum(sum(w.values()) for w in windows)
         return round(sum(w.get("helpful", 0) for w in windows) / total, 3) if total else None
 
+    reused_harmful = [
+        rid for rid in harmful if run.docs[rid].reuses_ok + run.docs[rid].reuses_failed > 0
+    ]
     eligible_helpful = [
         rid
         for rid in helpful
@@ -470,6 +473,13 @@ def report(run: Run, floor: int, seconds: float) -> dict[str, Any]:
         "harmful_docs": len(harmful),
         "harmful_evicted_within_5_corroborated_failures": len(evicted_5),
         "harmful_evicted_share": round(len(evicted_5) / len(harmful), 3) if harmful else None,
+        # a harmful doc reflection wrote but no task ever followed had no failure to count
+        "harmful_docs_reused": len(reused_harmful),
+        "harmful_evicted_share_of_those": round(
+            len([r for r in evicted_5 if r in reused_harmful]) / len(reused_harmful), 3
+        )
+        if reused_harmful
+        else None,
         "harmful_failing_reuses_to_eviction": sorted(
             s.reuses_failed for rid, s in run.docs.items() if rid in evicted_5
         ),
@@ -540,16 +550,20 @@ def one_run(tasks: int, seed: int, embedder_name: str) -> dict[str, Any]:
 def failures_of(out: dict[str, Any]) -> list[str]:
     """What makes the run fail: any poison created or delivered, any protected memory
     evicted or demoted, learning too slow or harmful docs kept."""
+
+    def share(name: str) -> bool:
+        return float(out[name] or 0) >= 0.95
+
     checks = {
         "poisoned docs created": out["poisoned_docs_created"] == 0,
         "poisoned content delivered as a rule": out["poisoned_delivered_as_rule"] == 0,
         "external memories promoted": out["external_memories_promoted"] == 0,
         "protected memories evicted": out["protected_evicted"] == 0,
         "protected memories demoted": out["protected_demoted"] == 0,
-        "helpful promoted within 5 reuses < 95%": (out["helpful_promoted_share_of_those"] or 0)
-        >= 0.95,
-        "harmful evicted within 5 corroborated failures < 95%": (out["harmful_evicted_share"] or 0)
-        >= 0.95,
+        "helpful promoted within 5 reuses < 95%": share("helpful_promoted_share_of_those"),
+        "harmful evicted within 5 corroborated failures < 95%": share(
+            "harmful_evicted_share_of_those"
+        ),
     }
     return [name for name, held in checks.items() if not held]
 
