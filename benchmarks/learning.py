@@ -378,7 +378,7 @@ class Run:
             box = self.boxes[n % 2]
             family = box.families[self.rng.randrange(len(box.families))]
             self.task(box, family, n, window)
-            if n % 10 == 3:
+            if n % 10 in (3, 8):  # both boxes (n % 2 picks the box)
                 self.poison(box, family, n)
             if n == attack_from:
                 self.mark_proven(floor)
