@@ -89,3 +89,24 @@ def test_list_and_explain_flag_the_users_rule_that_keeps_failing(tmp_path: Path)
     assert f"review {rule.id}: this rule was followed by 2 failures" in explained
     ok(home, "pin", rule.id)
     assert "review:" not in ok(home, "list")
+
+
+def test_the_users_rules_survive_failure_reports_from_the_command_line(tmp_path: Path) -> None:
+    """The issue's case: a signalled and a remembered rule, three sessions' contexts each
+    followed by a failure report: both still delivered, neither evicted nor demoted."""
+    home = tmp_path / "home"
+    ok(home, "signal", "Always use pnpm to install dependencies")
+    ok(home, "remember", "Never push directly to main")
+    task = "install the dependencies and push to main"
+    for i in range(3):
+        ctx = json.loads(ok(home, "--json", "context", "--task", task, "--session", f"s{i}"))
+        apps = [i["application_id"] for i in ctx["resident"] + ctx["manifest"]]
+        assert len(apps) == 2
+        for app in apps:
+            ok(home, "feedback", app, "contributed-to-failure")
+    ok(home, "sweep")
+    ctx = json.loads(ok(home, "--json", "context", "--task", task, "--session", "s9"))
+    bodies = {i["body"] or i["summary"] for i in ctx["resident"] + ctx["manifest"]}
+    assert any("pnpm" in b for b in bodies) and any("main" in b for b in bodies)
+    listed = ok(home, "list", "--all")
+    assert "evicted" not in listed and "proven" in listed
