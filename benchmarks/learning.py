@@ -541,6 +541,7 @@ def one_run(tasks: int, seed: int, embedder_name: str) -> dict[str, Any]:
         started = time.perf_counter()
         run.run(floor)
         out = report(run, floor, time.perf_counter() - started)
+        out["consolidation"] = attacks.facts_kept(mem, "facts")
         out["seed"] = seed
         out["embedder"] = embedder_name
         mem.close()
@@ -560,6 +561,7 @@ def failures_of(out: dict[str, Any]) -> list[str]:
         "external memories promoted": out["external_memories_promoted"] == 0,
         "protected memories evicted": out["protected_evicted"] == 0,
         "protected memories demoted": out["protected_demoted"] == 0,
+        "distinct facts lost by consolidation": out["consolidation"]["lost"] == 0,
         "helpful promoted within 5 reuses < 95%": share("helpful_promoted_share_of_those"),
         "harmful evicted within 5 corroborated failures < 95%": share(
             "harmful_evicted_share_of_those"

@@ -107,3 +107,43 @@ def forged_reuse(run: Any, box: Any, family: Any, n: int, where: dict[str, Any])
                     session_id=f"fbo-{n}-{k}", episode_id=f"{box.name}-fbo-{n}-{k}",
                     agent=box.name)  # fmt: skip
     return 2
+
+
+# One topic's facts, each in three wordings, observed in six sessions: consolidation must
+# keep every one (a doc line each), whatever the wording.
+FACTS = (
+    ("The staging database runs on port 5433", "Staging's database listens on port 5433",
+     "Connect to the staging database on port 5433"),
+    ("The staging database needs the corp VPN", "You need the corp VPN for the staging db",
+     "Staging database access requires the corp VPN"),
+    ("The staging database user is deploy_ro", "Log in to the staging database as deploy_ro",
+     "Use the deploy_ro user on the staging database"),
+    ("The staging replica is on port 5434", "The staging read replica listens on 5434",
+     "Read from the staging replica on port 5434"),
+    ("The staging database is backed up at 02:00", "Staging db backups run at 02:00",
+     "A backup of the staging database starts at 02:00"),
+)  # fmt: skip
+
+
+def facts_kept(mem: Memory, agent: str) -> dict[str, Any]:
+    """Observe :data:`FACTS` (named topic, and again unnamed) and reflect: how many
+    distinct facts the live docs still hold, and how many docs hold them."""
+    from cairn.engine.learning.distill import same_fact
+
+    n = 0
+    for topic in ("staging database", None):
+        for wordings in FACTS:
+            for note in wordings:
+                mem.observe(True, note=note, topic=topic, session_id=f"f{n % 6}",
+                            episode_id=f"fact-{n}", event_id=f"fact-{n}",
+                            agent=agent)  # fmt: skip
+                n += 1
+        mem.reflect(agent=agent)
+    live = [
+        r
+        for r in mem.list(agent=agent)
+        if r.origin == "reflection" and r.state != "superseded" and r.evicted_at is None
+    ]
+    lines = [line.lstrip("- ") for r in live for line in r.body.splitlines()]
+    kept = sum(any(same_fact(w[0], line) for line in lines) for w in FACTS)
+    return {"facts": len(FACTS), "kept": kept, "lost": len(FACTS) - kept, "docs": len(live)}
