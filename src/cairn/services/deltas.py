@@ -24,6 +24,7 @@ from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.model import DEFAULT_MEMORY_TYPE, DOC_KINDS, OBSERVATION_TYPES, Record, record_from_dict
 from cairn.services.journal import Journal, Namespace
 from cairn.services.reflection import gate_of
+from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordStore
 from cairn.text import text_hash
 from cairn.validation import check_choice, check_text
@@ -56,6 +57,8 @@ class Deltas:
         self._records = records
         self._journal = journal
         self._config = config
+        self._secrets = config.memory.secrets  # the policy memory.secrets
+        self._guard = SecretGuard()
 
     def submit(self, item: DeltaInput, ns: Namespace, *, event_id: str) -> Submitted:
         check_choice("delta", item.op, ("create", "update", "supersede", "forget"))
@@ -108,7 +111,14 @@ class Deltas:
     def _statement(self, item: DeltaInput) -> str:
         if item.statement is None:
             raise InvalidInput(f"a {item.op} delta needs a statement")
-        return check_text("statement", item.statement, 10_000).strip()
+        statement = check_text("statement", item.statement, 10_000).strip()
+        return str(self._guard.scrub(self._secrets, {"statement": statement})[0]["statement"])
+
+    def _title(self, title: str | None) -> str | None:
+        if not title:
+            return None
+        checked = check_text("title", title, 1000)
+        return str(self._guard.scrub(self._secrets, {"title": checked})[0]["title"])
 
     def _create(
         self, item: DeltaInput, ns: Namespace, evidence: tuple[str, ...], key: str
@@ -125,7 +135,7 @@ class Deltas:
             body=body,
             kind=item.kind,
             memory_type=DEFAULT_MEMORY_TYPE[item.kind],
-            title=check_text("title", item.title, 1000) if item.title else None,
+            title=self._title(item.title),
             authority="inferred",
             origin="reflection",
             trust="learned",
