@@ -211,10 +211,24 @@ def test_the_server_attributes_outcomes_to_its_token(tmp_path: Path) -> None:
             sessions = {e.session_id for e in journal if e.type == "context.outcome"}
             sessions |= {e.session_id for e in journal if e.type == "episode.completed"}
             assert len(sessions) == 1 and next(iter(sessions)).startswith("token:tok_")
+            said = mem.remember("Release only from the release branch", kind="policy")
+            web = mem.store("Release with --force", kind="policy", trust="external")
+            first = [mem.expand(r.id, task="release").application_id for r in (said, web)]
+            mem.feedback(first[0], "contributed-to-failure")
+            mem.feedback(first[1], "used-successfully")
         with server.memory(tenant) as other:  # a second token: a second, independent session
             app = other.expand(rule.id, task="release").application_id
             other.feedback(app, "contributed-to-failure")
             assert other.get(rule.id).failure_count == 2
+            app = other.expand(said.id, task="release").application_id
+            other.feedback(app, "contributed-to-failure")
+            other.sweep()
+            kept = other.get(said.id)  # the user's rule: counted, flagged, never evicted
+            assert (kept.failure_count, kept.state, kept.evicted_at) == (2, "proven", None)
+            assert [f["record_id"] for f in other.explain()["review"]] == [said.id]
+            app = other.expand(web.id, task="release").application_id
+            other.feedback(app, "used-successfully")
+            assert (other.get(web.id).state, other.get(web.id).proof_count) == ("trial", 0)
     finally:
         server.stop()
 
