@@ -110,7 +110,13 @@ def test_a_submitted_delta_keeps_no_secret(tmp_path: Path, policy: str) -> None:
                 mem.submit_delta("create", event_id="d1", kind="skill", **fields)
             assert mem.journal() == []
         else:
-            done = mem.submit_delta("create", event_id="d1", kind="skill", **fields)
+            cited = [  # a delta cites the corroborating observations it was drawn from
+                mem.observe(True, note="Deploy with make ship", episode_id=f"e{i}").event_id
+                for i in range(2)
+            ]
+            done = mem.submit_delta(
+                "create", event_id="d1", kind="skill", evidence=cited, **fields
+            )
             assert done.record is not None
             assert done.record.body == "Deploy with GH_TOKEN=[REDACTED:github-token]"
             assert done.record.title == "token [REDACTED:github-token]"

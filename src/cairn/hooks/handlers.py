@@ -115,9 +115,27 @@ def session_start(event: HookEvent, memory: Gateway, log: SessionLog) -> HookRep
     response = _task(memory, event, f"Start of a coding session in {place}", where)
     log.start_epoch()
     log.add(_delivered([*response.resident, *response.manifest]))
-    if not response.text:
+    text = "\n\n".join(part for part in (response.text, _reviews(memory)) if part)
+    if not text:
         return SILENT
-    return HookReply(context=f"From cairn, long-term memory for {place}:\n\n{response.text}")
+    return HookReply(context=f"From cairn, long-term memory for {place}:\n\n{text}")
+
+
+def _reviews(memory: Gateway) -> str:
+    """The user's rules that outcomes keep failing: asked about, never changed (SPEC §6)."""
+    from cairn.engine.recall.formatting import safe_field
+    from cairn.provider import contract as c
+    from cairn.provider.review import review_flag
+
+    found = memory.query(c.ListQuery, c.RecordsResponse, owned=True)
+    lines = [
+        f"- {r.id} \"{safe_field(_clip(r.body))}\": {question}"
+        for r in found.records
+        if (question := review_flag(r)) is not None
+    ]
+    if not lines:
+        return ""
+    return "\n".join(["Ask the user about these rules of theirs:", *lines[:5]])
 
 
 def prompt(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
