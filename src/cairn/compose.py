@@ -127,6 +127,7 @@ def open_provider(
         )
     private_home = home  # the folder cairn keeps private: the home, or the file's own
     home = home or default_home()
+    config = follow_store(config, path, home)
     if embedder is None:
         embedder = make_embedder(config)
     url = config.memory.store.url
@@ -196,14 +197,35 @@ def provider_of(model_id: str) -> str:
     return known.get(model_id, "hashing" if model_id.startswith("hashing-") else "unknown")
 
 
+def follow_store(config: Config, path: Path | None, home: Path) -> Config:
+    """The config with the embedder a local store records (``cairn reembed`` switched
+    it), when the config names none itself; else the config as it is."""
+    if "provider" in config.memory.embeddings.model_fields_set:
+        return config
+    url = config.memory.store.url
+    if config.memory.remote.endpoint is not None or (url and not url.startswith("sqlite:///")):
+        return config
+    from cairn.storage.sqlite.reembed import recorded_embedder
+
+    found = Path(url.removeprefix("sqlite:///")) if url else None
+    db_path = Path(found or path or config.memory.store.path or home / "memory.db").expanduser()
+    stored = recorded_embedder(db_path)
+    chosen = provider_of(stored) if stored else "unknown"
+    if chosen in ("unknown", config.memory.embeddings.provider):
+        return config
+    embeddings = config.memory.embeddings.model_copy(update={"provider": chosen})
+    return config.model_copy(
+        update={"memory": config.memory.model_copy(update={"embeddings": embeddings})}
+    )
+
+
 def mixed_embedders(location: str, stored: str, wanted: str) -> str:
     """The one-line refusal to add one embedder's vectors to a store of another's."""
     old, new = provider_of(stored), provider_of(wanted)
     return (
         f"{location} holds vectors of the embedder {stored!r} (provider {old}), not"
         f" {wanted!r} (provider {new}); set memory.embeddings.provider: {old} to use it, or"
-        f" rebuild it for {new}: `cairn export FILE` with {old}, then `cairn import FILE`"
-        " into a new memory.store.path"
+        f" switch it to {new} in place: `cairn reembed --embedder {new}`"
     )
 
 
@@ -242,12 +264,28 @@ def repair_sqlite(config: Config, home: Path, *, embedder: Embedder | None = Non
 
     def fresh(path: Path) -> LocalProvider:
         provider = open_provider(
-            config, path=path, home=home, markdown=False, embedder=embedder or make_embedder(config)
-        )
+            config, path=path, home=home, markdown=False,
+            embedder=embedder or make_embedder(follow_store(config, path, home)),
+        )  # fmt: skip
         assert isinstance(provider, LocalProvider)
         return provider
 
     return repair_store(sqlite_store(config, home), fresh)
+
+
+def reembed_store(
+    config: Config,
+    home: Path,
+    requested: str | None,
+    *,
+    config_file: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Any:
+    """``cairn reembed``: :func:`cairn.reembed.reembed` on this home's SQLite file."""
+    from cairn.reembed import reembed, target_of
+
+    provider = target_of(config, requested, config_file)
+    return reembed(config, home, provider, progress=progress)
 
 
 def _made_private(home: Path, db_path: Path, *, existed: bool) -> None:

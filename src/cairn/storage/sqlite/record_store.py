@@ -119,6 +119,9 @@ class SqliteRecordStore:
                     "UPDATE meta SET value = CAST(value AS INTEGER) + 1"
                     " WHERE key = 'change_seq' RETURNING value"
                 ).fetchone()[0]
+                # Read the store's model again in each write: `cairn reembed` in another
+                # process may have switched it since the last one.
+                self._model = None
                 yield SqliteTransaction(self._conn, int(seq), self._rank, self._note_model)
                 self._conn.execute("COMMIT")
             except sqlite3.IntegrityError as exc:  # a CHECK: e.g. a learned doc as system
