@@ -206,9 +206,8 @@ def _load_model(home: Path, config_path: str | None) -> Embedder | None:
     """The configured embedding model, loaded (None: let the provider build its own — the
     hashing embedder, a remote store, or any failure, which the provider then reports)."""
     try:
-        from cairn.config import resolve_config
-
         from cairn.compose import follow_store
+        from cairn.config import resolve_config
 
         config = resolve_config(home, config_path)
         # a store switched by `cairn reembed` keeps its own model

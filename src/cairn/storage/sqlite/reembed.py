@@ -25,8 +25,7 @@ from cairn.storage.sqlite import files
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 _TEXTS = (
-    "SELECT v.row, r.title, r.body FROM vectors v JOIN records r ON r.row = v.row"
-    " ORDER BY v.row"
+    "SELECT v.row, r.title, r.body FROM vectors v JOIN records r ON r.row = v.row ORDER BY v.row"
 )
 
 
@@ -60,7 +59,7 @@ def recorded_embedder(path: Path) -> str | None:
 
 def texts_to_embed(path: Path) -> tuple[list[int], list[str]]:
     """The rows that hold a vector and the text each was embedded from."""
-    conn, why = files.open_store(path)
+    conn, _why = files.open_store(path)
     try:
         found = conn.execute(_TEXTS).fetchall()
     except sqlite3.Error as exc:
@@ -70,9 +69,7 @@ def texts_to_embed(path: Path) -> tuple[list[int], list[str]]:
     return [r[0] for r in found], [embedding_text(r[1], r[2]) for r in found]
 
 
-def swap(
-    path: Path, model: str, vectors: dict[int, np.ndarray], embed: Embed
-) -> Swapped:
+def swap(path: Path, model: str, vectors: dict[int, np.ndarray], embed: Embed) -> Swapped:
     """Every vector of the store replaced by ``vectors`` (by row) and ``meta.embedder``
     set to ``model``, in one transaction; rows missing from ``vectors`` are embedded
     here with ``embed``."""
