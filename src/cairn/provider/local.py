@@ -22,6 +22,7 @@ from cairn.provider.learning import LEARNING_RESPONSES, LearningServices
 from cairn.provider.local_queries import Handler
 from cairn.provider.registry import ROUTES, Kind, route_of
 from cairn.services.journal import Namespace
+from cairn.services.languages import language_warning
 from cairn.services.purges import Purges
 from cairn.services.reads import Reads
 from cairn.services.recall import Recall
@@ -101,6 +102,9 @@ class LocalProvider:
         ns = self._ns(None)
         stats = self._s.reads.stats(ns)
         info = self._s.describe()
+        language = language_warning(
+            self._s.ports.records, ns.tenant, ns.agent, info.get("embedder")
+        )
         return StatusResponse(
             provider="local",
             version=__version__,
@@ -120,7 +124,8 @@ class LocalProvider:
             },
             healthy=True,
             token_configured=False,
-            warnings=list(info.get("warnings", [])),
+            warnings=[*info.get("warnings", []), *([language] if language else [])],
+            language_warning=language,
         )
 
     # -- queries -------------------------------------------------------------------------

@@ -198,7 +198,9 @@ def status(app: App) -> None:
             f" {counts.get('applications', 0)} applications",
             f"  here         {here}",
         ]
-        lines += [f"  warning      {one_line(w, 100)}" for w in response.warnings]
+        language = response.language_warning
+        lines += [f"  warning      {language}"] if language else []  # whole: it names the fix
+        lines += [f"  warning      {one_line(w, 100)}" for w in response.warnings if w != language]
         return "\n".join(lines)
 
     emit(app, data, text)
