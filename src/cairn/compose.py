@@ -28,6 +28,8 @@ from cairn.homes import make_private
 from cairn.identifiers import check_name
 from cairn.provider.learning import LearningServices
 from cairn.provider.local import LocalProvider, Ports, Services
+from cairn.reembed import follow_store as follow_store  # the store's embedder
+from cairn.reembed import reembed_store as reembed_store  # cairn reembed
 from cairn.services.deltas import Deltas
 from cairn.services.journal import Journal, Namespace
 from cairn.services.learning import Learning
@@ -197,28 +199,6 @@ def provider_of(model_id: str) -> str:
     return known.get(model_id, "hashing" if model_id.startswith("hashing-") else "unknown")
 
 
-def follow_store(config: Config, path: Path | None, home: Path) -> Config:
-    """The config with the embedder a local store records (``cairn reembed`` switched
-    it), when the config names none itself; else the config as it is."""
-    if "provider" in config.memory.embeddings.model_fields_set:
-        return config
-    url = config.memory.store.url
-    if config.memory.remote.endpoint is not None or (url and not url.startswith("sqlite:///")):
-        return config
-    from cairn.storage.sqlite.reembed import recorded_embedder
-
-    found = Path(url.removeprefix("sqlite:///")) if url else None
-    db_path = Path(found or path or config.memory.store.path or home / "memory.db").expanduser()
-    stored = recorded_embedder(db_path)
-    chosen = provider_of(stored) if stored else "unknown"
-    if chosen in ("unknown", config.memory.embeddings.provider):
-        return config
-    embeddings = config.memory.embeddings.model_copy(update={"provider": chosen})
-    return config.model_copy(
-        update={"memory": config.memory.model_copy(update={"embeddings": embeddings})}
-    )
-
-
 def mixed_embedders(location: str, stored: str, wanted: str) -> str:
     """The one-line refusal to add one embedder's vectors to a store of another's."""
     old, new = provider_of(stored), provider_of(wanted)
@@ -271,21 +251,6 @@ def repair_sqlite(config: Config, home: Path, *, embedder: Embedder | None = Non
         return provider
 
     return repair_store(sqlite_store(config, home), fresh)
-
-
-def reembed_store(
-    config: Config,
-    home: Path,
-    requested: str | None,
-    *,
-    config_file: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> Any:
-    """``cairn reembed``: :func:`cairn.reembed.reembed` on this home's SQLite file."""
-    from cairn.reembed import reembed, target_of
-
-    provider = target_of(config, requested, config_file)
-    return reembed(config, home, provider, progress=progress)
 
 
 def _made_private(home: Path, db_path: Path, *, existed: bool) -> None:

@@ -7,7 +7,7 @@ approximate graphs beside the file are deleted (they hold the old model's vector
 the index is built again by opening the store with the new model.
 
 The next open follows the store: a config that names no embedder uses the one the store
-records (:func:`cairn.compose.follow_store`); a config that names another one is refused
+records (:func:`follow_store`); a config that names another one is refused
 here before anything is done, so the two never disagree after a switch.
 """
 
@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 
 from cairn.adapters.embedding import Embedder
-from cairn.compose import make_embedder, open_provider, sqlite_store
 from cairn.config import Config, EmbeddingsConfig
 from cairn.errors import InvalidInput
 from cairn.provider.local import LocalProvider
@@ -97,6 +96,8 @@ def reembed(
     progress: Progress | None = None,
 ) -> Reembedded:
     """Switch the store of ``config`` and ``home`` to ``provider``'s embedder."""
+    from cairn.compose import make_embedder, sqlite_store
+
     path = sqlite_store(config, home)
     check_installed(provider)
     target = with_provider(config, provider)
@@ -127,9 +128,46 @@ def reembed(
 
 
 def _rebuild_index(config: Config, path: Path, home: Path, embedder: Embedder) -> None:
+    from cairn.compose import open_provider
+
     provider = open_provider(config, path=path, home=home, markdown=False, embedder=embedder)
     try:
         assert isinstance(provider, LocalProvider)
         provider.ports.index.refresh()
     finally:
         provider.close()
+
+
+def follow_store(config: Config, path: Path | None, home: Path) -> Config:
+    """The config with the embedder a local store records (``cairn reembed`` switched
+    it), when the config names none itself; else the config as it is."""
+    from cairn.compose import provider_of
+
+    if "provider" in config.memory.embeddings.model_fields_set:
+        return config
+    url = config.memory.store.url
+    if config.memory.remote.endpoint is not None or (url and not url.startswith("sqlite:///")):
+        return config
+    found = Path(url.removeprefix("sqlite:///")) if url else None
+    db_path = Path(found or path or config.memory.store.path or home / "memory.db").expanduser()
+    stored = store_reembed.recorded_embedder(db_path)
+    chosen = provider_of(stored) if stored else "unknown"
+    if chosen in ("unknown", config.memory.embeddings.provider):
+        return config
+    embeddings = config.memory.embeddings.model_copy(update={"provider": chosen})
+    return config.model_copy(
+        update={"memory": config.memory.model_copy(update={"embeddings": embeddings})}
+    )
+
+
+def reembed_store(
+    config: Config,
+    home: Path,
+    requested: str | None,
+    *,
+    config_file: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Reembedded:
+    """``cairn reembed``: :func:`cairn.reembed.reembed` on this home's SQLite file."""
+    provider = target_of(config, requested, config_file)
+    return reembed(config, home, provider, progress=progress)
