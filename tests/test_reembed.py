@@ -194,3 +194,48 @@ def test_a_process_opened_before_the_switch_cannot_write_old_vectors(tmp_path: P
         {multilingual_use.MODEL_ID},
         multilingual_use.MODEL_ID,
     )
+
+
+def _chinese_section() -> str:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("## 中文用户")
+    return readme[start : readme.index("\n## ", start + 1)]
+
+
+def _blocks(section: str, language: str) -> list[str]:
+    parts = section.split(f"```{language}\n")[1:]
+    return [p.split("```", 1)[0].strip() for p in parts]
+
+
+def test_the_chinese_readme_section_says_what_works(tmp_path: Path) -> None:
+    """Every command of the section, run: the install line names this clone's extra, the
+    config block chooses the model before the first memory, the reembed line switches."""
+    import tomllib
+
+    section = _chinese_section()
+    commands = _blocks(section, "sh")
+    assert commands == [
+        "pip install -e '.[multilingual]'",
+        "cairn reembed --embedder use-multilingual",
+    ]
+    pyproject = tomllib.loads(
+        (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    )
+    assert pyproject["project"]["optional-dependencies"]["multilingual"] == [
+        multilingual_use.PACKAGE
+    ]
+
+    chosen = tmp_path / "chosen"
+    chosen.mkdir()
+    (chosen / "config.yaml").write_text(_blocks(section, "yaml")[0] + "\n", encoding="utf-8")
+    assert invoke_cairn(chosen, "remember", CHINESE[1], real=True).returncode == 0
+    status = _status(chosen)
+    assert status["embedder"] == multilingual_use.MODEL_ID and status["language_warning"] is None
+
+    switched = tmp_path / "switched"
+    assert invoke_cairn(switched, "remember", CHINESE[1], real=True).returncode == 0
+    assert "cairn reembed --embedder use-multilingual" in str(_status(switched)["language_warning"])
+    assert "language_warning" in section and "cairn status" in section
+    done = invoke_cairn(switched, *commands[1].split()[1:], real=True)
+    assert done.returncode == 0, done.stderr
+    assert _status(switched)["embedder"] == multilingual_use.MODEL_ID
