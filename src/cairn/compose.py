@@ -331,12 +331,13 @@ class _Projections:
     def attach(self, provider: LocalProvider) -> None:
         self._provider = provider
 
-    def view(self, agent: str) -> Any:
-        """A Memory over this provider whose ``list`` holds what a person owns."""
+    def view(self, tenant: str, agent: str) -> Any:
+        """A Memory over this engine, bound to the namespace of the change (a daemon or a
+        server serves many tenants), whose ``list`` holds what a person owns."""
         from cairn.memory import Memory
 
         assert self._provider is not None
-        bound = self._provider.bound(agent=agent)
+        bound = self._provider.bound(tenant=tenant, agent=agent)
 
         class OwnedView(Memory):
             def list(self, **kwargs: Any) -> list[Any]:
@@ -356,7 +357,7 @@ class _Projections:
             return []
         self._busy = True
         try:
-            mem = self.view(ns.agent)
+            mem = self.view(ns.tenant, ns.agent)
             self._projection(mem).write_all(mem)
         except Exception as exc:  # a derived file must never undo a committed change
             log.warning("the Markdown projection was not refreshed: %s", exc)
@@ -370,13 +371,13 @@ class _Projections:
         a file cannot be cleaned, so the purge stays pending)."""
         if not self._enabled:
             return
-        by_agent: dict[str, list[str]] = {}
+        by_namespace: dict[tuple[str, str], list[str]] = {}
         for p in pending:
-            by_agent.setdefault(p.agent, []).append(p.record_id)
+            by_namespace.setdefault((p.tenant, p.agent), []).append(p.record_id)
         self._busy = True
         try:
-            for agent, ids in sorted(by_agent.items()):
-                mem = self.view(agent)
+            for (tenant, agent), ids in sorted(by_namespace.items()):
+                mem = self.view(tenant, agent)
                 self._projection(mem).purge(mem, ids)
         finally:
             self._busy = False

@@ -500,3 +500,86 @@ def test_every_request_of_the_registry_is_served_alike_on_every_route(
         for a, b in zip(seen["local"], seen[name], strict=True):
             a_, b_ = masks["local"].value(a), masks[name].value(b)
             assert alike(a_, b_), f"{a[0]}:\n  local {a_!r}\n  {name} {b_!r}"
+
+
+def _markdown(route: Route) -> dict[str, str]:
+    """The Markdown files of the route's tenant in its home, masked (path -> text)."""
+    folder = route.home / "tenants" / route.tenant
+    return {
+        str(path.relative_to(folder)): route.masks.text(path.read_text(encoding="utf-8"))
+        for path in sorted(folder.rglob("*.md"))
+    }
+
+
+def test_the_markdown_projection_is_kept_alike_in_process_and_through_the_daemon(
+    parity: Parity,
+) -> None:
+    """The daemon is its home's engine: it keeps the home's Markdown as the command line
+    does in-process (a permanent forget purges it there too); a remote memory has none."""
+    p = parity
+    remote = p.routes.pop("remote")
+    for args in (("sync",), ("rebuild", "--from-markdown")):
+        refused = remote.cli(*args)
+        assert refused.code == 2 and refused.out == "", refused
+        assert "with memory.remote the memory is the server's" in refused.err
+        assert refused.err.count("\n") == 1
+    p.run("remember", "Always use pnpm to install dependencies.", keep={"rule": first_id})
+    p.run("remember", "Keep secrets out of the repository.", "--scope", "project",
+          keep={"secret": first_id})  # fmt: skip
+    files = {name: _markdown(route) for name, route in p.routes.items()}
+    assert any("Always use pnpm" in text for text in files["local"].values()), files
+    assert files["daemon"] == files["local"]
+    p.run("sync")
+    p.run("--json", "forget", "--permanent", Var("secret"))
+    files = {name: _markdown(route) for name, route in p.routes.items()}
+    assert not any("Keep secrets" in text for text in files["local"].values()), files
+    assert files["daemon"] == files["local"]
+    p.run("rebuild")
+    p.run("rebuild", "--from-markdown")
+    p.run("list")
+    p.check()
+
+
+# -- the agent hooks: in-process, run whole by the daemon, over the remote provider -----
+
+
+def test_the_agent_hooks_do_alike_on_every_route(parity: Parity, routes: Routes) -> None:
+    from hook_events import event, transcript_lines
+
+    p = parity
+    transcript = routes.root / "session.jsonl"
+    transcript.write_text("\n".join(transcript_lines()) + "\n", encoding="utf-8")
+
+    def hook(kind: str, name: str, **changes: Any) -> Result:
+        data = event(name, cwd=str(routes.repo), **changes)
+        return p.run("hook", kind, stdin=json.dumps(data).encode())
+
+    p.run("remember", "Always use pnpm to install dependencies.")
+    started_ = hook("session-start", "session-start")
+    assert "Always use pnpm" in started_.out, started_
+    assert "always run the linter" in hook("prompt", "prompt-rule").out.lower()
+    listed = p.run("--json", "list")
+    assert any("linter" in m["body"] for m in listed.json()), listed
+    hook("prompt", "prompt-task")
+    hook("prompt", "prompt-one-off")
+    hook("prompt", "prompt-forget")
+    hook("prompt", "prompt-nothing")
+    hook("stop", "stop", transcript_path=str(transcript))
+    hook("stop", "stop", transcript_path=str(transcript))  # the same stop: nothing more
+    hook("session-start", "session-start-compact")
+    hook("prompt", "prompt-rule", prompt="not json \x00 at all")
+    p.run("--json", "list", "--all")
+    journal = p.run("--json", "journal")
+    assert "episode.completed" in {e["type"] for e in journal.json()}
+    p.run("--json", "explain")
+    # a hook shows the host nothing when it fails; it logs the error, on every route alike
+    logged = {name: _hook_errors(route) for name, route in p.routes.items()}
+    assert logged["local"] == ["cairn.errors.InvalidInput: task contains a NUL byte"], logged
+    assert logged["daemon"] == logged["local"] == logged["remote"], logged
+    p.check()
+
+
+def _hook_errors(route: Route) -> list[str]:
+    log = route.home / "logs" / "hooks.log"
+    text = log.read_text(encoding="utf-8") if log.exists() else ""
+    return [line for line in text.splitlines() if line.startswith("cairn.errors.")]
