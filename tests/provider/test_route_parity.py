@@ -583,3 +583,29 @@ def _hook_errors(route: Route) -> list[str]:
     log = route.home / "logs" / "hooks.log"
     text = log.read_text(encoding="utf-8") if log.exists() else ""
     return [line for line in text.splitlines() if line.startswith("cairn.errors.")]
+
+
+def test_the_entry_point_in_a_process_of_its_own_alike(parity: Parity) -> None:
+    """The installed ``cairn`` (its fast paths first) as a real process on each route."""
+    import subprocess
+
+    def real(*args: str) -> dict[str, Result]:
+        out = {}
+        for name, route in parity.routes.items():
+            proc = subprocess.run(
+                [sys.executable, "-m", "cairn.cli.fast", "--tenant", route.tenant, *args],
+                env=route.subprocess_env(), cwd=route.repo, capture_output=True, timeout=120,
+                check=False,
+            )  # fmt: skip
+            out[name] = Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+        found = differences(out, {n: r.masks for n, r in parity.routes.items()})
+        if found:
+            parity.failures.append(f"cairn {' '.join(args)}:\n  " + "\n  ".join(found))
+        return out
+
+    assert parity.run("remember", "Always use pnpm to install dependencies.").code == 0
+    recalled = real("recall", "how do I install dependencies?")  # the daemon's fast path
+    assert "Always use pnpm" in recalled["local"].out
+    refused = real("show", "01ARZ3NDEKTSV4RRFFQ69G5FAV")["local"]
+    assert refused.code == 2 and refused.err.startswith("cairn: error:"), refused
+    parity.check()
