@@ -177,6 +177,8 @@ def test_bad_input_is_the_same_one_line_error_everywhere(parity: Parity) -> None
         (("remember", "   "), 2),
         (("remember", "a rule", "--occurred-at", "yesterday-ish"), 2),
         (("recall", "x", "--as-of", "not a time"), 2),
+        (("recall", "x", "--as-of", "9999-12-31T23:59:59-14:00"), 2),  # past year 9999 in UTC
+        (("show", Var("rule"), "--as-of", "0999-12-31T23:00:00-02:00"), 2),
         (("list", "--as-of", "2026-13-45"), 2),
         (("expand", "01ARZ3NDEKTSV4RRFFQ69G5FAV"), 2),
         (("feedback", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "used-successfully"), 2),

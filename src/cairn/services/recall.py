@@ -11,7 +11,7 @@ from cairn.errors import InvalidInput
 from cairn.model import TRUST_LEVELS
 from cairn.services.journal import Namespace
 from cairn.timeutil import parse_time
-from cairn.validation import check_choice, check_line, check_text
+from cairn.validation import check_choice, check_line, check_text, check_time
 
 MAX_QUERY_CHARS = 10_000
 # Told each recall's latency by stage (telemetry: counts only, never the query).
@@ -73,10 +73,11 @@ class Recall:
             max_chars=max_chars,
             include_trust=tuple(include_trust) if include_trust is not None else None,
         )
+        # in range, as every time given, whether or not retrieval is on
+        at = parse_time(check_time("as_of", as_of)) if as_of is not None else None
         if not agent.retrieval.enabled:
             return RecallResult(query, "", (), (), (), {}, None)
-        if as_of is not None:
-            at = parse_time(as_of)
+        if at is not None:
             return self._pipeline.recall_as_of(request, rag or agent.rag, at)
         result = self._pipeline.recall(request, rag or agent.rag, self._clock())
         if self._on_recall is not None:
