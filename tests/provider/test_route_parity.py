@@ -249,6 +249,11 @@ def test_learning_observe_reflect_sweep_review_evict(parity: Parity) -> None:
     p.run("evict", Var("rule"))
     p.run("list", "--json")
     p.run("unevict", Var("rule"))
+    assert p.run("pin", Var("rule")).out.startswith("pinned ")
+    assert p.run("--json", "show", Var("rule")).json()["pinned"] is True
+    p.run("unpin", Var("rule"))
+    assert p.run("--json", "show", Var("rule")).json()["pinned"] is False
+    p.run("pin", "01ARZ3NDEKTSV4RRFFQ69G5FAV", code=2)
     transcript = p.file("talk.json", json.dumps([
         {"role": "user", "content": "Please always write tests with pytest, never unittest."},
         {"role": "assistant", "content": "Understood."},

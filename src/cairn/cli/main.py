@@ -59,6 +59,8 @@ COMMAND_MODULES = {
     "sweep": "learning",
     "evict": "learning",
     "unevict": "learning",
+    "pin": "learning",
+    "unpin": "learning",
     "review": "learning",
     "ask": "learning",
     "config": "settings",

@@ -1,4 +1,4 @@
-"""Learning from outcomes: observe, reflect, sweep, evict/unevict, review, ask.
+"""Learning from outcomes: observe, reflect, sweep, evict/unevict, pin/unpin, review, ask.
 
 Each command sends one request through the provider. ``observe`` derives its idempotency
 key from the observation itself (or ``--event-id``), so a hook that reports the same
@@ -143,15 +143,17 @@ def _eviction(app: App, record_id: str, mutation: str) -> None:
 
     wanted = record_id_of(record_id)
     current = app.query(c.ShowQuery, c.RecordResponse, record_id=wanted).record
+    pinning = mutation in ("pin", "unpin")
     response = app.apply(
-        c.EvictRequest,
+        c.PinRequest if pinning else c.EvictRequest,
         c.WriteResponse,
-        app.key(mutation, current.id, current.version, current.evicted_at),
+        app.key(mutation, current.id, current.version,
+                current.pinned if pinning else current.evicted_at),  # fmt: skip
         record_id=current.id,
         mutation=mutation,
     )
-    done = "evicted" if mutation == "evict" else "unevicted"
-    emit(app, response.model_dump(), f"{done} {response.record.id}")
+    done = {"evict": "evicted", "unevict": "unevicted", "pin": "pinned", "unpin": "unpinned"}
+    emit(app, response.model_dump(), f"{done[mutation]} {response.record.id}")
 
 
 @click.command()
@@ -169,6 +171,22 @@ def unevict(app: App, record_id: str) -> None:
     """Take a memory back from eviction (the sweep will not evict it again for the
     failures it has now)."""
     _eviction(app, record_id, "unevict")
+
+
+@click.command()
+@click.argument("record_id")
+@pass_app
+def pin(app: App, record_id: str) -> None:
+    """Pin a memory: it never fades and the sweep never evicts it ('unpin' reverses)."""
+    _eviction(app, record_id, "pin")
+
+
+@click.command()
+@click.argument("record_id")
+@pass_app
+def unpin(app: App, record_id: str) -> None:
+    """Unpin a memory: it fades and may be evicted like any other again."""
+    _eviction(app, record_id, "unpin")
 
 
 @click.command()
@@ -273,4 +291,4 @@ def telemetry_lines(app: App) -> tuple[dict[str, Any], list[str]]:
     return data, lines
 
 
-COMMANDS = (observe, reflect, sweep, evict, unevict, review, ask)
+COMMANDS = (observe, reflect, sweep, evict, unevict, pin, unpin, review, ask)
