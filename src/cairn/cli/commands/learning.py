@@ -144,11 +144,11 @@ def _eviction(app: App, record_id: str, mutation: str) -> None:
     wanted = record_id_of(record_id)
     current = app.query(c.ShowQuery, c.RecordResponse, record_id=wanted).record
     pinning = mutation in ("pin", "unpin")
+    state = current.pinned if pinning else current.evicted_at
     response = app.apply(
         c.PinRequest if pinning else c.EvictRequest,
         c.WriteResponse,
-        app.key(mutation, current.id, current.version,
-                current.pinned if pinning else current.evicted_at),  # fmt: skip
+        app.key(mutation, current.id, current.version, state),
         record_id=current.id,
         mutation=mutation,
     )
