@@ -293,6 +293,12 @@ def test_export_import_ingest_status(parity: Parity) -> None:
         path.write_text(dump[name], encoding="utf-8")
         p.vars[name]["dump"] = str(path)
     p.run("import", Var("dump"))  # into the same tenant: nothing new
+    for name, route in p.routes.items():
+        p.vars[name]["out"] = str(route.home / f"{route.tenant}-out.jsonl")
+    p.run("export", Var("out"))
+    files = {n: r.masks.text(Path(p.vars[n]["out"]).read_text(encoding="utf-8"))
+             for n, r in p.routes.items()}  # fmt: skip
+    assert files["daemon"] == files["local"] == files["remote"], files
     p.run("import", p.file("broken.jsonl", "not json\n"), code=2)
     p.run("list")
     p.check()
