@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from cairn.cli.main import COMMAND_MODULES
 from cairn.errors import CairnError
 from cairn.provider import contract as c
 from cairn.provider import learning_contract as lc
@@ -39,6 +40,11 @@ from provider.parity import (
 pytestmark = pytest.mark.slow  # a daemon and a server for the module
 
 ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+
+# The commands that work on this machine itself, never on the memory a route reaches:
+# the config file, a server or daemon to start, tokens of this home, agent host settings.
+LOCAL_ONLY = frozenset(("config", "serve", "token", "daemon", "install", "skill"))
+COMPARED: set[str] = set()  # every command a test of this module compared on the routes
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +93,7 @@ class Parity:
             argv = [self.vars[name][a.name] if isinstance(a, Var) else a for a in args]
             results[name] = route.cli(*argv, stdin=stdin, cwd=cwd(route) if cwd else None)
         shown = " ".join(a if isinstance(a, str) else f"<{a.name}>" for a in args)
+        COMPARED.update(a for a in args if isinstance(a, str) and a in COMMAND_MODULES)
         local = results["local"]
         assert local.code == code, f"cairn {shown}: {local}"
         found = differences(results, {n: r.masks for n, r in self.routes.items()})
@@ -307,6 +314,7 @@ def test_export_import_ingest_status(parity: Parity) -> None:
     shown = {name: _route_neutral(r.json()) for name, r in said.items()}
     assert shown["local"]["counts"]["records"] == 3
     assert shown["daemon"] == shown["local"] == shown["remote"], shown
+    COMPARED.add("status")  # less what names the route itself
 
 
 def _route_neutral(status: dict[str, Any]) -> dict[str, Any]:
@@ -387,6 +395,7 @@ def test_every_mcp_tool_answers_alike_on_every_route(parity: Parity) -> None:
         return dict(zip(parity.routes, await asyncio.gather(*runs), strict=True))
 
     seen = asyncio.run(all_routes())
+    COMPARED.add("mcp")
     local = seen["local"]
     names = [step[0] for step in local[1:] if isinstance(step, list)]
     assert {n for n in names if n.startswith("memory_")} == {t for t, _ in local[0]}, names
@@ -622,3 +631,15 @@ def test_the_entry_point_in_a_process_of_its_own_alike(parity: Parity) -> None:
     refused = real("show", "01ARZ3NDEKTSV4RRFFQ69G5FAV")["local"]
     assert refused.code == 2 and refused.err.startswith("cairn: error:"), refused
     parity.check()
+
+
+def test_every_command_is_compared_on_the_routes(request: pytest.FixtureRequest) -> None:
+    """Runs last: a command added to the command line without a parity step fails here."""
+    here = [i for i in request.session.items if i.path == request.path]
+    if len(here) < len(_MODULE_TESTS):
+        pytest.skip("only with the whole module (the other tests compare the commands)")
+    missing = sorted(set(COMMAND_MODULES) - LOCAL_ONLY - COMPARED)
+    assert not missing, f"no route-parity step runs {missing}: add one to this module"
+
+
+_MODULE_TESTS = [name for name in dict(globals()) if name.startswith("test_")]
