@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -320,13 +321,21 @@ def assemble(
 
 class _Projections:
     """The Markdown projection of each namespace written through this provider: the
-    memories a person owns (their explicit statements and rules), beside the file."""
+    memories a person owns (their explicit statements and rules), beside the file.
+
+    A daemon writes from several request threads at once: one rewrite of the files at a
+    time (a lock), and a rewrite's own reads never start another one (per thread)."""
 
     def __init__(self, folder: Path | None, config: Config, *, enabled: bool | None) -> None:
         self._folder = folder or Path(".")
         self._enabled = config.memory.markdown.enabled if enabled is None else enabled
         self._provider: LocalProvider | None = None
-        self._busy = False
+        self._lock = threading.RLock()  # re-entrant: a purge inside a rewrite waits on nothing
+        self._within = threading.local()  # .busy: this thread is rewriting the files
+
+    @property
+    def _busy(self) -> bool:
+        return bool(getattr(self._within, "busy", False))
 
     def attach(self, provider: LocalProvider) -> None:
         self._provider = provider
@@ -355,15 +364,16 @@ class _Projections:
         change itself is committed)."""
         if not self._enabled or self._busy:
             return []
-        self._busy = True
-        try:
-            mem = self.view(ns.tenant, ns.agent)
-            self._projection(mem).write_all(mem)
-        except Exception as exc:  # a derived file must never undo a committed change
-            log.warning("the Markdown projection was not refreshed: %s", exc)
-            return [f"the Markdown files were not updated: {exc}"]
-        finally:
-            self._busy = False
+        with self._lock:
+            self._within.busy = True
+            try:
+                mem = self.view(ns.tenant, ns.agent)
+                self._projection(mem).write_all(mem)
+            except Exception as exc:  # a derived file must never undo a committed change
+                log.warning("the Markdown projection was not refreshed: %s", exc)
+                return [f"the Markdown files were not updated: {exc}"]
+            finally:
+                self._within.busy = False
         return []
 
     def purge(self, pending: Sequence[PendingPurge]) -> None:
@@ -374,13 +384,14 @@ class _Projections:
         by_namespace: dict[tuple[str, str], list[str]] = {}
         for p in pending:
             by_namespace.setdefault((p.tenant, p.agent), []).append(p.record_id)
-        self._busy = True
-        try:
-            for (tenant, agent), ids in sorted(by_namespace.items()):
-                mem = self.view(tenant, agent)
-                self._projection(mem).purge(mem, ids)
-        finally:
-            self._busy = False
+        with self._lock:
+            self._within.busy = True
+            try:
+                for (tenant, agent), ids in sorted(by_namespace.items()):
+                    mem = self.view(tenant, agent)
+                    self._projection(mem).purge(mem, ids)
+            finally:
+                self._within.busy = False
 
 
 # -- the learning layer (SPEC §6) ---------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -643,3 +644,35 @@ def test_every_command_is_compared_on_the_routes(request: pytest.FixtureRequest)
 
 
 _MODULE_TESTS = [name for name in dict(globals()) if name.startswith("test_")]
+
+
+def test_concurrent_writes_through_the_daemon_each_refresh_their_markdown(
+    routes: Routes,
+) -> None:
+    """The daemon answers on several threads: every write's Markdown is rewritten, none
+    skipped because another tenant's rewrite was under way."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cairn.daemon.paths import daemon_paths
+    from cairn.provider.remote import RemoteProvider
+
+    socket = str(daemon_paths(routes.daemon_home).socket)
+    tenants = [f"c{n}{uuid.uuid4().hex[:6]}" for n in range(8)]
+
+    def write(tenant: str) -> str:
+        provider = RemoteProvider.over_socket(socket, tenant=tenant, agent="default")
+        try:
+            for n in range(3):
+                body = f"Rule {n} of tenant {tenant}: always write tests first."
+                provider.apply(c.RememberRequest(body=body, idempotency_key=f"{tenant}-{n}"))
+        finally:
+            provider.close()
+        return tenant
+
+    with ThreadPoolExecutor(8) as pool:
+        done = list(pool.map(write, tenants))
+    assert done == tenants
+    for tenant in tenants:
+        profile = routes.daemon_home / "tenants" / tenant / "default" / "profile.md"
+        text = profile.read_text(encoding="utf-8")
+        assert all(f"Rule {n} of tenant {tenant}" in text for n in range(3)), (tenant, text)
