@@ -634,18 +634,6 @@ def test_the_entry_point_in_a_process_of_its_own_alike(parity: Parity) -> None:
     parity.check()
 
 
-def test_every_command_is_compared_on_the_routes(request: pytest.FixtureRequest) -> None:
-    """Runs last: a command added to the command line without a parity step fails here."""
-    here = [i for i in request.session.items if i.path == request.path]
-    if len(here) < len(_MODULE_TESTS):
-        pytest.skip("only with the whole module (the other tests compare the commands)")
-    missing = sorted(set(COMMAND_MODULES) - LOCAL_ONLY - COMPARED)
-    assert not missing, f"no route-parity step runs {missing}: add one to this module"
-
-
-_MODULE_TESTS = [name for name in dict(globals()) if name.startswith("test_")]
-
-
 def test_concurrent_writes_through_the_daemon_each_refresh_their_markdown(
     routes: Routes,
 ) -> None:
@@ -676,3 +664,15 @@ def test_concurrent_writes_through_the_daemon_each_refresh_their_markdown(
         profile = routes.daemon_home / "tenants" / tenant / "default" / "profile.md"
         text = profile.read_text(encoding="utf-8")
         assert all(f"Rule {n} of tenant {tenant}" in text for n in range(3)), (tenant, text)
+
+def test_every_command_is_compared_on_the_routes(request: pytest.FixtureRequest) -> None:
+    """Runs last: a command added to the command line without a parity step fails here."""
+    here = [i for i in request.session.items if i.path == request.path]
+    if len(here) < len(_MODULE_TESTS):
+        pytest.skip("only with the whole module (the other tests compare the commands)")
+    missing = sorted(set(COMMAND_MODULES) - LOCAL_ONLY - COMPARED)
+    assert not missing, f"no route-parity step runs {missing}: add one to this module"
+
+
+_MODULE_TESTS = [name for name in dict(globals()) if name.startswith("test_")]
+
