@@ -665,6 +665,7 @@ def test_concurrent_writes_through_the_daemon_each_refresh_their_markdown(
         text = profile.read_text(encoding="utf-8")
         assert all(f"Rule {n} of tenant {tenant}" in text for n in range(3)), (tenant, text)
 
+
 def test_every_command_is_compared_on_the_routes(request: pytest.FixtureRequest) -> None:
     """Runs last: a command added to the command line without a parity step fails here."""
     here = [i for i in request.session.items if i.path == request.path]
@@ -675,4 +676,3 @@ def test_every_command_is_compared_on_the_routes(request: pytest.FixtureRequest)
 
 
 _MODULE_TESTS = [name for name in dict(globals()) if name.startswith("test_")]
-
