@@ -4,6 +4,7 @@ needs it before anything else, and must not pay for the config parser to learn i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -20,8 +21,17 @@ PRIVATE_FILE = 0o600
 
 
 def make_private_folder(folder: Path) -> Path:
-    """``folder``, made if missing, that only its owner can enter (mode 0700)."""
-    folder.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+    """``folder``, made if missing, that only its owner can enter (mode 0700); so is every
+    folder made on the way to it (``mkdir(parents=True)`` gives those the umask's mode)."""
+    missing: list[Path] = []
+    at = folder
+    while not at.exists() and at.parent != at:
+        missing.append(at)
+        at = at.parent
+    for path in reversed(missing):
+        # made meanwhile by another process: checked below when it is ``folder``
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=PRIVATE_FOLDER)
     if os.stat(folder).st_mode & 0o077:
         os.chmod(folder, PRIVATE_FOLDER)
     return folder

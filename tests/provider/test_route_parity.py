@@ -538,14 +538,18 @@ def test_the_markdown_projection_is_kept_alike_in_process_and_through_the_daemon
     parity: Parity,
 ) -> None:
     """The daemon is its home's engine: it keeps the home's Markdown as the command line
-    does in-process (a permanent forget purges it there too); a remote memory has none."""
+    does in-process (a permanent forget purges it there too), and its file is the home's
+    to check; a remote memory has neither here, and says so in one line."""
     p = parity
     remote = p.routes.pop("remote")
-    for args in (("sync",), ("rebuild", "--from-markdown")):
+    for args, why in (
+        (("sync",), "with memory.remote the memory is the server's"),
+        (("rebuild", "--from-markdown"), "with memory.remote the memory is the server's"),
+        (("doctor",), "check it where it is served"),  # the store's file is the server's
+    ):
         refused = remote.cli(*args)
         assert refused.code == 2 and refused.out == "", refused
-        assert "with memory.remote the memory is the server's" in refused.err
-        assert refused.err.count("\n") == 1
+        assert why in refused.err and refused.err.count("\n") == 1, refused
     p.run("remember", "Always use pnpm to install dependencies.", keep={"rule": first_id})
     p.run("remember", "Keep secrets out of the repository.", "--scope", "project",
           keep={"secret": first_id})  # fmt: skip
@@ -560,6 +564,8 @@ def test_the_markdown_projection_is_kept_alike_in_process_and_through_the_daemon
     p.run("rebuild")
     p.run("rebuild", "--from-markdown")
     p.run("list")
+    checked = p.run("doctor")  # the file the daemon serves is this home's, as in-process
+    assert "integrity  SQLite's integrity_check: ok" in checked.out, checked
     p.check()
 
 
