@@ -1,4 +1,4 @@
-"""Learning from outcomes: observe, reflect, sweep, evict/unevict, pin/unpin, review, ask.
+"""Learning from outcomes: observe, reflect, sweep, evict/unevict, review, ask.
 
 Each command sends one request through the provider. ``observe`` derives its idempotency
 key from the observation itself (or ``--event-id``), so a hook that reports the same
@@ -152,17 +152,15 @@ def _eviction(app: App, record_id: str, mutation: str) -> None:
 
     wanted = record_id_of(record_id)
     current = app.query(c.ShowQuery, c.RecordResponse, record_id=wanted).record
-    pinning = mutation in ("pin", "unpin")
-    state = current.pinned if pinning else current.evicted_at
     response = app.apply(
-        c.PinRequest if pinning else c.EvictRequest,
+        c.EvictRequest,
         c.WriteResponse,
-        app.key(mutation, current.id, current.version, state),
+        app.key(mutation, current.id, current.version, current.evicted_at),
         record_id=current.id,
         mutation=mutation,
     )
-    done = {"evict": "evicted", "unevict": "unevicted", "pin": "pinned", "unpin": "unpinned"}
-    emit(app, response.model_dump(), f"{done[mutation]} {response.record.id}")
+    done = "evicted" if mutation == "evict" else "unevicted"
+    emit(app, response.model_dump(), f"{done} {response.record.id}")
 
 
 @click.command()
@@ -212,22 +210,6 @@ def pin(app: App, record_id: str) -> None:
 def unpin(app: App, record_id: str) -> None:
     """Unpin a memory."""
     _pinning(app, record_id, "unpin")
-
-
-@click.command()
-@click.argument("record_id")
-@pass_app
-def pin(app: App, record_id: str) -> None:
-    """Pin a memory: it never fades and the sweep never evicts it ('unpin' reverses)."""
-    _eviction(app, record_id, "pin")
-
-
-@click.command()
-@click.argument("record_id")
-@pass_app
-def unpin(app: App, record_id: str) -> None:
-    """Unpin a memory: it fades and may be evicted like any other again."""
-    _eviction(app, record_id, "unpin")
 
 
 @click.command()
