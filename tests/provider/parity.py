@@ -242,5 +242,31 @@ def differences(results: dict[str, Result], masks: dict[str, Masks]) -> list[str
     for name, other in seen.items():
         for part, a, b in zip(("exit code", "output", "error"), first, other, strict=True):
             if not alike(a, b):
-                out.append(f"{part}: local {a!r}\n   {name} {b!r}")
+                where = first_difference(a, b)
+                out.append(f"{part}{where}: local {_at(a, where)!r}\n   {name} {_at(b, where)!r}")
     return out
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> str:
+    """Where two outputs first differ (``[3].payload.sender``), to name it in a failure."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in [*a, *(k for k in b if k not in a)]:
+            if key not in a or key not in b or not alike(a[key], b[key]):
+                inner = first_difference(a.get(key), b.get(key), f"{path}.{key}")
+                return inner if key in a and key in b else f"{path}.{key}"
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for n, (x, y) in enumerate(zip(a, b, strict=True)):
+            if not alike(x, y):
+                return first_difference(x, y, f"{path}[{n}]")
+    return path
+
+
+def _at(data: Any, path: str) -> Any:
+    """The part of ``data`` at ``path`` (as :func:`first_difference` names it)."""
+    for part in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path):
+        key, index = part
+        try:
+            data = data[int(index)] if index else data[key]
+        except (KeyError, IndexError, TypeError):
+            return "<absent>"
+    return data

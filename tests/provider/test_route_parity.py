@@ -605,8 +605,29 @@ def test_the_agent_hooks_do_alike_on_every_route(parity: Parity, routes: Routes)
     hook("session-start", "session-start-compact")
     hook("prompt", "prompt-rule", prompt="not json \x00 at all")
     p.run("--json", "list", "--all")
-    journal = p.run("--json", "journal")
-    assert "episode.completed" in {e["type"] for e in journal.json()}
+    journals = {name: route.cli("--json", "journal") for name, route in p.routes.items()}
+    COMPARED.add("journal")
+    assert "episode.completed" in {e["type"] for e in journals["local"].json()}
+    # The one deliberate difference: an outcome is attributed by the process that serves
+    # it (SPEC §6). In-process and in the daemon the hook itself does (the host's session,
+    # and it read the verifier's exit code); a server attributes what a remote client
+    # sends to the client's token and takes no caller's word that a verifier ran.
+    remote = journals["remote"].json()
+    for seen in remote:
+        if seen["type"] == "episode.completed":
+            assert seen["session_id"].startswith("token:tok_"), seen
+            assert seen["payload"]["deterministic"] is False, seen
+            assert seen["payload"]["provenance"]["session"] == seen["session_id"], seen
+    local = {e["event_id"]: e for e in journals["local"].json()}
+    for seen in remote:
+        if seen["type"] == "episode.completed":
+            mine = local.get(seen["event_id"], {})
+            seen["session_id"] = mine.get("session_id")
+            for name in ("deterministic", "provenance"):
+                seen["payload"][name] = mine.get("payload", {}).get(name)
+    journals["remote"] = Result(0, json.dumps(remote), journals["remote"].err)
+    found = differences(journals, {n: r.masks for n, r in p.routes.items()})
+    assert not found, found
     p.run("--json", "explain")
     # a hook shows the host nothing when it fails; it logs the error, on every route alike
     logged = {name: _hook_errors(route) for name, route in p.routes.items()}
