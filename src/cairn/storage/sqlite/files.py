@@ -119,9 +119,11 @@ def open_store(path: Path) -> tuple[sqlite3.Connection, str | None]:
         conn = connect(path, immutable=True)
         try:
             check_tables(conn, path)
-        except sqlite3.Error as again:
+        except BaseException as again:
             conn.close()
-            raise failure(again, path) from None
+            if isinstance(again, sqlite3.Error):
+                raise failure(again, path) from None
+            raise
         why = why or (DISK_FULL if isinstance(problem, DiskFull) else str(problem))
     except BaseException:
         if conn is not None:
