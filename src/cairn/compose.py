@@ -489,7 +489,7 @@ def _learning_layer(
         ),
         sweeper=Sweeper(records, journal, config, learning, clock),
         review=Review(records, journal, writes, recall, config, llm),
-        deltas=Deltas(records, journal),
+        deltas=Deltas(records, journal, config.memory.secrets),
         telemetry=telemetry,
         llm=llm,
         records=records,
