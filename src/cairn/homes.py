@@ -40,13 +40,13 @@ def open_private(path: Path, mode: str = "a") -> Any:
     return os.fdopen(fd, mode, encoding="utf-8")
 
 
-def make_private(home: Path, store: Path | None = None) -> str | None:
+def make_private(home: Path | None, store: Path | None = None) -> str | None:
     """Take group and other access away from ``home`` and everything in it (the store,
     its journal and logs, the Markdown projection, tokens, sockets, exports written there:
     all of it is the user's memory), and from the files of a ``store`` kept elsewhere (it
-    and its ``-wal``, ``-shm``, ``.ann`` ...: every name it begins). Symbolic links and
-    what others own are left alone. Returns the one line that says what was tightened
-    (None: all was private already)."""
+    and its ``-wal``, ``-shm``, ``.ann`` ...: every name it begins; with ``home`` None,
+    only those). Symbolic links and what others own are left alone. Returns the one line
+    that says what was tightened (None: all was private already)."""
     loose: list[tuple[str, int]] = []
 
     def tighten(path: str, private_mode: int) -> None:
@@ -79,9 +79,9 @@ def make_private(home: Path, store: Path | None = None) -> str | None:
         except OSError:
             return []
 
-    if home.is_dir():
+    if home is not None and home.is_dir():
         tighten_tree(str(home))
-    if store is not None and store.parent != home:
+    if store is not None and store.parent != home:  # (inside the home: done above)
         for name in entries(store.parent):
             if name.startswith(store.name) or name.startswith(f".{store.name}."):
                 tighten_tree(str(store.parent / name))
