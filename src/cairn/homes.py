@@ -20,8 +20,15 @@ PRIVATE_FILE = 0o600
 
 
 def make_private_folder(folder: Path) -> Path:
-    """``folder``, made if missing, that only its owner can enter (mode 0700)."""
-    folder.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+    """``folder``, made if missing, that only its owner can enter (mode 0700); a missing
+    parent is made 0700 too (``mkdir(parents=True)`` would make it 0755)."""
+    missing: list[Path] = []
+    at = folder
+    while not at.exists() and at != at.parent:
+        missing.append(at)
+        at = at.parent
+    for made in reversed(missing):
+        made.mkdir(mode=PRIVATE_FOLDER, exist_ok=True)
     if os.stat(folder).st_mode & 0o077:
         os.chmod(folder, PRIVATE_FOLDER)
     return folder
