@@ -492,7 +492,7 @@ def _learning_layer(
         ),
         sweeper=Sweeper(records, journal, config, learning, clock),
         review=Review(records, journal, writes, recall, config, llm),
-        deltas=Deltas(records, journal, config.memory.secrets),
+        deltas=Deltas(records, journal, config),
         telemetry=telemetry,
         llm=llm,
         records=records,
