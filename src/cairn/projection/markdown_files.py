@@ -139,7 +139,7 @@ def write_if_changed(path: Path, text: str) -> None:
             return
     except FileNotFoundError:
         pass
-    make_private_folder(path.parent)  # memory is private, and so is every folder to it
+    make_private_folder(path.parent)  # memory is private
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as out:
