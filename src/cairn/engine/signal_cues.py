@@ -88,7 +88,9 @@ _CUES: tuple[_Cue, ...] = (
     ),
     _Cue(
         "rule",
-        _zh(r"(?:提交|推送|合并|部署|发布|上线|发版|打标签)(?:代码)?(?:之前|之后|以前|以后|前|后|的时候|时)"),
+        _zh(
+            r"(?:提交|推送|合并|部署|发布|上线|发版|打标签)(?:代码)?(?:之前|之后|以前|以后|前|后|的时候|时)"
+        ),
         0.8,
         "fronted",
     ),
@@ -148,6 +150,19 @@ _CUES: tuple[_Cue, ...] = (
         0.7,
     ),
     _Cue("rule", _en(r"how we do (?:it|things) (?:here|in this \w+)"), 1.0),
+    # A habit said as one: "I usually rebase before committing", "we normally squash".
+    _Cue("rule", _en(r"(?:i|we) (?:usually|generally|normally|typically|tend to)"), 0.8),
+    _Cue(
+        "rule",
+        _en(r"(?:in|for|across) (?:every|all|any) (?:of my )?(?:repos?|projects?|codebases?)"),
+        0.8,
+    ),
+    # "design components live in packages/ui": where a kind of thing lives in this codebase.
+    _Cue(
+        "rule",
+        _en(r"(?:live|lives|belong|belongs|go|goes|are kept|is kept) (?:in|under) [\w.@-]+(?=/)"),
+        0.7,
+    ),
     _Cue(
         "rule",
         _zh(r"以后(?!再)|今后|往后|从今以后|从今往后|从现在(?:开始|起)|从此"),
@@ -180,6 +195,41 @@ _CUES: tuple[_Cue, ...] = (
     _Cue("rule", _zh(r"都(?:要|必须|得)"), 0.4),
     # "合并前都要 …": a requirement tied to a recurring step.
     _Cue("rule", _zh(r"(?:前|之前|以前|后|之后|时|的时候)(?:都|一定|必须|务必)(?:要|得|先)?"), 0.8),
+    # "别再往 main 直接 push 了": stop doing something, from now on.
+    _Cue("rule", _zh(r"别再|不要再|不许再|不准再|再也不要|以后别|以后不要"), 0.9),
+    # A convention for a whole class of things: "都走 PR", "文件名都用 PascalCase", "都放在 …".
+    _Cue("rule", _zh(r"都(?:走|用|放|放在|放到|写成|写在|改用|统一|按|按照|遵循|采用)"), 0.7),
+    # A personal habit said as one: "我一般 …", "我习惯 …", "我通常 …", "我平时都 …".
+    _Cue("rule", _zh(r"我(?:个人)?(?:一般|通常|平时|向来|一向|基本上?|习惯上?)(?:都|会|是)?"), 0.8),
+    # A step tied to a workflow event: "提交之前要跑", "部署的时候先发", "review 的时候重点看".
+    _Cue(
+        "rule",
+        _zh(
+            r"[\u4e00-\u9fffA-Za-z ]{0,6}?(?:之前|以前|前|之后|以后|后|的时候|时候|时)"
+            r"(?:都|一定|必须|务必)?"
+            r"(?:要|先|得|记得|需要|应该|重点|注意|优先|只|不要|别|不能|一律|统一)"
+        ),
+        0.8,
+    ),
+    # "这个仓库的单测用 vitest", "本项目用 pnpm": how this repository does a thing.
+    _Cue(
+        "rule",
+        _zh(
+            r"(?:这个|本|该|当前|咱们|我们)\s*(?:仓库|项目|代码库|工程|repo|服务|应用)"
+            r"(?:的|里|里面|中|下)?[^，。,.；;！!？?]{0,16}?(?:用(?!户|得|起来)|使用|采用|放在|都在|基于)"
+        ),
+        0.7,
+    ),
+    # "设计组件都在 packages/ui", "配置文件放在 config/ 下面": where things live.
+    _Cue("rule", _zh(r"(?:都|统一|一律)?(?:在|放在|位于)\s*`?[\w.-]+/[\w./*-]*"), 0.7),
+    # "文件名用 PascalCase", "命名用 snake_case": a naming convention.
+    _Cue(
+        "rule",
+        _zh(r"(?:命名|文件名|变量名|函数名|类名|组件名)[^，。；]{0,6}?(?:用|使用|采用|都用)"),
+        0.8,
+    ),
+    _Cue("rule", _zh(r"必须|务必|一定要|只能用|只用|不得|不能用|不可以用|禁用"), 0.7),
+    _Cue("rule", _zh(r"在(?:这个|本|该|当前)\s*(?:仓库|项目|代码库|repo|工程)"), 0.7),
     # A standing dislike, as "I hate …" is in English.
     _Cue("rule", _zh(r"我(?:个人)?(?:很|真的|最|特别|比较)?(?:讨厌|不喜欢|受不了)"), 0.6),
     # --- one-off instructions --------------------------------------------------------------
@@ -291,8 +341,10 @@ _CONTRAST = lazy_compile(
     r"(?<![A-Za-z])(?:but|however|whereas)(?![A-Za-z])|但是|(?<!不)但|不过|可是|然而", _FLAGS
 )
 _CONCESSIVE = lazy_compile(
-    r"(?<![A-Za-z])(?:normally|usually|generally|typically|although|though|even though|"
-    r"i know|i realize|i understand)(?![A-Za-z])|虽然|尽管|平时|平常|一般|通常|我知道|本来",
+    r"(?<![A-Za-z])(?<!i )(?<!we )(?:normally|usually|generally|typically)(?![A-Za-z])"
+    r"|(?<![A-Za-z])(?:although|though|even though|"
+    r"i know|i realize|i understand)(?![A-Za-z])|虽然|尽管"
+    r"|(?<!我)(?:平时|平常|一般|通常)|我知道|本来",
     _FLAGS,
 )
 _POLITE_QUESTION = lazy_compile(
@@ -331,7 +383,7 @@ _EN_COMMON = _words(
 
 
 def language_of(text: str) -> str:
-    """"en", "zh" or "mixed": English jargon inside Chinese text does not make it mixed."""
+    """ "en", "zh" or "mixed": English jargon inside Chinese text does not make it mixed."""
     cjk = len(_CJK.findall(text))
     if cjk == 0:
         return "en"

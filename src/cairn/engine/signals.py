@@ -70,11 +70,14 @@ from cairn.engine.signal_cues import (  # the grammar's tables
     _CueKind,
     language_of,
 )
+from cairn.engine.signal_forms import match_unmarked_edit, match_verdict_forget
 from cairn.patterns import lazy_compile
 
 __all__ = ["SignalClassification", "SignalKind", "classify_statement", "mask_quotes"]
 
 SignalKind = Literal["rule", "one-off", "forget", "correct", "neutral"]
+
+
 @dataclass(frozen=True, slots=True)
 class SignalClassification:
     kind: SignalKind
@@ -211,20 +214,23 @@ def _match_correction(original: str, masked: str) -> tuple[str, str, float] | No
     return original[cue_start:cue_end], statement, confidence
 
 
-def classify_statement(text: str) -> SignalClassification:
-    """Classify one user statement; see the module docstring for the grammar."""
+def classify_statement(text: str, *, edits: bool = True) -> SignalClassification:
+    """Classify one statement (the module docstring); ``edits=False``: not as an unmarked edit."""
     stripped = text.strip()
     masked = mask_quotes(stripped)
     language = language_of(masked if masked.strip() else stripped)
     if not stripped:
         return SignalClassification("neutral", 1.0, None, language, "")
 
-    forget = _match_forget(stripped, masked)
+    forget = _match_forget(stripped, masked) or match_verdict_forget(
+        stripped, masked, _forget_statement
+    )
     if forget is not None:
         cue, statement, confidence = forget
         return SignalClassification("forget", confidence, cue, language, statement)
 
     correction = _match_correction(stripped, masked)
+    correction = correction or (match_unmarked_edit(stripped, masked) if edits else None)
     if correction is not None:
         cue, statement, confidence = correction
         return SignalClassification("correct", confidence, cue, language, statement)

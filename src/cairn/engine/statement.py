@@ -54,6 +54,7 @@ __all__ = [
 ]
 
 MemoryKind = Literal["preference", "policy", "fact"]
+ScopeSource = Literal["said", "personal", "unstated"]
 
 _CJK = lazy_compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -79,15 +80,24 @@ class StatementReading:
     # is always None (the caller binds "project" to its current repository).
     selector: Selector
     target_terms: tuple[str, ...]  # forget and correct: what a matching record must contain
+    # Where the scope came from: "said" (a scope word: "in this repo", "全局", "in every
+    # project"), "personal" (the speaker's own habit or taste: "我习惯", "I prefer": global),
+    # or "unstated" (a convention with no scope word: it belongs to the repository it is said
+    # in, when there is one).
+    scope_source: ScopeSource = "unstated"
+    # Neutral readings only: the words suggest something to keep, not enough to keep it (the
+    # caller asks how to store it rather than dropping it).
+    unsure: bool = False
 
     @property
     def target(self) -> str:
         return " ".join(self.target_terms)
 
 
-def read_statement(text: str) -> StatementReading:
-    """Classify a user statement and read its kind, selector and target from its words."""
-    found = classify_statement(text)
+def read_statement(text: str, *, edits: bool = True) -> StatementReading:
+    """Classify a user statement and read its kind, selector and target from its words
+    (``edits=False``: an unmarked edit such as "prettier 换成 biome" is not a correction)."""
+    found = classify_statement(text, edits=edits)
     stripped = text.strip()
     kind: MemoryKind | None = None
     selector = Selector()
@@ -96,6 +106,16 @@ def read_statement(text: str) -> StatementReading:
         wording = found.statement if found.kind == "correct" else stripped
         kind = _memory_kind(mask_quotes(wording))
         selector = read_selector(stripped)
+        if _GLOBAL_WORDS.search(mask_quotes(stripped)) and selector.scope != "project":
+            source: ScopeSource = "said"
+        elif selector.scope == "project":
+            source = "said"
+        elif kind == "preference" or _PERSONAL.search(mask_quotes(stripped)):
+            source = "personal"
+        else:
+            source = "unstated"
+    else:
+        source = "unstated"
     if found.kind == "correct":
         terms = _target_terms(stripped)
     elif found.kind == "forget":
@@ -110,7 +130,30 @@ def read_statement(text: str) -> StatementReading:
         kind,
         selector,
         terms,
+        source,
+        found.kind == "neutral" and found.confidence < UNSURE_BELOW,
     )
+
+
+# A neutral reading this unsure (some evidence of a rule, not enough) is asked about.
+UNSURE_BELOW = 0.8
+# "for every project", "全局", "所有项目": a rule meant for everywhere.
+_GLOBAL_WORDS = lazy_compile(
+    r"(?<![A-Za-z])(?:every|all|any|each)\s+(?:of my\s+)?"
+    r"(?:repos?|repositories|projects?|codebases?)"
+    r"|(?<![A-Za-z])(?:globally|everywhere|across (?:all )?(?:my )?(?:repos|projects))(?![A-Za-z])"
+    r"|全局|所有(?:的)?(?:项目|仓库|代码库|repo)|每个(?:项目|仓库)|任何(?:项目|仓库)|不管(?:哪个|什么)项目",
+    re.IGNORECASE,
+)
+# The speaker's own ways, and how the agent should talk to them: global wherever said.
+_PERSONAL = lazy_compile(
+    r"(?<![A-Za-z])(?:i|i'd|i'm|my|me)(?:\s+(?:usually|generally|normally|personally|always|never"
+    r"|tend to|like to|prefer|hate))"
+    r"|(?<![A-Za-z])(?:reply|respond|answer|talk|speak|explain|call me|address me)(?![A-Za-z])"
+    r"|我(?!们)(?:个人)?(?:一般|通常|平时|习惯|喜欢|偏好|倾向|讨厌|向来|一向|总是)"
+    r"|(?:回复|回答|解释|跟我说|和我说|叫我|称呼我|用中文|用英文)(?:回复|回答|说|交流)?",
+    re.IGNORECASE,
+)
 
 
 # --- memory kind -----------------------------------------------------------------------------
@@ -124,13 +167,20 @@ _PREFERENCE = lazy_compile(
     # 我在这个项目里习惯…: a place or a time may come before the verb
     r"|我(?!们)(?:个人)?(?:在[^，。,.；;！!？?]{1,12}?(?:里|中|上|下|时候|时))?"
     r"(?:更|比较|还是|一般|很|最|真的|特别|非常)?"
-    r"(?:喜欢|偏好|倾向|习惯|讨厌|不喜欢|受不了|爱用)|我的(?:偏好|习惯)",
+    r"(?:喜欢|偏好|倾向|习惯|讨厌|不喜欢|受不了|爱用)|我的(?:偏好|习惯)"
+    r"|我(?!们)(?:个人)?(?:一般|通常|平时|向来|一向)"
+    r"|(?<![A-Za-z])i (?:usually|generally|normally|tend to|always like to)(?![A-Za-z])",
     re.IGNORECASE,
 )
 # Phrases that only mark the statement as worth remembering; they are not instructions.
 _REMEMBER_MARKERS = lazy_compile(
     r"(?<![A-Za-z])(?:remember(?: that)?|keep (?:that |this |it )?in mind(?: that)?|note that"
     r"|fyi|for future reference|for the record|just so you know)(?![A-Za-z])|记住|记得|注意|备注",
+    re.IGNORECASE,
+)
+_REMEMBER_TO = lazy_compile(
+    r"(?<![A-Za-z])(?:remember|don't forget|do not forget|make sure) to(?![A-Za-z])"
+    r"|(?:记得|别忘了|不要忘了|记住要)(?!是|我|你|他|她|这个|那个|[，,：:\s]*$)",
     re.IGNORECASE,
 )
 _EN_INSTRUCTION = _en(
@@ -166,12 +216,19 @@ _ZH_INSTRUCTION = lazy_compile(
     r"|我们(?:组|团队)?(?:都|一般|习惯|一直|从来|从不)?用|是用|都用|改用|改成|换成|先(?![生前])"
     r"|(?:^|[，,：:；;\s])(?:用(?![户法途处量意])|使用(?!者)|把|先|不用)"
 )
-_ZH_COPULA = lazy_compile(r"(?<![不就还都])是(?!用)|叫做?|跑在|部署在|位于|托管在")
+_ZH_COPULA = lazy_compile(
+    r"(?<![不就还都])是(?!用)|叫做?|跑在|部署在|位于|托管在"
+    # "设计组件都在 packages/ui": where things are; "这个仓库的单测用 vitest": what a part uses.
+    r"|(?<![放存写])(?:都|全都|全部|就)?在\s*`?[\w.@-]+/"
+    r"|的[\u4e00-\u9fffA-Za-z ]{1,10}?(?:用的是|用)\s*[A-Za-z]"
+)
 
 
 def _memory_kind(text: str) -> MemoryKind:
     if _PREFERENCE.search(text):
         return "preference"
+    if _REMEMBER_TO.search(text):
+        return "policy"  # "remember to update the changelog", "记得更新 CHANGELOG"
     plain = _REMEMBER_MARKERS.sub(" ", text)
     if _instructs(plain):
         return "policy"
@@ -217,7 +274,8 @@ _EN_GRAMMAR = _words(
     which who where why how there here please thanks ok okay yes oh hey actually meant mean
     correction correct misspoke wrong got scratch second thought change update amend instead
     rather make let me myself sorry wait oops earlier previous previously everything anything
-    something"""
+    something switch switched replace swap ignore disregard never-mind longer applies apply
+    obsolete"""
 )
 # Chinese grammar words, removed wherever they occur (longest first so "说错了" goes before "说").
 _ZH_GRAMMAR_WORDS = """
@@ -226,7 +284,7 @@ _ZH_GRAMMAR_WORDS = """
     提过 关于 那条 这条 那个 这个 那些 这些 规则 记忆 偏好 喜欢 习惯 倾向 讨厌 设定 一下 一律 统一
     永远 总是 始终 一直 不要 不用 不再 别再 不必 要用 都用 都要 就用 是用 还是 应该 必须 使用 不是
     请 可以 记住 记得 记着 忘掉 忘记 忘了 删掉 删除 删了 去掉 清除 清掉 移除 放在 放到 下面 里面
-    目录下
+    目录下 换成 换为 改为 替换成 替换为 替换 不算了 不算数 作废 取消 撤销 别管 不用管 过时了 失效
 """
 _ZH_GRAMMAR = lazy_compile("|".join(sorted(_ZH_GRAMMAR_WORDS.split(), key=len, reverse=True)))
 # Single characters that are grammar only at the edge of a run ("用" in "用户名" is not).

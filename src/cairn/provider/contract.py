@@ -436,6 +436,7 @@ class SignalResponse(_Model):
     statement: str
     outcome: str
     record: RecordModel | None = None
+    previous: str | None = None  # a correction: the text it replaced
     constraint: str | None = None
     tombstone: TombstoneModel | None = None
     candidates: list[MatchModel] = []

@@ -475,6 +475,7 @@ class LocalProvider:
             statement=found.statement,
             outcome=found.outcome,
             record=record_model(record) if record is not None else None,
+            previous=found.previous,
             constraint=found.constraint,
             tombstone=tombstone_model(found.forgotten) if found.forgotten else None,
             candidates=[
