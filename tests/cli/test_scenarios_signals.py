@@ -127,11 +127,11 @@ def test_a_clear_match_is_forgotten_and_can_be_restored(
 def test_a_correction_without_a_clear_match_changes_nothing(
     world: World, rules: dict[str, dict[str, Any]]
 ) -> None:
-    # Nothing about yarn or Java is stored; the blog has no pnpm rule (the shop's is not in
-    # its scope). Clear corrections are tested with the real model below: how close a
-    # correction is in meaning is the model's to say, not the hashing embedder's.
+    # Nothing about Terraform or Java is stored; the blog has no pnpm rule (the shop's is not
+    # in its scope). A correction that names a package manager would take the shop's pnpm
+    # rule (test_scenarios_corrections.py).
     for place, text in (
-        ("shop", "Actually, use yarn 4"),
+        ("shop", "Actually, use Terraform 1.6"),
         ("shop", "不对，应该用 Java 21"),
         ("blog", "Actually, use pnpm 11"),
         ("outside", "No, use pnpm 12"),

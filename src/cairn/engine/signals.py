@@ -70,7 +70,8 @@ from cairn.engine.signal_cues import (  # the grammar's tables
     _CueKind,
     language_of,
 )
-from cairn.engine.signal_forms import match_unmarked_edit, match_verdict_forget
+from cairn.engine.signal_forms import match_unmarked_edit as _edit
+from cairn.engine.signal_forms import match_verdict_forget as _verdict
 from cairn.patterns import lazy_compile
 
 __all__ = ["SignalClassification", "SignalKind", "classify_statement", "mask_quotes"]
@@ -222,15 +223,12 @@ def classify_statement(text: str, *, edits: bool = True) -> SignalClassification
     if not stripped:
         return SignalClassification("neutral", 1.0, None, language, "")
 
-    forget = _match_forget(stripped, masked) or match_verdict_forget(
-        stripped, masked, _forget_statement
-    )
+    forget = _match_forget(stripped, masked) or _verdict(stripped, masked, _forget_statement)
     if forget is not None:
         cue, statement, confidence = forget
         return SignalClassification("forget", confidence, cue, language, statement)
 
-    correction = _match_correction(stripped, masked)
-    correction = correction or (match_unmarked_edit(stripped, masked) if edits else None)
+    correction = _match_correction(stripped, masked) or (_edit(stripped, masked) if edits else None)
     if correction is not None:
         cue, statement, confidence = correction
         return SignalClassification("correct", confidence, cue, language, statement)

@@ -351,6 +351,9 @@ class SignalRequest(_Mutation):
     mutation: Literal["signal"] = "signal"
     text: Text
     project_id: Short | None = None
+    # Store the statement as this, whatever the reading (the answer to an "unsure" reply).
+    store_as: Literal["rule", "preference", "fact"] | None = None
+    scope: Literal["project", "global"] | None = None
 
 
 class ImportRequest(_Mutation):
@@ -437,6 +440,7 @@ class SignalResponse(_Model):
     outcome: str
     record: RecordModel | None = None
     previous: str | None = None  # a correction: the text it replaced
+    scope_source: str | None = None  # a rule: said | personal | unstated
     constraint: str | None = None
     tombstone: TombstoneModel | None = None
     candidates: list[MatchModel] = []
