@@ -222,7 +222,9 @@ _EN_OBJECT_IN = lazy_compile(
     r"(?:in|under|from|inside|at)\s+$",
     re.IGNORECASE,
 )
-_ZH_NOT_A_PLACE = lazy_compile(r"放到|放在|放进|放入|存到|存放|移到|挪到|搬到|更新|同步|生成")
+_ZH_NOT_A_PLACE = lazy_compile(
+    r"放到|放在|放进|放入|存到|存放|移到|挪到|搬到|更新|同步|生成|都在|全在|位于"
+)
 _ZH_TOOL = lazy_compile(r"(?:使用|用|按照|参考)\s*$")
 _ZH_NEGATION = lazy_compile(r"不要|别|禁止|不准|不许|千万|永远不|从不|不能|严禁")
 

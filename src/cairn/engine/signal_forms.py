@@ -76,7 +76,7 @@ def match_verdict_forget(
     grammar off its object."""
     for pattern, ref in ((_ZH_VERDICT, _ZH_MEMORY_REF), (_EN_VERDICT, _EN_MEMORY_REF)):
         found = pattern.match(masked.strip())
-        if found is not None and ref.search(found.group("object")):
+        if found is not None and ref.search(masked):
             offset = len(masked) - len(masked.lstrip())
             start, end = found.span("object")
             cue = found.group("cue").strip()

@@ -150,7 +150,7 @@ _EN_FORGET_TAIL = lazy_compile(r"\s+(?:anymore|any more|again|please)$", _FLAGS)
 _ZH_FORGET_HEAD = lazy_compile(r"(?:把|那条|这条|关于|吧|了)+")
 _ZH_FORGET_TAIL = lazy_compile(
     r"(?:的(?:那个|那条|这个|这条)?(?:记忆|内容|设定|规则|偏好|话)|(?:那个|这个)?记忆|这件事|那件事"
-    r"|可以|了|吧)+$"
+    r"|的?(?:那条|这条)|可以|了|吧)+$"
 )
 _STATEMENT_EDGE = ' \t,，:：;；.。!！?？"“”「」'
 

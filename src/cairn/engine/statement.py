@@ -131,7 +131,9 @@ def read_statement(text: str, *, edits: bool = True) -> StatementReading:
         selector,
         terms,
         source,
-        found.kind == "neutral" and found.confidence < UNSURE_BELOW,
+        found.kind == "neutral"
+        and found.confidence < UNSURE_BELOW
+        and bool(_REMEMBER_TO.search(stripped) or _instructs(mask_quotes(stripped))),
     )
 
 
@@ -211,7 +213,7 @@ _EN_COPULA = _en(
     r"|hosted|stored)"
 )
 _ZH_INSTRUCTION = lazy_compile(
-    r"(?<![主重])要|必须|得(?!到)|不要|别|不许|不准|禁止|严禁|一律|统一|永远|总是|始终|请|应该|应当|务必"
+    r"(?<![主重])要|必须|(?<![跑写做改来去过变显觉记懂长])得(?!到|很|太|好|挺|非常|比较)|不要|别|不许|不准|禁止|严禁|一律|统一|永远|总是|始终|请|应该|应当|务必"
     r"|千万|一定|默认(?!分支|值|端口|配置|参数|地址|的)|每次|尽量|不能|只能|团队|规矩|规范|约定|原则"
     r"|我们(?:组|团队)?(?:都|一般|习惯|一直|从来|从不)?用|是用|都用|改用|改成|换成|先(?![生前])"
     r"|(?:^|[，,：:；;\s])(?:用(?![户法途处量意])|使用(?!者)|把|先|不用)"

@@ -465,4 +465,3 @@ class SqliteRecordStore:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
