@@ -150,6 +150,25 @@ _CUES: tuple[_Cue, ...] = (
         0.7,
     ),
     _Cue("rule", _en(r"how we do (?:it|things) (?:here|in this \w+)"), 1.0),
+    # "the tests use jest", "this service is written in Go": what a part of the project uses.
+    _Cue(
+        "rule",
+        _en(
+            r"(?:the|our|this) (?:unit |integration |e2e )?(?:tests?|project|repo|app|service"
+            r"|frontend|backend|api|ci|build|docs|site)"
+            r" (?:uses?|runs? on|is (?:built|written) (?:with|in))"
+        ),
+        0.7,
+    ),
+    # "the default branch is main", "staging lives at …", "we're on Postgres 15".
+    _Cue(
+        "rule",
+        _en(
+            r"(?:the )?(?:default|main) branch is|(?:url|host|port|database|warehouse|endpoint)"
+            r" (?:is|lives at|is at)|(?:we're|we are) on (?=[a-z]+ ?\d)"
+        ),
+        0.7,
+    ),
     # A habit said as one: "I usually rebase before committing", "we normally squash".
     _Cue("rule", _en(r"(?:i|we) (?:usually|generally|normally|typically|tend to)"), 0.8),
     _Cue(
@@ -215,7 +234,7 @@ _CUES: tuple[_Cue, ...] = (
     _Cue(
         "rule",
         _zh(
-            r"(?:这个|本|该|当前|咱们|我们)\s*(?:仓库|项目|代码库|工程|repo|服务|应用)"
+            r"(?:这个|本|该|当前|咱们|我们)\s*(?:仓库|项目|代码库|工程|repo|服务|应用|专案|储存库|存储库)"
             r"(?:的|里|里面|中|下)?[^，。,.；;！!？?]{0,16}?(?:用(?!户|得|起来)|使用|采用|放在|都在|基于)"
         ),
         0.7,
@@ -230,6 +249,23 @@ _CUES: tuple[_Cue, ...] = (
     ),
     _Cue("rule", _zh(r"必须|务必|一定要|只能用|只用|不得|不能用|不可以用|禁用"), 0.7),
     _Cue("rule", _zh(r"在(?:这个|本|该|当前)\s*(?:仓库|项目|代码库|repo|工程)"), 0.7),
+    # "主分支是 master", "staging 的地址是 …": a setting of the project, stated.
+    _Cue(
+        "rule",
+        _zh(
+            r"(?:主分支|默认分支|地址|域名|端口|数据库|版本|URL|url|host|port)"
+            r"[^，。,；;？?]{0,6}?(?:是|用的是)\s*[A-Za-z0-9]"
+        ),
+        0.7,
+    ),
+    # "src/api 下面的代码不要用全局变量": a prohibition for a place.
+    _Cue(
+        "rule",
+        _zh(
+            r"[\w.-]+/[\w./*-]*\s*(?:下面|下|里面|里|中)[^，。；]{0,8}?(?:不要|别|不许|不准|禁止|不能)"
+        ),
+        0.8,
+    ),
     # A standing dislike, as "I hate …" is in English.
     _Cue("rule", _zh(r"我(?:个人)?(?:很|真的|最|特别|比较)?(?:讨厌|不喜欢|受不了)"), 0.6),
     # --- one-off instructions --------------------------------------------------------------
@@ -396,3 +432,19 @@ def language_of(text: str) -> str:
     if english_share > 0.9:
         return "en"
     return "mixed"
+
+
+# A Chinese question needs no question mark: "这个 PR 改了哪些文件".
+_ZH_ASKS = lazy_compile(
+    r"[吗呢][。.!！]?$|哪些|哪个|哪里|哪儿|为什么|为啥|怎么回事|多少|是不是|有没有|啥意思|什么意思"
+)
+
+
+def _ends_in_cjk(text: str) -> bool:
+    stripped = text.rstrip()
+    return bool(stripped) and bool(_CJK.match(stripped[-1]))
+
+
+def _starts_in_cjk(text: str) -> bool:
+    stripped = text.lstrip()
+    return bool(stripped) and bool(_CJK.match(stripped[0]))

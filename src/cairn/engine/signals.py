@@ -63,11 +63,14 @@ from cairn.engine.signal_cues import (  # the grammar's tables
     _SUBSUMED_BEFORE,
     _THRESHOLD,
     _ZH_ACTION,
+    _ZH_ASKS,
     _ZH_DESCRIPTIVE_NEXT,
     _ZH_DESCRIPTIVE_PREDICATE,
     _ZH_FRONT_LEAD,
     _Cue,
     _CueKind,
+    _ends_in_cjk,
+    _starts_in_cjk,
     language_of,
 )
 from cairn.engine.signal_forms import match_unmarked_edit as _edit
@@ -373,7 +376,7 @@ def _is_question(sentence: str) -> bool:
     body = sentence.strip()
     if not body:
         return False
-    asks = body[-1] in "?？" or bool(re.search(r"[吗呢][。.!！]?$", body))
+    asks = body[-1] in "?？" or bool(_ZH_ASKS.search(body))
     return asks and not _POLITE_QUESTION.match(body)
 
 
@@ -479,16 +482,6 @@ def _english_adverb_factor(cue_text: str, before: str, after: str) -> float:
         if nxt in _EN_DESCRIPTIVE_NEXT or third_person or past:
             return 0.3
     return 1.0
-
-
-def _ends_in_cjk(text: str) -> bool:
-    stripped = text.rstrip()
-    return bool(stripped) and bool(_CJK.match(stripped[-1]))
-
-
-def _starts_in_cjk(text: str) -> bool:
-    stripped = text.lstrip()
-    return bool(stripped) and bool(_CJK.match(stripped[0]))
 
 
 def _is_fronted(before: str, cue_text: str) -> bool:

@@ -25,7 +25,7 @@ Nothing here reads storage or the clock.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from cairn.engine.selector_words import (
@@ -39,8 +39,10 @@ from cairn.engine.selector_words import (
     scope_spans,
     unquote,
 )
-from cairn.engine.selectors import Selector
+from cairn.engine.selectors import Scope, Selector
+from cairn.engine.signal_forms import UNMARKED_EDIT
 from cairn.engine.signals import SignalKind, classify_statement, mask_quotes
+from cairn.engine.statement_model import LearnedReading, fold, model, spell
 from cairn.patterns import lazy_compile
 
 __all__ = [
@@ -51,6 +53,7 @@ __all__ = [
     "MemoryKind",
     "StatementReading",
     "read_statement",
+    "stored_scope",
 ]
 
 MemoryKind = Literal["preference", "policy", "fact"]
@@ -94,34 +97,31 @@ class StatementReading:
         return " ".join(self.target_terms)
 
 
-def read_statement(text: str, *, edits: bool = True) -> StatementReading:
+def read_statement(text: str, *, edits: bool = True, learned: bool = True) -> StatementReading:
     """Classify a user statement and read its kind, selector and target from its words
-    (``edits=False``: an unmarked edit such as "prettier 换成 biome" is not a correction)."""
-    found = classify_statement(text, edits=edits)
-    stripped = text.strip()
+    (``edits=False``: an unmarked edit such as "prettier 换成 biome" is not a correction;
+    ``learned=False``: the cue grammar alone, without :mod:`cairn.engine.statement_model`).
+    Traditional characters are read as simplified ones; the statement and its target keep
+    the user's own characters."""
+    stripped = spell(text.strip())
+    folded = fold(stripped)
+    found = classify_statement(folded, edits=edits)
+    if folded != stripped and found.statement in folded:
+        at = folded.index(found.statement)
+        found = replace(found, statement=stripped[at : at + len(found.statement)])
     kind: MemoryKind | None = None
     selector = Selector()
     terms: tuple[str, ...] = ()
     if found.kind in ("rule", "correct"):
-        wording = found.statement if found.kind == "correct" else stripped
+        wording = fold(found.statement) if found.kind == "correct" else folded
         kind = _memory_kind(mask_quotes(wording))
-        selector = read_selector(stripped)
-        if _GLOBAL_WORDS.search(mask_quotes(stripped)) and selector.scope != "project":
-            source: ScopeSource = "said"
-        elif selector.scope == "project":
-            source = "said"
-        elif kind == "preference" or _PERSONAL.search(mask_quotes(stripped)):
-            source = "personal"
-        else:
-            source = "unstated"
-    else:
-        source = "unstated"
+        selector = read_selector(folded)
     if found.kind == "correct":
         terms = _target_terms(stripped)
     elif found.kind == "forget":
-        selector = Selector(scope=read_scope(stripped))
+        selector = Selector(scope=read_scope(folded))
         terms = _forget_terms(found.statement, stripped, found.cue)
-    return StatementReading(
+    reading = StatementReading(
         found.kind,
         found.confidence,
         found.cue,
@@ -130,11 +130,115 @@ def read_statement(text: str, *, edits: bool = True) -> StatementReading:
         kind,
         selector,
         terms,
-        source,
+        _scope_source(folded, kind, selector) if found.kind == "rule" else "unstated",
         found.kind == "neutral"
         and found.confidence < UNSURE_BELOW
-        and bool(_REMEMBER_TO.search(stripped) or _instructs(mask_quotes(stripped))),
+        and bool(_REMEMBER_TO.search(folded) or _instructs(mask_quotes(folded))),
     )
+    trained = model() if learned else None
+    if trained is None:
+        return reading
+    learned_reading = trained.read(stripped, cue_features(reading))
+    return _with_learned(reading, learned_reading, stripped, edits=edits)
+
+
+def _scope_source(text: str, kind: MemoryKind | None, selector: Selector) -> ScopeSource:
+    masked = mask_quotes(text)
+    if selector.scope == "project" or _GLOBAL_WORDS.search(masked):
+        return "said"
+    if kind == "preference" or _PERSONAL.search(masked):
+        return "personal"
+    return "unstated"
+
+
+def cue_features(reading: StatementReading) -> tuple[str, ...]:
+    """The cue grammar's reading as features of the learned model."""
+    selector = reading.selector
+    return (
+        f"sig={reading.signal}",
+        f"kind={reading.memory_kind}",
+        f"src={reading.scope_source}",
+        f"scope={selector.scope}",
+        *(("unsure",) if reading.unsure else ()),
+        *(f"op={o}" for o in selector.operations),
+        *(f"ph={p}" for p in selector.phases),
+        *(("path",) if selector.path_patterns else ()),
+    )
+
+
+# The learned reader acts where the cue grammar found nothing when it is this sure, and
+# asks (an unsure reading) when it is at least this sure that something should be kept.
+LEARNED_ACTS_AT = 0.8
+LEARNED_ASKS_AT = 0.4
+# ... and overrides the cue grammar's kind of a rule (policy, preference, fact) when this sure.
+LEARNED_KIND_AT = 0.9
+_KIND_OF_ACT: dict[str, MemoryKind] = {"rule": "policy", "preference": "preference", "fact": "fact"}
+
+
+def _with_learned(
+    reading: StatementReading, learned: LearnedReading, text: str, *, edits: bool
+) -> StatementReading:
+    sure = learned.act_probability
+    kind = _KIND_OF_ACT.get(learned.act)
+    if reading.signal == "rule":
+        if kind is not None and sure >= LEARNED_KIND_AT and kind != reading.memory_kind:
+            reading = replace(reading, memory_kind=kind)
+        return _learned_selector(reading, learned)
+    if reading.signal != "neutral":
+        return reading
+    if sure < LEARNED_ACTS_AT:
+        asks = kind is not None and sure >= LEARNED_ASKS_AT
+        return replace(reading, unsure=reading.unsure or asks)
+    folded = fold(text)
+    if kind is not None:
+        selector = read_selector(folded)
+        ruled = replace(
+            reading,
+            signal="rule",
+            confidence=sure,
+            cue=None,
+            memory_kind=kind,
+            selector=selector,
+            scope_source=_scope_source(folded, kind, selector),
+            unsure=False,
+        )
+        return _learned_selector(ruled, learned)
+    if learned.act == "one-off":
+        return replace(reading, signal="one-off", confidence=sure)
+    if learned.act == "forget":
+        terms = _forget_terms(text, text, None)
+        return replace(reading, signal="forget", confidence=sure, target_terms=terms)
+    if learned.act == "correction" and edits:
+        # Without a marker, as an unmarked edit: acted on only when a memory takes it.
+        return replace(
+            reading,
+            signal="correct",
+            confidence=min(sure, UNMARKED_EDIT),
+            statement=text,
+            target_terms=_target_terms(text),
+        )
+    return reading
+
+
+def _learned_selector(reading: StatementReading, learned: LearnedReading) -> StatementReading:
+    """What the cue grammar missed: operations and phases, and a habit's global scope."""
+    selector = reading.selector
+    if not selector.operations and learned.operations:
+        selector = replace(selector, operations=learned.operations)
+    if not selector.phases and learned.phases:
+        selector = replace(selector, phases=learned.phases)
+    source = reading.scope_source
+    if source == "unstated" and learned.scope == "global" and learned.scope_probability >= 0.8:
+        source = "personal"
+    return replace(reading, selector=selector, scope_source=source)
+
+
+def stored_scope(reading: StatementReading, *, in_repository: bool) -> Scope:
+    """Where a rule goes: the scope its words say; else, said inside a repository, that
+    repository, unless it is the speaker's own habit or taste (global)."""
+    if reading.scope_source == "unstated" and in_repository:
+        return "project"
+    return reading.selector.scope
 
 
 # A neutral reading this unsure (some evidence of a rule, not enough) is asked about.
@@ -171,6 +275,7 @@ _PREFERENCE = lazy_compile(
     r"(?:更|比较|还是|一般|很|最|真的|特别|非常)?"
     r"(?:喜欢|偏好|倾向|习惯|讨厌|不喜欢|受不了|爱用)|我的(?:偏好|习惯)"
     r"|我(?!们)(?:个人)?(?:一般|通常|平时|向来|一向)"
+    r"|我(?!们)(?:个人)?(?:比较|更|还是)?\s*(?:prefer|like|love|hate)(?![A-Za-z])"
     r"|(?<![A-Za-z])i (?:usually|generally|normally|tend to|always like to)(?![A-Za-z])",
     re.IGNORECASE,
 )
@@ -209,7 +314,7 @@ _EN_SUBORDINATE = _en(
 )
 _EN_COPULA = _en(
     r"(?:is|are|am|was|were|i'm|(?:we|you|they)'re|(?:it|that|what|there|he|she)'s|lives?"
-    r"|runs? on|sits? in|called|named|located"
+    r"|runs? on|sits? in|called|named|located|uses|(?<=tests )use"
     r"|hosted|stored)"
 )
 _ZH_INSTRUCTION = lazy_compile(
@@ -222,6 +327,7 @@ _ZH_COPULA = lazy_compile(
     r"(?<![不就还都])是(?!用)|叫做?|跑在|部署在|位于|托管在"
     # "设计组件都在 packages/ui": where things are; "这个仓库的单测用 vitest": what a part uses.
     r"|(?<![放存写])(?:都|全都|全部|就)?在\s*`?[\w.@-]+/"
+    r"|(?:都|全都|全部)在\s*`?[\w.@-]+`?\s*(?:目录|文件夹|下面|里)"
     r"|的[\u4e00-\u9fffA-Za-z ]{1,10}?(?:用的是|用)\s*[A-Za-z]"
 )
 

@@ -18,7 +18,7 @@ from cairn.adapters.embedding import Embedder
 from cairn.config import Config
 from cairn.engine.correction import Revision, family_of, read_edit, revise
 from cairn.engine.signal_forms import UNMARKED_EDIT
-from cairn.engine.statement import MemoryKind, StatementReading, read_statement
+from cairn.engine.statement import MemoryKind, StatementReading, read_statement, stored_scope
 from cairn.errors import InvalidInput
 from cairn.model import MemoryInput, Record, Tombstone
 from cairn.services.journal import Namespace
@@ -225,9 +225,7 @@ class Signals:
         selector = reading.selector
         # A convention said inside a repository without a scope word is that repository's;
         # the speaker's own habit and "every project" are global.
-        where = scope or selector.scope
-        if scope is None and reading.scope_source == "unstated" and project_id is not None:
-            where = "project"
+        where = scope or stored_scope(reading, in_repository=project_id is not None)
         if where == "project" and project_id is None:
             raise InvalidInput(
                 "the statement is about the current repository, but no repository is known:"
