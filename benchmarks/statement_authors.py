@@ -434,7 +434,7 @@ neutral|||||能帮我看下这个 error log 吗
 rule|project|deploy|||这个仓库 deploy 的时候先发 staging
 rule|project|merge|||我们 team 一律 squash merge
 rule|project|release|||发版之前记得更新 CHANGELOG.md
-rule|project||||写测试的时候 mock 数据统一放 __mocks__
+rule|project|test|||写测试的时候 mock 数据统一放 __mocks__
 preference|global||||我喜欢用 pnpm workspace 管 monorepo
 fact|project||||staging 的 URL 是 staging.example.com
 one-off|||||这个 PR 先不用写 test
@@ -496,6 +496,99 @@ one-off|||||这个 PR 先不 review
 correction|||||其实应该用 {new}，不用 {old}
 forget|||||{topic} 那个 rule 不用管了
 neutral|||||这个 diff 有点乱
+""",
+    ),
+}
+
+# Written after the reader was frozen, by voices and on topics not in the other authors,
+# and measured once: the "blind" split (each template said once, as written).
+BLIND: dict[str, tuple[str, str]] = {
+    "blind-zh": (
+        "zh",
+        """
+rule|project||||以后所有的 SQL 都要走参数化，别拼字符串
+rule|project|commit|||每次提交都要关联需求单号
+rule|project|merge|||合并请求至少要两个人点赞才能合
+rule|project|||migrations/**|migrations 目录下的文件一旦合进主干就不要再改
+rule|project|deploy|||周五下午不发布线上
+rule|project||||前端的金额一律用分来存，不要用浮点
+rule|project|release|||打包发布之前先跑一遍 e2e
+rule|global||||所有项目的注释都用中文写
+preference|global||||我喜欢 git log 保持线性
+preference|global||||我不太喜欢用缩写命名变量
+preference|global||||我习惯先写接口定义再写实现
+fact|project||||这个项目的 Node 版本是 20
+fact|project||||消息队列用的是 RabbitMQ
+fact|project||||前端代码在 web 目录下
+fact|global||||我是前端组的，平时主要写 React
+one-off|||||这次的改动先别写文档了
+one-off|||||今天先不要动 CI 配置
+one-off|||||先临时把这个测试跳过
+correction|||||不对，Node 版本应该是 22，不是 20
+correction|||||说错了，RabbitMQ 换成 Kafka
+forget|||||之前说的周五不发布那条不算了
+forget|||||把关于金额用分存的那条规则删了吧
+neutral|||||这段代码有内存泄漏吗
+neutral|||||帮我把这个函数改成异步的
+neutral|||||昨天线上报警了好几次
+neutral|||||给这个组件加个 loading 状态
+""",
+    ),
+    "blind-en": (
+        "en",
+        """
+rule|project||||Parameterize every SQL query; no string concatenation.
+rule|project|commit|||Every commit has to reference a ticket number.
+rule|project|merge|||Don't merge anything without two approvals.
+rule|project|||migrations/**|Never modify files in migrations/ once they're merged.
+rule|project|deploy|||No deploys on Friday afternoons.
+rule|project||||Store money as integer cents, never floats.
+rule|project|release|||Run the e2e suite before cutting a release.
+rule|global||||Across all my repos, write comments in English.
+preference|global||||I like a linear git history.
+preference|global||||I'm not a fan of abbreviated variable names.
+preference|global||||I usually write the interface before the implementation.
+fact|project||||This project is on Node 20.
+fact|project||||The message queue is RabbitMQ.
+fact|project||||The frontend code lives in web/.
+fact|global||||I'm on the frontend team, mostly React.
+one-off|||||Don't bother with docs for this change.
+one-off|||||Leave the CI config alone today.
+one-off|||||Temporarily skip that flaky test.
+correction|||||Actually, Node 22, not 20.
+correction|||||Sorry, switch from RabbitMQ to Kafka.
+forget|||||Forget the rule about Friday deploys.
+forget|||||Drop the note about storing money as cents.
+neutral|||||Is there a memory leak in this code?
+neutral|||||Make this function async.
+neutral|||||Prod alerted a bunch of times yesterday.
+neutral|||||Add a loading state to this component.
+""",
+    ),
+    "blind-mixed": (
+        "mixed",
+        """
+rule|project||||以后 SQL 一律 parameterize，别拼 string
+rule|project|commit|||每个 commit 都要带上 ticket 号
+rule|project|merge|||PR 至少两个 approve 才能 merge
+rule|project|||migrations/**|migrations/ 下面的文件 merge 之后就别改了
+rule|project|deploy|||周五下午别 deploy
+rule|project||||金额一律用 cents 存，不要用 float
+rule|project|release|||release 之前先跑一遍 e2e
+preference|global||||我比较喜欢 linear 的 git history
+preference|global||||我习惯先写 interface 再写 implementation
+fact|project||||这个 project 的 Node 版本是 20
+fact|project||||message queue 用的是 RabbitMQ
+fact|global||||我是 frontend 组的，主要写 React
+one-off|||||这次的改动先不写 docs
+one-off|||||今天先别动 CI config
+correction|||||不对，Node 应该是 22，不是 20
+correction|||||RabbitMQ 换成 Kafka
+forget|||||之前说的周五不 deploy 那条不算了
+forget|||||把 cents 那条 rule 删掉
+neutral|||||这段 code 有 memory leak 吗
+neutral|||||帮我把这个 function 改成 async
+neutral|||||给这个 component 加个 loading state
 """,
     ),
 }

@@ -21,7 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from statement_authors import AUTHORS, REPORTED, SLOTS
+from statement_authors import AUTHORS, BLIND, REPORTED, SLOTS
 
 OUT = Path(__file__).parent / "data" / "statements.jsonl"
 SAYINGS = 5  # how many times each template is said
@@ -61,17 +61,18 @@ def build() -> list[dict[str, Any]]:
     rng = random.Random(25)
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for author, (language, lines) in AUTHORS.items():
+    for author, (language, lines) in {**AUTHORS, **BLIND}.items():
+        blind = author in BLIND
         for line in (raw for raw in lines.strip().splitlines() if raw.strip()):
             act, scope, ops, phases, paths, template = _labels(line)
             for _ in range(SAYINGS * 3):
-                if sum(1 for r in rows if r["template"] == template) >= SAYINGS:
+                if sum(1 for r in rows if r["template"] == template) >= (1 if blind else SAYINGS):
                     break
                 fills = random.Random(rng.random())
                 text = _fill(template, fills)
                 dir_used = next((d for d in SLOTS["dir"] if d in text), "")
-                lead = "" if act in NO_LEAD else rng.choice(LEADS[language])
-                end = rng.choice(ENDS[language])
+                lead = "" if act in NO_LEAD or blind else rng.choice(LEADS[language])
+                end = "" if blind else rng.choice(ENDS[language])
                 said = f"{lead}{text.rstrip('。.!！')}{end}" if end else f"{lead}{text}"
                 if said in seen:
                     continue
@@ -81,7 +82,7 @@ def build() -> list[dict[str, Any]]:
                         "id": f"s{len(rows) + 1:04d}",
                         "author": author,
                         "language": language,
-                        "split": "report" if author in REPORTED else "fit",
+                        "split": "blind" if blind else "report" if author in REPORTED else "fit",
                         "text": said,
                         "template": template,
                         "act": act,

@@ -145,7 +145,7 @@ def print_report(report: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", default="report", choices=("report", "fit", "all"))
+    parser.add_argument("--split", default="report", choices=("report", "blind", "fit", "all"))
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--cues-only", action="store_true")
     parser.add_argument("--misses", action="store_true", help="print what was read wrong")

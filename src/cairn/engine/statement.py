@@ -248,7 +248,7 @@ _GLOBAL_WORDS = lazy_compile(
     r"(?<![A-Za-z])(?:every|all|any|each)\s+(?:of my\s+)?"
     r"(?:repos?|repositories|projects?|codebases?)"
     r"|(?<![A-Za-z])(?:globally|everywhere|across (?:all )?(?:my )?(?:repos|projects))(?![A-Za-z])"
-    r"|全局|所有(?:的)?(?:项目|仓库|代码库|repo)|每个(?:项目|仓库)|任何(?:项目|仓库)|不管(?:哪个|什么)项目",
+    r"|全局(?=规则|生效|适用|通用|都|地|[，。,.；;！!]|$)|所有(?:的)?(?:项目|仓库|代码库|repo)|每个(?:项目|仓库)|任何(?:项目|仓库)|不管(?:哪个|什么)项目",
     re.IGNORECASE,
 )
 # The speaker's own ways, and how the agent should talk to them: global wherever said.
