@@ -249,12 +249,14 @@ def test_chinese_and_clear_corrections_by_words_with_the_real_model(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     real = make_world(tmp_path_factory.mktemp("signals-real"), real=True)
+    # Conventions said in a repository without a scope word are that repository's: both
+    # commit-message rules are the shop's.
     ids = {
         name: real.js(place, "signal", text)["record"]["id"]
         for name, place, text in (
             ("integration", "shop", "在这个仓库里，部署前一定要先跑集成测试"),
             ("english", "shop", "以后提交信息一律用英文写"),
-            ("one-line", "blog", "提交信息以后一律写成一行"),
+            ("one-line", "shop", "提交信息以后一律写成一行"),
         )
     }
     for place, text, outcome in (

@@ -150,6 +150,30 @@ _CUES: tuple[_Cue, ...] = (
         0.7,
     ),
     _Cue("rule", _en(r"how we do (?:it|things) (?:here|in this \w+)"), 1.0),
+    # "No deploys on Friday afternoons", "never merge on weekends": a prohibition on a day.
+    _Cue(
+        "rule",
+        _en(
+            r"(?:no|never|don't|do not)\b.{0,30}?\b(?:on|during|over) (?:the )?"
+            r"(?:mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?"
+            r"|weekends?|holidays?)"
+        ),
+        0.9,
+    ),
+    # "Don't merge anything without two approvals": a condition on every case.
+    _Cue("rule", _en(r"(?:don't|do not|never|no) \w+ (?:anything|any \w+|\w+s) without"), 0.9),
+    # "the message queue is RabbitMQ", "our database is Postgres": the stack, stated.
+    _Cue(
+        "rule",
+        _en(
+            r"(?<!why )(?<!if )(?<!whether )(?<!how )(?<!when )(?<!sure )(?<!know )"
+            r"(?:the|our) (?:[\w-]+ )?(?:queue|database|db|cache|broker|orm|framework|stack|cloud"
+            r"|registry|runtime|gateway|cdn|monorepo tool|package manager) is"
+        ),
+        0.7,
+    ),
+    # "I'm on the frontend team", "I'm a backend engineer": the speaker, stated.
+    _Cue("rule", _en(r"i'?m (?:on the \w+ team|an? (?:\w+ )?(?:engineer|developer|dev))"), 0.7),
     # "the tests use jest", "this service is written in Go": what a part of the project uses.
     _Cue(
         "rule",
@@ -249,11 +273,35 @@ _CUES: tuple[_Cue, ...] = (
     ),
     _Cue("rule", _zh(r"必须|务必|一定要|只能用|只用|不得|不能用|不可以用|禁用"), 0.7),
     _Cue("rule", _zh(r"在(?:这个|本|该|当前)\s*(?:仓库|项目|代码库|repo|工程)"), 0.7),
+    # A prohibition on a recurring day ("周五下午别 deploy", "周末不发布").
+    _Cue(
+        "rule",
+        _zh(
+            r"(?:周[一二三四五六日末]|星期[一二三四五六日天]|每周|节假日|假期)[^，。；]{0,8}?"
+            r"(?:别|不要|不许|不准|禁止|不能|不)"
+        ),
+        0.9,
+    ),
+    # A condition for an action: "至少两个人点赞才能合", "没有测试不能合".
+    _Cue(
+        "rule",
+        _zh(r"至少[^，。；]{1,14}?才(?:能|可以|准)|没有[^，。；]{1,10}?不(?:能|准|许|要)"),
+        0.9,
+    ),
+    # "每个 commit 都要…": a requirement for every one of a kind of thing.
+    _Cue(
+        "rule",
+        _zh(r"每(?:个|一个|条|次)\s*(?:commit|pr|mr|PR|MR|分支|提交|请求|接口|函数|文件)"),
+        0.9,
+    ),
+    # "我是前端组的", "我是做后端的": the speaker, stated (global, a fact).
+    _Cue("rule", _zh(r"我是(?:做|写|搞)?[^，。；]{0,6}?(?:组|团队|部门|工程师|开发|的)"), 0.7),
     # "主分支是 master", "staging 的地址是 …": a setting of the project, stated.
     _Cue(
         "rule",
         _zh(
-            r"(?:主分支|默认分支|地址|域名|端口|数据库|版本|URL|url|host|port)"
+            r"(?:主分支|默认分支|地址|域名|端口|数据库|版本|URL|url|host|port|队列|缓存|框架|网关"
+            r"|中间件|注册中心|queue|cache|broker|ORM|orm)"
             r"[^，。,；;？?]{0,6}?(?:是|用的是)\s*[A-Za-z0-9]"
         ),
         0.7,
@@ -262,7 +310,7 @@ _CUES: tuple[_Cue, ...] = (
     _Cue(
         "rule",
         _zh(
-            r"[\w.-]+/[\w./*-]*\s*(?:下面|下|里面|里|中)[^，。；]{0,8}?(?:不要|别|不许|不准|禁止|不能)"
+            r"[\w.-]+/[\w./*-]*\s*(?:下面|下|里面|里|中)[^，。；]{0,16}?(?:不要|别|不许|不准|禁止|不能)"
         ),
         0.8,
     ),

@@ -256,6 +256,7 @@ _PERSONAL = lazy_compile(
     r"(?<![A-Za-z])(?:i|i'd|i'm|my|me)(?:\s+(?:usually|generally|normally|personally|always|never"
     r"|tend to|like to|prefer|hate))"
     r"|(?<![A-Za-z])(?:reply|respond|answer|talk|speak|explain|call me|address me)(?![A-Za-z])"
+    r"|(?<![A-Za-z])i'?m (?:on the \w+ team|an? (?:\w+ )?(?:engineer|developer|dev))|我是"
     r"|我(?!们)(?:个人)?(?:一般|通常|平时|习惯|喜欢|偏好|倾向|讨厌|向来|一向|总是)"
     r"|(?:回复|回答|解释|跟我说|和我说|叫我|称呼我|用中文|用英文)(?:回复|回答|说|交流)?",
     re.IGNORECASE,
