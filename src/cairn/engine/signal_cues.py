@@ -480,22 +480,3 @@ def language_of(text: str) -> str:
     if english_share > 0.9:
         return "en"
     return "mixed"
-
-
-# A Chinese question needs no question mark: "这个 PR 改了哪些文件".
-_ZH_ASKS = lazy_compile(
-    r"[吗呢][。.!！]?$"
-    # A question word near the end asks; inside an instruction ("检查有没有测试") it does not.
-    r"|(?:哪些|哪个|哪里|哪儿|为什么|为啥|怎么回事|多少|啥意思|什么意思)[^，。；,;]{0,12}"
-    r"(?:[，,]\s*(?:谢谢|多谢|thanks|thx))?[。.!！哈]?$"
-)
-
-
-def _ends_in_cjk(text: str) -> bool:
-    stripped = text.rstrip()
-    return bool(stripped) and bool(_CJK.match(stripped[-1]))
-
-
-def _starts_in_cjk(text: str) -> bool:
-    stripped = text.lstrip()
-    return bool(stripped) and bool(_CJK.match(stripped[0]))

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from cairn.patterns import lazy_compile
 
 _FLAGS = 2  # re.IGNORECASE, without importing re for one constant
+_CJK_CHAR = lazy_compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # The confidence of an unmarked edit: the caller acts on it only when a memory takes it.
 UNMARKED_EDIT = 0.55
 
@@ -102,3 +103,22 @@ def match_unmarked_edit(original: str, masked: str) -> tuple[str, str, float] | 
             group = next(g for g in ("cue", "cue2") if g in found.re.groupindex and found.group(g))
             return found.group(group), original.strip(), UNMARKED_EDIT
     return None
+
+
+# A Chinese question needs no question mark: "这个 PR 改了哪些文件".
+_ZH_ASKS = lazy_compile(
+    r"[吗呢][。.!！]?$"
+    # A question word near the end asks; inside an instruction ("检查有没有测试") it does not.
+    r"|(?:哪些|哪个|哪里|哪儿|为什么|为啥|怎么回事|多少|啥意思|什么意思)[^，。；,;]{0,12}"
+    r"(?:[，,]\s*(?:谢谢|多谢|thanks|thx))?[。.!！哈]?$"
+)
+
+
+def _ends_in_cjk(text: str) -> bool:
+    stripped = text.rstrip()
+    return bool(stripped) and bool(_CJK_CHAR.match(stripped[-1]))
+
+
+def _starts_in_cjk(text: str) -> bool:
+    stripped = text.lstrip()
+    return bool(stripped) and bool(_CJK_CHAR.match(stripped[0]))

@@ -63,16 +63,14 @@ from cairn.engine.signal_cues import (  # the grammar's tables
     _SUBSUMED_BEFORE,
     _THRESHOLD,
     _ZH_ACTION,
-    _ZH_ASKS,
     _ZH_DESCRIPTIVE_NEXT,
     _ZH_DESCRIPTIVE_PREDICATE,
     _ZH_FRONT_LEAD,
     _Cue,
     _CueKind,
-    _ends_in_cjk,
-    _starts_in_cjk,
     language_of,
 )
+from cairn.engine.signal_forms import _ZH_ASKS, _ends_in_cjk, _starts_in_cjk
 from cairn.engine.signal_forms import match_unmarked_edit as _edit
 from cairn.engine.signal_forms import match_verdict_forget as _verdict
 from cairn.patterns import lazy_compile
