@@ -65,6 +65,42 @@ def test_a_correction_is_placed_in_the_rule_it_corrects(old: str, statement: str
     assert revision.placing in ("named", "family")
 
 
+@pytest.mark.parametrize(
+    ("old", "statement", "new"),
+    [
+        # A tool's flags go with it; a bare value takes the one value's place; a unit stays.
+        ("Run the tests with pytest -x before every push.", "actually, use pytest -q",
+         "Run the tests with pytest -q before every push."),
+        ("Use Python 3.11 for this project.", "3.12", "Use Python 3.12 for this project."),
+        ("Use Python 3.11 for this project.", "actually python 3.12",
+         "Use Python 3.12 for this project."),
+        ("Indent YAML with 2 spaces.", "4 spaces, not 2", "Indent YAML with 4 spaces."),
+        # A verb heads the new wording; the kin term inside it is what changes.
+        ("Always write commit messages in English.", "actually, write them in Chinese",
+         "Always write commit messages in Chinese."),
+        ("提交信息一律用英文写", "不对，用中文", "提交信息一律用中文写"),
+    ],
+)  # fmt: skip
+def test_tried_by_hand_nothing_is_spliced(old: str, statement: str, new: str) -> None:
+    revision = revise(old, statement)
+    assert revision is not None and revision.text == new
+
+
+@pytest.mark.parametrize(
+    ("old", "statement"),
+    [
+        # Changes only the case of a word: nothing to do.
+        ("Deploy to staging first, then production.", "actually, deploy to canary first"),
+        # Whole, "them" would lose what it stands for.
+        ("Always write commit messages in English.", "actually, keep them short"),
+    ],
+)
+def test_a_wording_that_cannot_be_placed_or_taken_whole_is_refused(
+    old: str, statement: str
+) -> None:
+    assert revise(old, statement) is None
+
+
 def test_a_kin_term_is_placed_by_family_and_a_named_one_by_name() -> None:
     by_kin = revise("Always run the tests with jest", "use vitest")
     assert by_kin is not None and by_kin.placing == "family"

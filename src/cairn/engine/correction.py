@@ -65,7 +65,7 @@ FAMILIES: tuple[frozenset[str], ...] = tuple(
     merge squash rebase
     staging production prod dev
     main master develop trunk
-    英文 中文 英语 汉语 日文
+    英文 中文 英语 汉语 日文 english chinese japanese
     java kotlin scala go golang rust python typescript javascript
     node deno
     gofmt goimports gofumpt
@@ -187,15 +187,15 @@ def revise(old: str, statement: str) -> Revision | None:
     """``old`` with the correction ``statement`` placed in it (see the module docstring)."""
     edit = read_edit(statement)
     if edit is not None:
-        placed = _place(old, edit)
-        if placed is not None and placed.text.strip() != old.strip():
+        placed = _place(old, edit, statement)
+        if placed is not None and placed.text.strip().casefold() != old.strip().casefold():
             return placed
     if _whole_rule(statement, edit):
         return Revision(re.sub(_LEAD, "", statement.strip(), flags=re.IGNORECASE).strip(), "whole")
     return None
 
 
-def _place(old: str, edit: Edit) -> Revision | None:
+def _place(old: str, edit: Edit, said: str) -> Revision | None:
     new_head = _head(edit.new)
     if edit.old is not None:
         # "数据库迁移 goose 改成 atlas": the term next to the verb is the one replaced.
@@ -209,6 +209,13 @@ def _place(old: str, edit: Edit) -> Revision | None:
                 start, end = common
                 new = _shared_tail_dropped(edit.new, edit.old, old[start:end])
                 return Revision(_settle(old, (start, end), new), "named")
+    if not new_head and edit.old is None:
+        values = [m.span() for m in re.finditer(rf"(?<![\w.]){_VALUE.pattern}(?![\w])", old)]
+        if len(values) == 1:  # "3.12" for "Use Python 3.11": the one value there is
+            return Revision(old[: values[0][0]] + edit.new + old[values[0][1] :], "named")
+    if new_head.casefold() in _NOT_TERMS:
+        # "write them in Chinese": the verb is not what changes; a kin term in it may be.
+        return _place_kin(old, said)
     if new_head:
         spans = _positive(old, _occurrences(old, new_head))
         if len(spans) == 1:
@@ -227,6 +234,24 @@ def _place(old: str, edit: Edit) -> Revision | None:
             placing: Placing = "named" if _occurrences(old, new_head) else "family"
             return Revision(_settle(old, hits[0], edit.new), placing)
     return None
+
+
+# Words that head a new wording without being the term that changes.
+_NOT_TERMS = frozenset(
+    str.split("""write run use make deploy push commit merge put keep add do go set call name
+    always never please just also then it them this that""")
+)
+
+
+def _place_kin(old: str, said: str) -> Revision | None:
+    found = []
+    for token in re.findall(r"[\w.+#-]+", said):
+        for member in family_of(token) - {token.casefold()}:
+            found += [(span, token) for span in _positive(old, _occurrences(old, member))]
+    if len({span for span, _ in found}) != 1:
+        return None
+    span, token = found[0]
+    return Revision(_settle(old, span, token), "family")
 
 
 def _head(term: str) -> str:
@@ -266,6 +291,9 @@ def _settle(old: str, span: tuple[int, int], new: str) -> str:
     """Replace ``span`` (and the version after it, when the new term brings its own or none
     is wanted) by ``new``, then take the new term out of clauses that forbid it."""
     start, end = span
+    head = _head(new)
+    if head and old[start:end].casefold() == head.casefold():
+        new = new.replace(head, old[start:end], 1)  # "python 3.12" keeps "Python"
     after = re.match(r"\s*(?:@\s*)?(" + _VALUE.pattern + r")(?!\w)(?!\.\d)", old[end:], re.I)
     before = re.search(r"(?<![\w.])(" + _VALUE.pattern + r")\s*$", old[:start], re.IGNORECASE)
     if before is not None and _VALUE.match(new.split()[0] if new.split() else ""):
@@ -274,7 +302,13 @@ def _settle(old: str, span: tuple[int, int], new: str) -> str:
         end += after.end()  # "pnpm 10" -> "npm": the version was pnpm's
     elif after is not None and not _head(new):
         start, end = end + after.start(1), end + after.end()  # "Node 18" -> "20"
-    # Latin next to Chinese keeps the spacing the text already had.
+    if head and re.search(r"\s-", new):
+        flags = re.match(r"(?:\s+-[\w-]+)+", old[end:])
+        if flags is not None:
+            end += flags.end()  # "pytest -q" for "pytest -x": the flags go with the tool
+    unit = re.match(r"\s*([^\W\d_]+)", old[end:])
+    if unit is not None and new.endswith(" " + unit.group(1)):
+        new = new[: -len(unit.group(1)) - 1]  # "4 spaces" for the "2" of "2 spaces"
     revised = old[:start] + new + old[end:]
     return _drop_forbidden(revised, (start, start + len(new)), _head(new) or new)
 
@@ -343,6 +377,11 @@ _INSTRUCTION = lazy_compile(
 )
 
 
+_BACK_REFERENCE = lazy_compile(
+    r"(?<![A-Za-z])(?:them|it|those|that one|these)(?![A-Za-z])|它|它们|那个|这个", re.IGNORECASE
+)
+
+
 def _whole_rule(statement: str, edit: Edit | None) -> bool:
     """A statement that is a rule by itself ("use the release script for deploys"), not
     only a new value ("use npm")."""
@@ -351,4 +390,6 @@ def _whole_rule(statement: str, edit: Edit | None) -> bool:
     cjk = len(re.findall(r"[\u3400-\u9fff]", body))
     if edit is not None and edit.old is not None:
         return False  # an edit that names what it replaces is placed or not at all
+    if _BACK_REFERENCE.search(body):
+        return False  # "write them in Chinese": whole, it would lose what "them" is
     return bool(_INSTRUCTION.search(body)) and (len(words) + cjk / 2 >= 4)
