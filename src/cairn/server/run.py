@@ -265,7 +265,9 @@ def _daemon_info(
         "socket": settings.socket,
         "url": where.get("url"),
         "config": config_stamp(config_file),
-        "store": settings.path or config.memory.store.url or config.memory.store.path
+        "store": settings.path
+        or config.memory.store.url
+        or config.memory.store.path
         or str(home / "memory.db"),
         "timeout_seconds": config.memory.daemon.timeoutSeconds,
         "started_at": to_iso(utc_now()),
