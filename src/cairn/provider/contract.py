@@ -70,8 +70,6 @@ class StatusResponse(_Model):
     healthy: bool
     token_configured: bool
     warnings: list[str] = []
-    # Most memories are in a language the embedder does not read, and the fix (None: fine).
-    language_warning: str | None = None
 
 
 # -- queries --------------------------------------------------------------------------------

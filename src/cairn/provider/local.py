@@ -125,7 +125,6 @@ class LocalProvider:
             healthy=True,
             token_configured=False,
             warnings=[*info.get("warnings", []), *([language] if language else [])],
-            language_warning=language,
         )
 
     # -- queries -------------------------------------------------------------------------

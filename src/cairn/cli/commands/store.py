@@ -192,6 +192,9 @@ def status(app: App) -> None:
     """What this store holds, where, and the current project."""
     response = app.provider().status()
     data = response.model_dump()
+    # the status warning that the embedder does not read the memories' language names its fix
+    language = next((w for w in response.warnings if "cairn reembed --embedder" in w), None)
+    data["language_warning"] = language
     project = resolve_project(app, None)
     data["project"] = {"id": project.id, "name": project.name} if project else None
 
@@ -210,7 +213,6 @@ def status(app: App) -> None:
             f" {counts.get('applications', 0)} applications",
             f"  here         {here}",
         ]
-        language = response.language_warning
         lines += [f"  warning      {language}"] if language else []  # whole: it names the fix
         lines += [f"  warning      {one_line(w, 100)}" for w in response.warnings if w != language]
         return "\n".join(lines)
