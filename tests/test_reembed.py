@@ -239,3 +239,14 @@ def test_the_chinese_readme_section_says_what_works(tmp_path: Path) -> None:
     done = invoke_cairn(switched, *commands[1].split()[1:], real=True)
     assert done.returncode == 0, done.stderr
     assert _status(switched)["embedder"] == multilingual_use.MODEL_ID
+
+
+def test_a_new_store_chosen_by_reembed_keeps_the_model_for_its_first_memory(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    done = invoke_cairn(home, "--json", "reembed", "--embedder", "use-multilingual", real=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["embedder"] == multilingual_use.MODEL_ID
+    assert invoke_cairn(home, "remember", CHINESE[3], real=True).returncode == 0
+    assert _models(home / "memory.db") == ({multilingual_use.MODEL_ID}, multilingual_use.MODEL_ID)

@@ -116,10 +116,8 @@ def reembed(
         vectors.update(zip(rows[start : start + BATCH], computed, strict=True))
         if progress is not None:
             progress(min(start + BATCH, len(texts)), len(texts))
-    if not path.exists():
-        # A store not made yet: opening it with the new model makes it and records it.
+    if not path.exists():  # a store not made yet: made here, so that it records the model
         _rebuild_index(target, path, home, embedder)
-        return Reembedded(path, None, embedder.model_id, provider, 0, changed=True)
     done = store_reembed.swap(path, embedder.model_id, vectors, embedder.embed)
     # The graphs hold the old model's vectors: derived files, built again on open.
     shutil.rmtree(path.with_name(path.name + ".ann"), ignore_errors=True)
