@@ -47,7 +47,8 @@ def language_warning(
     cjk, total = cjk_share(records, tenant, agent)
     if total == 0 or cjk / total < SHARE:
         return None
+    counted = f"{cjk} of the {total} newest" if total == SAMPLE else f"{cjk} of {total}"
     return (
-        f"{cjk} of {total} memories are Chinese, Japanese or Korean, and the embedder reads"
+        f"{counted} memories are Chinese, Japanese or Korean, and the embedder reads"
         f" English only (recall falls back to keywords): {FIX}"
     )
