@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from cairn.engine.learning.clustering import signature
 from cairn.model import Record
@@ -51,7 +52,8 @@ def best_sentence(question: frozenset[str], body: str) -> tuple[str, int]:
 
 # Words a question uses for how it asks, not for what it is about (stemmed like the rest),
 # and words for the kind of answer it wants: "which provider" is answered by "Stripe".
-GENERIC = signature(
+# Stemmed at first use, not at import: importing the engine compiles no text pattern.
+_GENERIC_WORDS = (
     "use used uses using need needs needed have has get gets got do does did make makes "
     "made work works know tell find happen happens set take call want like should "
     "provider providers language languages tool tools version versions day days date "
@@ -60,6 +62,12 @@ GENERIC = signature(
     "usually normally exactly actually kind sort thing things stuff way ways which whose "
     "many much long often old new one ones there value name named called"
 )
+
+
+@cache
+def generic() -> frozenset[str]:
+    return frozenset(signature(_GENERIC_WORDS))
+
 # Short forms a note and a question may use for the same thing.
 SAME_AS = {"db": "databas", "repo": "repositori", "config": "configur", "env": "environ"}
 _VALUE = re.compile(r"\d[\w:./-]*")
@@ -73,7 +81,7 @@ def terms(text: str) -> frozenset[str]:
 
 
 def subject(question: str) -> frozenset[str]:
-    return terms(question) - GENERIC
+    return terms(question) - generic()
 
 
 def _has(term: str, words: frozenset[str]) -> bool:
