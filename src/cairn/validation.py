@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from numbers import Integral, Real
@@ -95,15 +96,45 @@ def _bad_character(name: str, value: str, pattern: re.Pattern[str], where: str) 
     raise error_at(where, f"{name} contains {what}{detail}")
 
 
+# Characters that show nothing: format characters (zero-width space and joiners, word
+# joiner, soft hyphen, bidi marks, BOM), combining and enclosing marks with nothing to
+# sit on, and the letters that render as a blank (Hangul fillers, the braille blank).
+_INVISIBLE_CATEGORIES = frozenset(("Cf", "Mn", "Me", "Cc", "Zs", "Zl", "Zp"))
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def has_visible(value: str) -> bool:
+    """Whether ``value`` holds a character that shows: not only whitespace and invisible
+    format characters (the loop stops at the first visible one, so text is not scanned)."""
+    for char in value:
+        if not (
+            char.isspace()
+            or char in _BLANK_LETTERS
+            or unicodedata.category(char) in _INVISIBLE_CATEGORIES
+        ):
+            return True
+    return False
+
+
+def _refuse_blank(name: str, value: str, where: str) -> None:
+    """The one emptiness rule of every text field: a visible character is required."""
+    if not value.strip():
+        raise error_at(where, f"{name} is empty")
+    if not has_visible(value):
+        raise error_at(
+            where, f"{name} has no visible character (only blanks and invisible characters)"
+        )
+
+
 def check_text(name: str, value: Any, limit: int, *, where: str = "") -> str:
-    """Free text (a body, a query, a task): no NUL, controls or lone surrogates."""
+    """Free text (a body, a query, a task): no NUL, controls or lone surrogates, and at
+    least one visible character."""
     if not isinstance(value, str):
         raise error_at(where, f"{name} must be text, not {kind_of(value)}")
     if len(value) > limit:
         raise error_at(where, f"{name} is {len(value):,} characters; the limit is {limit:,}")
     _bad_character(name, value, _BAD_IN_TEXT, where)
-    if not value.strip():
-        raise error_at(where, f"{name} is empty")
+    _refuse_blank(name, value, where)
     return value
 
 
@@ -125,8 +156,8 @@ def check_line(
     if len(value) > limit:
         raise error_at(where, f"{name} is {len(value):,} characters; the limit is {limit:,}")
     _bad_character(name, value, _BAD_IN_LINE, where)
-    if not empty_ok and not value.strip():
-        raise error_at(where, f"{name} is empty")
+    if not empty_ok:
+        _refuse_blank(name, value, where)
     return value
 
 

@@ -86,12 +86,17 @@ class MemoryTools:
                 )
         model = c.RememberRequest if by_user else c.StoreRequest
         text = json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
+        here = self._binding.project_id
+        # The body is the user's or the agent's words: the write path reads them as
+        # `cairn signal` does ("in this repo" binds the memory to this server's repository).
         response = self._memory.apply(
             model,
             c.WriteResponse,
-            self._key("mcp-store", by_user, project_id, text),
+            self._key("mcp-store", by_user, project_id, here, text),
             **args,
             project_id=project_id,
+            read_words=True,
+            current_project_id=here,
         )
         record = response.record
         said = (

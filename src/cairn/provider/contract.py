@@ -279,7 +279,16 @@ class _Mutation(Request, _Model):
     agent: Name | None = None
 
 
-class RememberRequest(MemoryFields):
+class _Words(_Model):
+    """A write whose body is someone's words (``read_words``): the statement reader sets
+    the selector and kind they state; "in this repo" binds the memory to
+    ``current_project_id``, the repository the words were said in."""
+
+    read_words: bool = False
+    current_project_id: Short | None = None
+
+
+class RememberRequest(MemoryFields, _Words):
     """What the user said explicitly: authority explicit, state proven."""
 
     mutation: Literal["remember"] = "remember"
@@ -287,7 +296,7 @@ class RememberRequest(MemoryFields):
     agent: Name | None = None
 
 
-class StoreRequest(MemoryFields):
+class StoreRequest(MemoryFields, _Words):
     """Something the agent learned: authority inferred, state trial."""
 
     mutation: Literal["store"] = "store"
@@ -296,10 +305,12 @@ class StoreRequest(MemoryFields):
     origin: Literal["user", "tool", "review", "reflection", "import", "system"] = "tool"
 
 
-class IngestRequest(_Mutation):
+class IngestRequest(_Mutation, _Words):
     mutation: Literal["ingest"] = "ingest"
     items: list[MemoryFields]
-    item_keys: list[Key] | None = None  # one per item: a re-run stores only what is missing
+    # One per item: a re-run stores only what is missing. Without them each item's key is
+    # derived from the batch's idempotency_key, its place and its content.
+    item_keys: list[Key] | None = None
     batch_size: int = Field(256, ge=1, le=100_000)
 
 

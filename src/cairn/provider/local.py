@@ -66,6 +66,7 @@ from cairn.provider.convert import (
     recall_response,
     record_model,
     tombstone_model,
+    words_of,
 )
 from cairn.provider.learning import (
     LEARNING_APPLY,
@@ -347,10 +348,13 @@ class LocalProvider:
         if isinstance(request, RememberRequest | StoreRequest):
             kind = "preference" if isinstance(request, RememberRequest) else "fact"
             item = memory_input(request, kind)
+            words = words_of(request, request, kind)
             if isinstance(request, RememberRequest):
-                written = s.writes.remember(item, ns, event_id=key)
+                written = s.writes.remember(item, ns, event_id=key, words=words)
             else:
-                written = s.writes.store(item, ns, origin=request.origin, event_id=key)
+                written = s.writes.store(
+                    item, ns, origin=request.origin, event_id=key, words=words
+                )
             return WriteResponse.model_construct(
                 mutation=request.mutation,
                 record=record_model(written.record),
@@ -367,7 +371,11 @@ class LocalProvider:
                 ns,
                 batch_size=request.batch_size,
                 keys=request.item_keys,
+                batch_key=key,
                 progress=self.progress,
+                words=[words_of(request, i, "fact") for i in request.items]
+                if request.read_words
+                else None,
             )
             return IngestResponse.model_construct(
                 stored=len(done.records),

@@ -22,6 +22,7 @@ from cairn.model import MemoryInput, Record
 from cairn.services.journal import Journal, Namespace
 from cairn.services.llm import LlmFeatures
 from cairn.services.recall import Recall
+from cairn.services.wording import NoRepository, Words
 from cairn.services.writes import Writes
 from cairn.storage.ports import RecordQuery, RecordStore
 from cairn.validation import check_text
@@ -93,32 +94,34 @@ class Review:
         left = list(skipped)
         now = self._journal.now()
         for item in items:
-            scoped = item.selector.scope == "project"
-            if scoped and project_id is None:
+            # The write path's statement step reads each statement's words, as for every
+            # other write: "in this repo", or a fact naming this repository's files or CI,
+            # binds it to the project; the extractor's own selector is only a first read.
+            try:
+                record, _ = self._writes.build(
+                    MemoryInput(
+                        body=item.text,
+                        kind=item.kind,
+                        path_patterns=item.selector.path_patterns,
+                        operations=item.selector.operations,
+                        phases=item.selector.phases,
+                        task_types=item.selector.task_types,
+                        source={
+                            "channel": "review",
+                            "turn": item.turn,
+                            "session": sessions.get(item.turn),
+                        },
+                    ),
+                    ns,
+                    authority="inferred",
+                    origin="review",
+                    state="trial",
+                    now=now,
+                    words=Words(project_id),
+                )
+            except NoRepository:
                 left.append(Skipped(item.text, "names a repository, but none was given", item.turn))
                 continue
-            record, _ = self._writes.build(
-                MemoryInput(
-                    body=item.text,
-                    kind=item.kind,
-                    scope="project" if scoped else "global",
-                    project_id=project_id if scoped else None,
-                    path_patterns=item.selector.path_patterns,
-                    operations=item.selector.operations,
-                    phases=item.selector.phases,
-                    task_types=item.selector.task_types,
-                    source={
-                        "channel": "review",
-                        "turn": item.turn,
-                        "session": sessions.get(item.turn),
-                    },
-                ),
-                ns,
-                authority="inferred",
-                origin="review",
-                state="trial",
-                now=now,
-            )
             if self._repeats(record):
                 left.append(Skipped(item.text, "already remembered", item.turn))
                 continue

@@ -108,29 +108,37 @@ def remember(
     emit(app, response.model_dump(), said)
 
 
-def _line_keys(lines: list[tuple[int, str]], app: App) -> list[str]:
+def _line_keys(lines: list[tuple[int, str]], app: App, project_id: str | None) -> list[str]:
     """One stable key per line, from its content (and how often that content came
-    before), so a re-run of an interrupted ingest adds only what is missing."""
+    before), so a re-run of an interrupted ingest adds only what is missing. In a
+    repository the key names it too: "in this repo" in another one is another memory."""
     seen: Counter[str] = Counter()
     keys = []
+    where = (project_id,) if project_id is not None else ()
     for _, line in lines:
         digest = hashlib.sha256(line.strip().encode("utf-8", "surrogatepass")).hexdigest()
         seen[digest] += 1
-        keys.append(app.key("ingest", digest, seen[digest]))
+        keys.append(app.key("ingest", digest, seen[digest], *where))
     return keys
 
 
 @click.command()
 @click.argument("file", type=PathArgument(dir_okay=False, allow_dash=True))
 @click.option("--batch-size", type=click.IntRange(1, 100_000), default=256, show_default=True)
+@click.option(
+    "--project", "project", default=None, help="The repository the lines speak of (a folder or id)."
+)
 @pass_app
-def ingest(app: App, file: str, batch_size: int) -> None:
+def ingest(app: App, file: str, batch_size: int, project: str | None) -> None:
     """Bulk-store memories from JSONL: one object per line with at least "body".
 
     Optional keys: kind, title, tags, trust, occurred_at, source, external_ref, pinned,
     memory_type, scope, project_id, path_patterns, operations, phases, task_types,
-    episode_id, position. Every line is checked before anything is written; all lines are
-    then written at once. Running it again on the same file adds only what is missing.
+    episode_id, position. Each body is read as a statement, as `cairn signal` reads one:
+    "in this repository" binds it to the current repository (or --project), a named
+    folder becomes a path pattern. Every line is checked before anything is written; all
+    lines are then written at once. Running it again on the same file adds only what is
+    missing.
     """
     from pydantic import ValidationError
 
@@ -157,7 +165,9 @@ def ingest(app: App, file: str, batch_size: int) -> None:
             raise InvalidInput(f"{where}: {invalid(exc)}") from None
         except TypeError as exc:
             raise InvalidInput(f"{where}: {exc}") from None
-    keys = _line_keys(lines, app)
+    here = resolve_project(app, project)
+    here_id = here.id if here is not None else None
+    keys = _line_keys(lines, app, here_id)
     provider = app.provider()
     with click.progressbar(
         length=len(items),
@@ -180,6 +190,8 @@ def ingest(app: App, file: str, batch_size: int) -> None:
                 items=items,
                 item_keys=keys,
                 batch_size=batch_size,
+                read_words=True,
+                current_project_id=here_id,
             )
         finally:
             provider.progress = None
