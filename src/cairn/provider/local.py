@@ -352,9 +352,7 @@ class LocalProvider:
             if isinstance(request, RememberRequest):
                 written = s.writes.remember(item, ns, event_id=key, words=words)
             else:
-                written = s.writes.store(
-                    item, ns, origin=request.origin, event_id=key, words=words
-                )
+                written = s.writes.store(item, ns, origin=request.origin, event_id=key, words=words)
             return WriteResponse.model_construct(
                 mutation=request.mutation,
                 record=record_model(written.record),
