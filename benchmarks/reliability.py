@@ -14,7 +14,12 @@ Full mode
               purges, rebuild)
     load      4 writers + 4 readers for 60 s (hashing), then 20 s on the real model
     attacks   the cross-tenant attack list once
-Quick mode: 30 kills, 4 on the real model, 10 s of load, the attacks.
+    server    10 SIGKILLs of `cairn serve` while 4 clients write (ingest batches under a
+              batch key or keys per item, store, remember), every request retried until
+              answered and a quarter sent once more after their answer: 0 duplicates,
+              0 lost (server_kills.py)
+Quick mode: 30 kills, 4 on the real model, 10 s of load, the attacks, 3 server kills.
+``--only-server-kills`` runs the server part alone.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from reliability.attacks import run_attacks  # noqa: E402
 from reliability.harness import PROBLEMS, Tally  # noqa: E402
 from reliability.kills import run_kills  # noqa: E402
 from reliability.load import run_load  # noqa: E402
+from reliability.server_kills import run_server_kills  # noqa: E402
 
 FULL = {
     "kills": {"import": 40, "ingest": 40, "edits": 40, "purges": 40, "rebuild": 40},
@@ -43,6 +49,7 @@ FULL = {
     "real_load_seconds": 20.0,
     "scale": 1.0,
     "sample": 40,
+    "server_kills": {"kills": 10, "clients": 4, "writes_per_client": 60},
 }
 QUICK = {
     "kills": {"import": 4, "ingest": 6, "edits": 8, "purges": 8, "rebuild": 4},
@@ -51,6 +58,7 @@ QUICK = {
     "real_load_seconds": 0.0,
     "scale": 0.5,
     "sample": 20,
+    "server_kills": {"kills": 3, "clients": 3, "writes_per_client": 20},
 }
 KILL_COLUMNS = ("kills", "committed", "rolled_back", "completed", "acknowledged", "checked",
                 "lane_checks", "absent_checks", "replays", "purges_resumed",
@@ -79,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-real", action="store_true", help="skip the real-model part")
     parser.add_argument("--only-real", action="store_true",
                         help="only the real-model part (its kills and its load)")
+    parser.add_argument("--only-server-kills", action="store_true",
+                        help="only the SIGKILLs of cairn serve with retried writes")
     args = parser.parse_args(argv)
     plan = FULL if args.full else QUICK
     with tempfile.TemporaryDirectory(prefix="cairn-reliability-") as tmp:
@@ -95,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
+    _log("SIGKILLs of cairn serve, every write retried")
+    served = run_server_kills(work / "server-kills", seed=args.seed, **plan["server_kills"])
+    if args.only_server_kills:
+        return _server_only(served, args, started)
     tallies = {} if args.only_real else run_kills(
         work / "kills", plan["kills"], seed=args.seed, scale=plan["scale"],
         sample=plan["sample"], progress=_log)
@@ -120,6 +134,8 @@ def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str
         total.merge(load.tally)
     total.merge(attacks.tally)
     problems = {kind: len(messages) for kind, messages in total.problems.items()}
+    problems["server_duplicates"] = served.duplicates
+    problems["server_lost"] = served.lost + len(served.refused)
     return {
         "seed": args.seed,
         "machine": f"{platform.machine()}, {platform.python_version()}, {platform.system()}",
@@ -127,6 +143,7 @@ def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str
         "kills": {name: t.as_dict() for name, t in tallies.items()},
         "load": {name: load.as_dict() for name, load in loads.items()},
         "attacks": attacks.as_dict(),
+        "server_kills": served.as_dict(),
         "totals": {
             "kills": sum(t.kills for t in tallies.values()),
             "acknowledged_writes": sum(t.acknowledged for t in tallies.values()),
@@ -142,7 +159,29 @@ def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str
     }
 
 
+def _server_only(served: Any, args: argparse.Namespace, started: float) -> dict[str, Any]:
+    return {
+        "seed": args.seed,
+        "machine": f"{platform.machine()}, {platform.python_version()}, {platform.system()}",
+        "seconds": round(time.monotonic() - started, 1),
+        "kills": {}, "load": {}, "attacks": None,
+        "server_kills": served.as_dict(),
+        "totals": {"problems": served.problems, "messages": served.refused[:100]},
+    }  # fmt: skip
+
+
+def _server_line(served: dict[str, Any]) -> str:
+    return (f"cairn serve SIGKILLs: {served['kills']} kills, {served['clients']} clients,"
+            f" {served['requests']} writes answered ({served['items']} bodies) after"
+            f" {served['tries']} tries ({served['unanswered_tries']} unanswered,"
+            f" {served['resent_after_answer']} sent again after their answer);"
+            f" stored {served['stored']}, duplicates {served['duplicates']},"
+            f" lost {served['lost']}, refused {len(served['refused'])}")
+
+
 def _render(report: dict[str, Any]) -> str:
+    if report["attacks"] is None:
+        return _server_line(report["server_kills"])
     kills = report["kills"]
     rows = [[name, *(t[c] for c in KILL_COLUMNS), sum(t["problems"].values())]
             for name, t in kills.items()]
@@ -164,6 +203,7 @@ def _render(report: dict[str, Any]) -> str:
                f" {attacks['own_copy']} acted on the attacker's own copy;"
                f" cross-tenant reads {attacks['cross_tenant_reads']},"
                f" writes {attacks['cross_tenant_writes']}")
+    out.append(_server_line(report["server_kills"]))
     totals = report["totals"]
     out.append("problems: " + ", ".join(f"{k} {totals[f'problems_{k}']}" for k in PROBLEMS))
     for message in totals["messages"][:20]:

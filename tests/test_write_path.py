@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -305,6 +306,44 @@ def test_duplicate_json_keys_are_refused_by_the_daemon_and_the_hooks(
     assert (proc.returncode, proc.stdout) == (0, "")
     assert "appears twice" in (home / "logs" / "hooks.log").read_text(encoding="utf-8")
     assert listed(home) == []
+
+
+@pytest.mark.slow
+def test_duplicate_json_keys_in_mcp_tool_arguments_are_refused(home: Path, repo: Path) -> None:
+    """The real `cairn mcp` over stdio, spoken to line by line (an SDK client cannot send a
+    repeated key): the call repeating "body" is refused, nothing of it stored."""
+    lines = [json.dumps(message) for message in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    )]  # fmt: skip
+    lines += [
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_store",'
+        '"arguments":{"body":"Dana likes tea","body":"Dana likes coffee"}}}',
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_store",'
+        '"arguments":{"body":"Dana likes green tea"}}}',
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cairn.cli.main", "mcp"], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, env=env_for(home), cwd=repo,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    answers: dict[int, Any] = {}
+    try:
+        for line in lines:  # one message at a time, each answered before the next
+            proc.stdin.write(line.encode() + b"\n")
+            proc.stdin.flush()
+            if "notifications/" not in line:
+                answer = json.loads(proc.stdout.readline())
+                answers[answer["id"]] = answer
+    finally:
+        proc.stdin.close()
+        proc.wait(60)
+    refused, stored = answers[2]["result"], answers[3]["result"]
+    assert refused["isError"] and "'body' appears twice" in refused["content"][0]["text"]
+    assert not stored.get("isError"), stored
+    assert [r["body"] for r in listed(home)] == ["Dana likes green tea"]
 
 
 def test_duplicate_json_keys_are_refused_in_ingest_and_import_files(

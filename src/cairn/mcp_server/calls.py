@@ -16,6 +16,7 @@ from typing import Any
 
 from cairn.errors import InvalidInput
 from cairn.hooks.gateway import Gateway
+from cairn.mcp_server.strict_json import REPEATED_KEY
 from cairn.mcp_server.tools import BY_NAME, SERVER_FIELDS, input_schema
 
 
@@ -40,6 +41,8 @@ def checked_arguments(name: str, arguments: dict[str, Any] | None) -> dict[str, 
     if spec is None:
         raise InvalidInput(f"unknown tool {name!r}")
     given = dict(arguments or {})
+    if REPEATED_KEY in given:
+        raise InvalidInput(f"{name}: the argument {given[REPEATED_KEY]!r} appears twice")
     allowed = set(input_schema(spec)["properties"])
     for key in given:
         if key not in allowed:
