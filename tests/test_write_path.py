@@ -174,7 +174,7 @@ def test_ingest_outside_a_repository_refuses_a_line_about_one(
     )
     outside = tmp_path / "outside"
     outside.mkdir()
-    one_line_refusal(cli(home, "ingest", str(lines), cwd=outside), "item 2", "repository")
+    one_line_refusal(cli(home, "ingest", str(lines), cwd=outside), "lines.jsonl:2:", "repository")
     assert listed(home) == []
     # naming the project binds it, as inside the repository
     done = cli(home, "--json", "ingest", str(lines), "--project", str(repo), cwd=outside)

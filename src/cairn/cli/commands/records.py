@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -122,6 +123,21 @@ def _line_keys(lines: list[tuple[int, str]], app: App, project_id: str | None) -
     return keys
 
 
+_ITEM = re.compile(r"item (\d+): (.*)", re.DOTALL)
+
+
+def _named_by_line(file: str, lines: list[tuple[int, str]], send: Any) -> Any:
+    """``send()``; a refusal of "item N" (the write path names items by their place) is
+    named by the file's line instead, as the checks of the lines themselves are."""
+    try:
+        return send()
+    except InvalidInput as exc:
+        found = _ITEM.fullmatch(str(exc))
+        if found is None or not 1 <= int(found[1]) <= len(lines):
+            raise
+        raise InvalidInput(f"{file}:{lines[int(found[1]) - 1][0]}: {found[2]}") from None
+
+
 @click.command()
 @click.argument("file", type=PathArgument(dir_okay=False, allow_dash=True))
 @click.option("--batch-size", type=click.IntRange(1, 100_000), default=256, show_default=True)
@@ -183,15 +199,19 @@ def ingest(app: App, file: str, batch_size: int, project: str | None) -> None:
 
         provider.progress = progress
         try:
-            response = app.apply(
-                c.IngestRequest,
-                c.IngestResponse,
-                app.key("ingest-file", *keys),
-                items=items,
-                item_keys=keys,
-                batch_size=batch_size,
-                read_words=True,
-                current_project_id=here_id,
+            response = _named_by_line(
+                file,
+                lines,
+                lambda: app.apply(
+                    c.IngestRequest,
+                    c.IngestResponse,
+                    app.key("ingest-file", *keys),
+                    items=items,
+                    item_keys=keys,
+                    batch_size=batch_size,
+                    read_words=True,
+                    current_project_id=here_id,
+                ),
             )
         finally:
             provider.progress = None
