@@ -33,11 +33,11 @@ from cairn.validation import (
     check_text_list,
     check_time,
     check_token,
-    has_visible,
     parse_json_line,
     split_lines,
     validate_memory_fields,
 )
+from cairn.visible import has_visible
 
 RECORD = {
     "id": "01J0000000000000000000TMPL",

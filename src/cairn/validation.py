@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from numbers import Integral, Real
@@ -24,6 +23,7 @@ from typing import Any
 from cairn.errors import InvalidInput
 from cairn.model import KINDS, MEMORY_TYPES, SCOPES, TRUST_LEVELS
 from cairn.timeutil import to_iso
+from cairn.visible import has_visible
 
 # The body cairn writes in place of a purged one (cairn.engine.apply.REDACTED).
 REDACTED = "[permanently forgotten]"
@@ -94,26 +94,6 @@ def _bad_character(name: str, value: str, pattern: re.Pattern[str], where: str) 
     breaks = pattern is _BAD_IN_LINE and char in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
     detail = " (it must be one line)" if breaks else ""
     raise error_at(where, f"{name} contains {what}{detail}")
-
-
-# Characters that show nothing: format characters (zero-width space and joiners, word
-# joiner, soft hyphen, bidi marks, BOM), combining and enclosing marks with nothing to
-# sit on, and the letters that render as a blank (Hangul fillers, the braille blank).
-_INVISIBLE_CATEGORIES = frozenset(("Cf", "Mn", "Me", "Cc", "Zs", "Zl", "Zp"))
-_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
-
-
-def has_visible(value: str) -> bool:
-    """Whether ``value`` holds a character that shows: not only whitespace and invisible
-    format characters (the loop stops at the first visible one, so text is not scanned)."""
-    for char in value:
-        if not (
-            char.isspace()
-            or char in _BLANK_LETTERS
-            or unicodedata.category(char) in _INVISIBLE_CATEGORIES
-        ):
-            return True
-    return False
 
 
 def _refuse_blank(name: str, value: str, where: str) -> None:

@@ -39,6 +39,7 @@ from cairn.provider.models import (
     Text,
     TombstoneModel,
     Trust,
+    WordsFields,
 )
 
 Outcome = Literal[
@@ -279,16 +280,7 @@ class _Mutation(Request, _Model):
     agent: Name | None = None
 
 
-class _Words(_Model):
-    """A write whose body is someone's words (``read_words``): the statement reader sets
-    the selector and kind they state; "in this repo" binds the memory to
-    ``current_project_id``, the repository the words were said in."""
-
-    read_words: bool = False
-    current_project_id: Short | None = None
-
-
-class RememberRequest(MemoryFields, _Words):
+class RememberRequest(MemoryFields, WordsFields):
     """What the user said explicitly: authority explicit, state proven."""
 
     mutation: Literal["remember"] = "remember"
@@ -296,7 +288,7 @@ class RememberRequest(MemoryFields, _Words):
     agent: Name | None = None
 
 
-class StoreRequest(MemoryFields, _Words):
+class StoreRequest(MemoryFields, WordsFields):
     """Something the agent learned: authority inferred, state trial."""
 
     mutation: Literal["store"] = "store"
@@ -305,7 +297,7 @@ class StoreRequest(MemoryFields, _Words):
     origin: Literal["user", "tool", "review", "reflection", "import", "system"] = "tool"
 
 
-class IngestRequest(_Mutation, _Words):
+class IngestRequest(_Mutation, WordsFields):
     mutation: Literal["ingest"] = "ingest"
     items: list[MemoryFields]
     # One per item: a re-run stores only what is missing. Without them each item's key is
