@@ -142,6 +142,26 @@ def test_mcp_store_outside_a_repository_refuses_words_about_one(home: Path, tmp_
     assert [r["body"] for r in listed(home)] == [CI_FACT]
 
 
+def test_remember_reads_the_words_unless_the_selector_is_set_by_hand(
+    home: Path, repo: Path, tmp_path: Path
+) -> None:
+    project_id = project_of(home, repo)
+    said = "In this repository, always squash-merge pull requests before committing."
+    done = json.loads(cli(home, "--json", "remember", said, cwd=repo).stdout)["record"]
+    assert (done["scope"], done["project_id"], done["kind"]) == ("project", project_id, "policy")
+    assert done["operations"] == ["commit"] and done["authority"] == "explicit"
+    # a selector set by hand is the user's: the words add nothing to it
+    typed = "In this repository, always rebase before pushing."
+    by_hand = cli(home, "--json", "remember", typed, "--scope", "global", cwd=repo)
+    record = json.loads(by_hand.stdout)["record"]
+    assert (record["scope"], record["operations"], record["kind"]) == ("global", [], "preference")
+    # outside a repository nothing is read: the text is kept as given
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    plain = cli(home, "--json", "remember", "Dana likes tea", cwd=outside)
+    assert json.loads(plain.stdout)["record"]["kind"] == "preference"
+
+
 def test_ingest_reads_each_line_as_a_statement(home: Path, repo: Path) -> None:
     project_id = project_of(home, repo)
     proc = cli(home, "--json", "ingest", str(EXAMPLES), cwd=repo)

@@ -24,7 +24,12 @@ _KINDS = click.Choice(KINDS)
 
 @click.command()
 @click.argument("text")
-@click.option("--kind", type=_KINDS, default="preference", show_default=True)
+@click.option(
+    "--kind",
+    type=_KINDS,
+    default=None,
+    help="Default: what TEXT's words say inside a repository (a rule: policy), else preference.",
+)
 @click.option("--trust", type=click.Choice(TRUST_LEVELS), default="learned", show_default=True)
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--title", default=None, help="A short title.")
@@ -34,9 +39,9 @@ _KINDS = click.Choice(KINDS)
 @click.option(
     "--scope",
     type=click.Choice(("global", "project")),
-    default="global",
-    show_default=True,
-    help="project: bind to the repository of the current folder (or --project).",
+    default=None,
+    help="project: bind to the repository of the current folder (or --project). Without"
+    " it or any selector option, TEXT's own words set them, as for `cairn signal`.",
 )
 @click.option("--project", "project", default=None, help="A folder in the repository, or its id.")
 @click.option("--path", "paths", multiple=True, help="Path glob it applies to (repeatable).")
@@ -47,14 +52,14 @@ _KINDS = click.Choice(KINDS)
 def remember(
     app: App,
     text: str,
-    kind: str,
+    kind: str | None,
     trust: str,
     tags: tuple[str, ...],
     title: str | None,
     pin: bool,
     occurred_at: str | None,
     source: str | None,
-    scope: str,
+    scope: str | None,
     project: str | None,
     paths: tuple[str, ...],
     operations: tuple[str, ...],
@@ -67,7 +72,12 @@ def remember(
     app.will_embed()
     if project is not None:
         scope = "project"
+    # No selector set by hand: inside a repository the statement's words set it ("in this
+    # repo", a folder, "when committing"), the same step as every route's.
+    by_hand = scope is not None or any((paths, operations, phases, task_types))
+    scope = scope or "global"
     found = resolve_project(app, project, required=True) if scope == "project" else None
+    here = None if by_hand else resolve_project(app, None)
     body = read_text_argument(text)
     response = app.apply(
         c.RememberRequest,
@@ -82,6 +92,7 @@ def remember(
             operations,
             phases,
             task_types,
+            here.id if here is not None else None,
             app.journal_length(),
         ),
         body=body,
@@ -98,6 +109,8 @@ def remember(
         operations=list(operations),
         phases=list(phases),
         task_types=list(task_types),
+        read_words=here is not None,
+        current_project_id=here.id if here is not None else None,
     )
     record = response.record
     if response.duplicate_of:
