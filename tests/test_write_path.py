@@ -174,8 +174,12 @@ def test_ingest_reads_each_line_as_a_statement(home: Path, repo: Path) -> None:
     dana = next(b for b in found if b.startswith("The user's name is Dana"))
     assert (found[dana]["scope"], found[dana]["kind"]) == ("global", "profile")
     # another repository does not see this one's rules
-    (repo.parent / "other").mkdir()
-    other = make_repo(repo.parent / "other")
+    other = repo.parent / "other"
+    other.mkdir()
+    git = ["git", "-c", "user.email=o@example.org", "-c", "user.name=o"]
+    subprocess.run([*git, "init", "-q"], cwd=other, check=True)
+    # a root commit of its own: a repository's identity is its root commit
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "other"], cwd=other, check=True)
     elsewhere = cli(home, "--json", "recall", "install dependencies with pnpm", cwd=other)
     shown = [m["body"] for m in json.loads(elsewhere.stdout)["memories"]]
     assert pnpm["body"] not in shown
