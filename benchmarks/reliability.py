@@ -1,7 +1,9 @@
-"""The reliability harness, full or quick: SIGKILLs, concurrent load, cross-tenant attacks.
+"""The reliability harness, full or quick: SIGKILLs, concurrent load, cross-tenant attacks,
+faults of the disk and the file.
 
     python benchmarks/reliability.py                    # quick: what CI runs (a few minutes)
     python benchmarks/reliability.py --full --json docs/reliability-full.json
+    python benchmarks/reliability.py --only-faults --json docs/reliability-faults.json
 
 Everything runs the real thing on real files: the `cairn` command and worker processes on
 the public API, each on a home folder under ``--workdir`` (a temporary folder by default).
@@ -18,8 +20,10 @@ Full mode
               batch key or keys per item, store, remember), every request retried until
               answered and a quarter sent once more after their answer: 0 duplicates,
               0 lost (server_kills.py)
-Quick mode: 30 kills, 4 on the real model, 10 s of load, the attacks, 3 server kills.
-``--only-server-kills`` runs the server part alone.
+    faults    a full disk (a real tmpfs), a read-only home (a read-only bind mount), flipped
+              bytes, an empty and a foreign file, dates out of range, privacy (faults.py)
+Quick mode: 30 kills, 4 on the real model, 10 s of load, the attacks, 3 server kills, the
+faults. ``--only-server-kills`` runs the server part alone.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[0] = str(ROOT / "tests")  # the harness package, ahead of this script's folder
 
 from reliability.attacks import run_attacks  # noqa: E402
+from reliability.faults import run_faults  # noqa: E402
 from reliability.harness import PROBLEMS, Tally  # noqa: E402
 from reliability.kills import run_kills  # noqa: E402
 from reliability.load import run_load  # noqa: E402
@@ -89,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the real-model part (its kills and its load)")
     parser.add_argument("--only-server-kills", action="store_true",
                         help="only the SIGKILLs of cairn serve with retried writes")
+    parser.add_argument("--only-faults", action="store_true",
+                        help="only the faults of the disk and the file")
     args = parser.parse_args(argv)
     plan = FULL if args.full else QUICK
     with tempfile.TemporaryDirectory(prefix="cairn-reliability-") as tmp:
@@ -105,9 +112,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
-    _log("SIGKILLs of cairn serve, every write retried")
-    served = run_server_kills(work / "server-kills", seed=args.seed, **plan["server_kills"])
-    if args.only_server_kills:
+    if args.only_faults:
+        return _faults_only(work, started)
+    served = None
+    if not args.only_real:
+        _log("SIGKILLs of cairn serve, every write retried")
+        served = run_server_kills(work / "server-kills", seed=args.seed, **plan["server_kills"])
+    if args.only_server_kills and served is not None:
         return _server_only(served, args, started)
     tallies = {} if args.only_real else run_kills(
         work / "kills", plan["kills"], seed=args.seed, scale=plan["scale"],
@@ -133,9 +144,15 @@ def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str
     for load in loads.values():
         total.merge(load.tally)
     total.merge(attacks.tally)
+    faults = None
+    if not args.only_real:
+        _log("faults of the disk and the file")
+        faults = run_faults(work / "faults")
+        total.merge(faults.tally)
     problems = {kind: len(messages) for kind, messages in total.problems.items()}
-    problems["server_duplicates"] = served.duplicates
-    problems["server_lost"] = served.lost + len(served.refused)
+    if served is not None:
+        problems["server_duplicates"] = served.duplicates
+        problems["server_lost"] = served.lost + len(served.refused)
     return {
         "seed": args.seed,
         "machine": f"{platform.machine()}, {platform.python_version()}, {platform.system()}",
@@ -143,7 +160,8 @@ def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str
         "kills": {name: t.as_dict() for name, t in tallies.items()},
         "load": {name: load.as_dict() for name, load in loads.items()},
         "attacks": attacks.as_dict(),
-        "server_kills": served.as_dict(),
+        "server_kills": served.as_dict() if served is not None else None,
+        "faults": faults.as_dict() if faults is not None else None,
         "totals": {
             "kills": sum(t.kills for t in tallies.values()),
             "acknowledged_writes": sum(t.acknowledged for t in tallies.values()),
@@ -179,7 +197,39 @@ def _server_line(served: dict[str, Any]) -> str:
             f" lost {served['lost']}, refused {len(served['refused'])}")
 
 
+def _faults_only(work: Path, started: float) -> dict[str, Any]:
+    _log("faults of the disk and the file")
+    faults = run_faults(work / "faults")
+    problems = {kind: len(messages) for kind, messages in faults.tally.problems.items()}
+    return {
+        "machine": f"{platform.machine()}, {platform.python_version()}, {platform.system()}",
+        "seconds": round(time.monotonic() - started, 1),
+        "faults": faults.as_dict(),
+        "totals": {
+            **{f"problems_{kind}": n for kind, n in problems.items()},
+            "problems": sum(problems.values()),
+            "messages": faults.tally.failures()[:100],
+        },
+    }
+
+
+FAULT_COLUMNS = ("commands", "true_words", "memories_kept", "repaired", "untouched",
+                 "restored_from_markdown", "left_byte_for_byte", "said_once",
+                 "new_home_loose", "old_home_loose", "other_user_read")
+
+
+def _render_faults(faults: dict[str, Any]) -> str:
+    rows = [[name, *(figures.get(c, "") for c in FAULT_COLUMNS), figures.get("skipped", "")]
+            for name, figures in faults["cases"].items()]
+    return _table(rows, ["fault", *FAULT_COLUMNS, "skipped"])
+
+
 def _render(report: dict[str, Any]) -> str:
+    if "kills" not in report:
+        return "\n".join([f"cairn reliability, faults only, {report['seconds']} s on"
+                          f" {report['machine']}", "", _render_faults(report["faults"]), "",
+                          f"problems: {report['totals']['problems']}",
+                          *(f"  {m[:300]}" for m in report["totals"]["messages"][:20])])
     if report["attacks"] is None:
         return _server_line(report["server_kills"])
     kills = report["kills"]
@@ -203,7 +253,10 @@ def _render(report: dict[str, Any]) -> str:
                f" {attacks['own_copy']} acted on the attacker's own copy;"
                f" cross-tenant reads {attacks['cross_tenant_reads']},"
                f" writes {attacks['cross_tenant_writes']}")
-    out.append(_server_line(report["server_kills"]))
+    if report.get("server_kills"):
+        out.append(_server_line(report["server_kills"]))
+    if report.get("faults"):
+        out += ["", _render_faults(report["faults"]), ""]
     totals = report["totals"]
     out.append("problems: " + ", ".join(f"{k} {totals[f'problems_{k}']}" for k in PROBLEMS))
     for message in totals["messages"][:20]:

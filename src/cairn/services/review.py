@@ -18,10 +18,12 @@ from cairn.config import Config
 from cairn.engine.learning.answers import Answer, answer
 from cairn.engine.learning.extraction import Extracted, Skipped, extract
 from cairn.engine.learning.transcripts import read_transcript
+from cairn.engine.secrets import redact
 from cairn.model import MemoryInput, Record
 from cairn.services.journal import Journal, Namespace
 from cairn.services.llm import LlmFeatures
 from cairn.services.recall import Recall
+from cairn.services.secrets import SecretRefused
 from cairn.services.wording import NoRepository, Words
 from cairn.services.writes import Writes
 from cairn.storage.ports import RecordQuery, RecordStore
@@ -94,36 +96,16 @@ class Review:
         left = list(skipped)
         now = self._journal.now()
         for item in items:
-            # The write path's statement step reads each statement's words, as for every
-            # other write: "in this repo", or a fact naming this repository's files or CI,
-            # binds it to the project; the extractor's own selector is only a first read.
             try:
-                record, _ = self._writes.build(
-                    MemoryInput(
-                        body=item.text,
-                        kind=item.kind,
-                        path_patterns=item.selector.path_patterns,
-                        operations=item.selector.operations,
-                        phases=item.selector.phases,
-                        task_types=item.selector.task_types,
-                        source={
-                            "channel": "review",
-                            "turn": item.turn,
-                            "session": sessions.get(item.turn),
-                        },
-                    ),
-                    ns,
-                    authority="inferred",
-                    origin="review",
-                    state="trial",
-                    now=now,
-                    words=Words(project_id),
-                )
+                record = self._built(item, ns, project_id, sessions, now)
             except NoRepository:
                 left.append(Skipped(item.text, "names a repository, but none was given", item.turn))
                 continue
+            except SecretRefused as refused:  # policy refuse: this statement, not the rest
+                left.append(Skipped(redact(item.text)[0], str(refused), item.turn))
+                continue
             if self._repeats(record):
-                left.append(Skipped(item.text, "already remembered", item.turn))
+                left.append(Skipped(record.body, "already remembered", item.turn))
                 continue
             todo.append((record, statement_key(ns, item, record.project_id)))
         events = [
@@ -142,6 +124,37 @@ class Review:
         return Reviewed(
             stored, tuple(left), len(turns), users, found is not None, None, tuple(warnings)
         )
+
+    def _built(
+        self,
+        item: Extracted,
+        ns: Namespace,
+        project_id: str | None,
+        sessions: dict[int, str | None],
+        now: str,
+    ) -> Record:
+        # The write path's statement step reads each statement's words, as for every other
+        # write: "in this repo", or a fact naming this repository's files or CI, binds it
+        # to the project (``project_id``: the repository the review runs for); the
+        # extractor's own selector is a first reading the words add to.
+        record, _ = self._writes.build(
+            MemoryInput(
+                body=item.text,
+                kind=item.kind,
+                path_patterns=item.selector.path_patterns,
+                operations=item.selector.operations,
+                phases=item.selector.phases,
+                task_types=item.selector.task_types,
+                source={"channel": "review", "turn": item.turn, "session": sessions.get(item.turn)},
+            ),
+            ns,
+            authority="inferred",
+            origin="review",
+            state="trial",
+            now=now,
+            words=Words(project_id),
+        )
+        return record
 
     def _repeats(self, record: Record) -> bool:
         query = RecordQuery(record.tenant, record.agent, text_hash=record.text_hash)

@@ -51,7 +51,7 @@ class Written:
     record: Record
     created: bool = True  # False: an idempotent repeat or a duplicate of a live record
     duplicate_of: str | None = None  # the live record this statement repeats
-    redacted: tuple[str, ...] = ()  # kinds of secrets cut out of the body
+    redacted: tuple[str, ...] = ()  # kinds of secrets cut out of its texts
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +119,11 @@ class Writes:
         if words is not None:
             fields = read_words(fields, words)
         check_choice("origin", origin, ORIGINS)
-        secrets = self._config.memory.secrets
-        body, title, found = self._guard.check(fields["body"], fields["title"], secrets)
+        texts = {name: fields[name] for name in STORED_TEXTS}
+        texts, found = self._guard.scrub(self._config.memory.secrets, texts)
+        if found:  # a marker can be longer than what it replaced: the limits hold after it
+            fields = validate_memory_fields({**given, **texts}, where="", max_body_chars=limit)
+        body, title = fields["body"], fields["title"]
         kind = fields["kind"]
         memory_type = fields["memory_type"] or DEFAULT_MEMORY_TYPE[kind]
         scope = fields["scope"]
@@ -430,6 +433,8 @@ class Writes:
 
 
 SELECTOR_FIELDS = ("path_patterns", "operations", "phases", "task_types")
+# The texts of a memory the secret policy covers: all but its choices, times and ids.
+STORED_TEXTS = ("body", "title", "tags", "source", "external_ref", "project_id", *SELECTOR_FIELDS)
 
 
 def item_key(batch_key: str, index: int, item: MemoryInput) -> str:
