@@ -456,3 +456,22 @@ def test_the_write_path_is_the_same_in_process_as_through_a_subprocess(
     quick = invoke_cairn(home, "remember", "\u200b", cwd=repo)
     whole = run_cairn(home, "remember", "\u200b", cwd=repo)
     assert (quick.returncode, quick.stderr) == (whole.returncode, whole.stderr)
+
+
+def test_the_words_are_read_before_the_secret_policy_and_both_hold(tmp_path: Path) -> None:
+    """The steps in their order: the statement's selector survives the redaction of a
+    secret in the same body (the redacted text is checked again, not re-read)."""
+    from cairn.provider import contract as c
+    from cairn.results import build_request
+
+    with Memory.open(tmp_path / "m.db", embedder=HashingEmbedder()) as mem:
+        said = ("In this repo, always use the token ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+                " before committing.")  # fmt: skip
+        request = build_request(c.RememberRequest, idempotency_key="k1", body=said,
+                                read_words=True, current_project_id="p1")  # fmt: skip
+        written = mem.provider.apply(request)
+        assert isinstance(written, c.WriteResponse)
+        record = written.record
+        assert (record.scope, record.project_id, record.operations) == ("project", "p1", ["commit"])
+        assert "ghp_" not in record.body and written.redacted
+        assert mem.provider.apply(request).record.id == record.id  # the same key: no-op

@@ -122,7 +122,10 @@ class Writes:
         texts = {name: fields[name] for name in STORED_TEXTS}
         texts, found = self._guard.scrub(self._config.memory.secrets, texts)
         if found:  # a marker can be longer than what it replaced: the limits hold after it
-            fields = validate_memory_fields({**given, **texts}, where="", max_body_chars=limit)
+            read = {"scope": fields["scope"], "kind": fields["kind"]}  # the words' reading
+            again = {**given, **read, **texts}
+            checked = validate_memory_fields(again, where="", max_body_chars=limit)
+            fields = {**fields, **{name: checked[name] for name in STORED_TEXTS}}
         body, title = fields["body"], fields["title"]
         kind = fields["kind"]
         memory_type = fields["memory_type"] or DEFAULT_MEMORY_TYPE[kind]
