@@ -301,9 +301,7 @@ class StoreRequest(MemoryFields, WordsFields):
 class IngestRequest(_Mutation, WordsFields):
     mutation: Literal["ingest"] = "ingest"
     items: list[MemoryFields]
-    # One per item: a re-run stores only what is missing. Without them each item's key is
-    # derived from the batch's idempotency_key, its place and its content.
-    item_keys: list[Key] | None = None
+    item_keys: list[Key] | None = None  # none: derived from the batch key, place, content
     batch_size: int = Field(256, ge=1, le=100_000)
 
 
