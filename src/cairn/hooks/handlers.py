@@ -26,6 +26,7 @@ from cairn.hooks.events import SILENT, HookEvent, HookReply
 from cairn.hooks.gateway import Gateway
 from cairn.hooks.outcomes import Verdict, corrected, judge
 from cairn.hooks.session import SessionLog
+from cairn.visible import has_visible
 
 # A prompt longer than this is a task (a pasted log, a long brief), not a statement of a
 # rule: it is never read as a signal, so a pasted file is never stored as a policy.
@@ -141,7 +142,7 @@ def _reviews(memory: Gateway) -> str:
 def prompt(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
     where = locate(event.cwd)
     text = (event.prompt or "").strip()
-    if not text:
+    if not has_visible(text):  # nothing to read, nothing to search for
         return SILENT
     notice = _signal(event, memory, log, text, where) if len(text) <= SIGNAL_MAX_CHARS else ""
     from cairn.errors import InvalidInput

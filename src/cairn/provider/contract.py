@@ -39,6 +39,7 @@ from cairn.provider.models import (
     Text,
     TombstoneModel,
     Trust,
+    WordsFields,
 )
 
 Outcome = Literal[
@@ -279,7 +280,7 @@ class _Mutation(Request, _Model):
     agent: Name | None = None
 
 
-class RememberRequest(MemoryFields):
+class RememberRequest(MemoryFields, WordsFields):
     """What the user said explicitly: authority explicit, state proven."""
 
     mutation: Literal["remember"] = "remember"
@@ -287,7 +288,7 @@ class RememberRequest(MemoryFields):
     agent: Name | None = None
 
 
-class StoreRequest(MemoryFields):
+class StoreRequest(MemoryFields, WordsFields):
     """Something the agent learned: authority inferred, state trial."""
 
     mutation: Literal["store"] = "store"
@@ -296,10 +297,10 @@ class StoreRequest(MemoryFields):
     origin: Literal["user", "tool", "review", "reflection", "import", "system"] = "tool"
 
 
-class IngestRequest(_Mutation):
+class IngestRequest(_Mutation, WordsFields):
     mutation: Literal["ingest"] = "ingest"
     items: list[MemoryFields]
-    item_keys: list[Key] | None = None  # one per item: a re-run stores only what is missing
+    item_keys: list[Key] | None = None  # none: derived from the batch key, place, content
     batch_size: int = Field(256, ge=1, le=100_000)
 
 

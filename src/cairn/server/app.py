@@ -44,6 +44,7 @@ from cairn.server.auth import Binding, TokenStore
 from cairn.server.local import is_local, local_binding
 from cairn.server.metrics import CONTENT_TYPE, SIZES, Metrics
 from cairn.server.openapi import contract_openapi
+from cairn.validation import parse_json_line
 
 log = logging.getLogger("cairn.server")
 access = logging.getLogger("cairn.server.access")
@@ -82,10 +83,13 @@ def _json(model: BaseModel) -> Response:
 def parse_request(body: bytes, tag: str, models: Mapping[str, type[BaseModel]]) -> Any:
     """The request a body holds, validated by its own model, so a refusal names the field
     exactly as the embedded engine's does; InvalidInput otherwise."""
+    # The JSON rules of every boundary (ingest lines, import files, the daemon socket):
+    # a repeated key is refused, never silently resolved to its last value.
     try:
-        data = json.loads(body)
-    except (ValueError, RecursionError):
-        raise InvalidInput("the body is not JSON") from None
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("the body is not JSON (not UTF-8 text)") from None
+    data = parse_json_line(text, where="the body")
     if not isinstance(data, dict):
         raise InvalidInput(f"the body must be a JSON object with a {tag!r}")
     named = data.get(tag)
