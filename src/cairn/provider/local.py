@@ -75,6 +75,7 @@ from cairn.provider.learning import (
     apply_learning,
     query_learning,
 )
+from cairn.services.ids import Ids
 from cairn.services.journal import Namespace
 from cairn.services.purges import Purges
 from cairn.services.reads import Reads, time_of
@@ -137,6 +138,7 @@ class LocalProvider:
         self.agent = agent
         self._owner = owner  # a bound sibling shares the engine and never closes it
         self.progress: Progress | None = None  # bulk work reports here when set
+        self._ids = Ids(services.ports.records)  # prefixes and application ids, per tenant
 
     def _ns(self, agent: str | None) -> Namespace:
         return Namespace(self.tenant, check_name("agent", agent) if agent else self.agent)
@@ -194,6 +196,7 @@ class LocalProvider:
     def query(self, request: QueryRequest) -> QueryResponse:
         ns = self._ns(request.agent)
         s = self._s
+        request = self._ids.resolved(request, ns)
         if isinstance(request, LEARNING_QUERY):
             return query_learning(self._learning(), request, ns)
         if isinstance(request, RecallQuery):
@@ -328,7 +331,7 @@ class LocalProvider:
 
     def apply(self, request: ApplyRequest) -> ApplyResponse:
         ns = self._ns(request.agent)
-        response = self._apply(request, ns)
+        response = self._apply(self._ids.resolved(request, ns), ns)
         if isinstance(response, FeedbackResponse) and response.changes and self._s.learning:
             # A doc's lifecycle follows its outcomes at once (promotion, eviction).
             self._s.learning.learning.settle(ns, [response.record.id])

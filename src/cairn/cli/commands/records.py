@@ -326,9 +326,10 @@ def forget(app: App, record_id: str, permanent: bool) -> None:
 @pass_app
 def restore(app: App, record_id: str) -> None:
     """Undo a forget."""
-    from cairn.identifiers import record_id_of
-
-    wanted = record_id_of(record_id)
+    # The tombstone query resolves a prefix (or an application id) to the memory's id,
+    # so the idempotency key is the same whichever form the user typed.
+    stones = app.query(c.TombstonesQuery, c.TombstonesResponse, record_id=record_id).tombstones
+    wanted = stones[-1].record_id if stones else record_id.strip().upper()
     response = app.apply(
         c.RestoreRequest,
         c.WriteResponse,
