@@ -31,6 +31,7 @@ from cairn.services.deltas import Deltas
 from cairn.services.journal import Journal, Namespace
 from cairn.services.learning import Learning
 from cairn.services.llm import LlmFeatures, active_features, first_run_notice
+from cairn.services.projects import Projects
 from cairn.services.purges import Purges
 from cairn.services.reads import Reads
 from cairn.services.recall import Recall
@@ -308,6 +309,7 @@ def assemble(
         after_write=projections.refresh,
         close=close,
         learning=learning,
+        projects=Projects(records, journal),
     )
     provider = LocalProvider(services, tenant=tenant, agent=agent)
     projections.attach(provider)
@@ -346,8 +348,13 @@ class _Projections:
 
     def _projection(self, mem: Any) -> Any:
         from cairn.projection import MarkdownProjection
+        from cairn.provider import projects_contract as pc
 
-        return MarkdownProjection.for_memory(self._folder, mem)
+        # Files are named by the repository's readable name (``app-0b960499.md``); a name
+        # told later renames the file (edits pending in it keep it where it is).
+        known = mem.provider.query(pc.ProjectsQuery())
+        names = {p.id: p.name for p in known.projects}
+        return MarkdownProjection.for_memory(self._folder, mem, project_names=names)
 
     def refresh(self, ns: Namespace) -> list[str]:
         """Regenerate the namespace's files after a change; a failure is a warning (the

@@ -42,6 +42,7 @@ class App:
     warnings: list[str] = field(default_factory=list)
     _model: Future[Embedder | None] | None = None
     _daemon: tuple[Daemon | None] | None = None  # looked for once: (found or None,)
+    names_cache: dict[str, str] | None = None  # projects' readable names (cli.project)
 
     def config(self) -> Config:
         if self._config is None:

@@ -9,6 +9,7 @@ from typing import Any
 from cairn.engine.recall.formatting import ContextEntry, Fence, format_context
 from cairn.errors import InvalidInput
 from cairn.identifiers import check_name
+from cairn.provider import projects_contract as pc
 from cairn.provider.contract import (
     ApplicationsQuery,
     ApplicationsResponse,
@@ -65,6 +66,7 @@ from cairn.provider.convert import (
     memory_input,
     recall_response,
     record_model,
+    record_query,
     tombstone_model,
 )
 from cairn.provider.learning import (
@@ -75,8 +77,10 @@ from cairn.provider.learning import (
     apply_learning,
     query_learning,
 )
+from cairn.provider.projects import name_project, projects_response
 from cairn.services.ids import Ids
 from cairn.services.journal import Namespace
+from cairn.services.projects import Projects
 from cairn.services.purges import Purges
 from cairn.services.reads import Reads, time_of
 from cairn.services.recall import Recall
@@ -85,7 +89,7 @@ from cairn.services.signals import Signals
 from cairn.services.tasks import Tasks
 from cairn.services.transfer import Transfer
 from cairn.services.writes import Writes
-from cairn.storage.ports import EventFilter, RecordQuery, RecordStore, SearchIndex
+from cairn.storage.ports import EventFilter, RecordStore, SearchIndex
 
 Progress = Callable[[int, int], None]
 
@@ -127,6 +131,7 @@ class Services:
     after_write: Callable[[Namespace], list[str]]  # refresh derived files; warnings
     close: Callable[[], None]
     learning: LearningServices | None = None  # observe, reflect, sweep, review, ask
+    projects: Projects | None = None  # repositories' readable names
 
 
 class LocalProvider:
@@ -221,24 +226,7 @@ class LocalProvider:
                 verification=found.verification,
             )
         if isinstance(request, ListQuery):
-            query = RecordQuery(
-                ns.tenant,
-                ns.agent,
-                project_id=request.project_id,
-                with_global=request.with_global,
-                scope=request.scope,
-                kinds=tuple(request.kinds),
-                states=tuple(request.states),
-                trust=tuple(request.trust),
-                tag=request.tag,
-                include_inactive=request.include_forgotten,
-                owned=request.owned,
-                as_of=time_of(request.as_of),
-                contains=request.text or None,
-                order=request.order,
-                limit=request.limit,
-                offset=request.offset,
-            )
+            query = record_query(request, ns.tenant, ns.agent, time_of(request.as_of))
             records = [record_model(r) for r in s.reads.records(query)]
             return RecordsResponse.model_construct(view="manage", records=records)
         if isinstance(request, ShowQuery):
@@ -276,6 +264,8 @@ class LocalProvider:
             return ExplainResponse.model_construct(**report)
         if isinstance(request, ExportQuery):
             return ExportResponse.model_construct(lines=list(s.transfer.export(ns)))
+        if isinstance(request, pc.ProjectsQuery):
+            return projects_response(self._projects(), ns)
         raise InvalidInput(f"unknown view {getattr(request, 'view', '?')!r}")
 
     def _task(self, request: TaskQuery, ns: Namespace) -> TaskResponse:
@@ -335,7 +325,10 @@ class LocalProvider:
         if isinstance(response, FeedbackResponse) and response.changes and self._s.learning:
             # A doc's lifecycle follows its outcomes at once (promotion, eviction).
             self._s.learning.learning.settle(ns, [response.record.id])
-        quiet = isinstance(response, LEARNING_RESPONSES) and not response.changed
+        quiet = (
+            isinstance(response, (*LEARNING_RESPONSES, pc.NameProjectResponse))
+            and not response.changed
+        )
         if not quiet and (not isinstance(response, FeedbackResponse) or response.changes):
             warnings = self._s.after_write(ns)
             if warnings and hasattr(response, "warnings"):
@@ -443,11 +436,18 @@ class LocalProvider:
             count = s.transfer.import_(request.lines, ns, source=request.source)
             warnings = s.purges.finish()  # an imported permanent tombstone purges the copy
             return ImportResponse.model_construct(imported=count, warnings=warnings)
+        if isinstance(request, pc.NameProjectRequest):
+            return name_project(self._projects(), request, ns)
         if isinstance(request, RebuildRequest):
             replayed = s.replay.rebuild(ns.tenant, progress=self.progress)
             warnings = s.purges.finish()
             return RebuildResponse.model_construct(replayed=replayed, warnings=warnings)
         raise InvalidInput(f"unknown mutation {getattr(request, 'mutation', '?')!r}")
+
+    def _projects(self) -> Projects:
+        if self._s.projects is None:
+            raise InvalidInput("this engine was assembled without project names")
+        return self._s.projects
 
     def _learning(self) -> LearningServices:
         if self._s.learning is None:

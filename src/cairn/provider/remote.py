@@ -30,6 +30,7 @@ from cairn.daemon.wire import TENANT_HEADER as LOCAL_TENANT_HEADER
 from cairn.daemon.wire import encode_name
 from cairn.errors import CairnError, Conflict, InvalidInput, NotFound, StorageError
 from cairn.provider import contract as c
+from cairn.provider import projects_contract as pc
 from cairn.provider.contract import (
     CONTRACT_VERSION,
     ApplyRequest,
@@ -76,6 +77,8 @@ ANSWERS: dict[type[BaseModel], type[BaseModel]] = {
     c.SignalRequest: c.SignalResponse,
     c.ImportRequest: c.ImportResponse,
     c.RebuildRequest: c.RebuildResponse,
+    pc.ProjectsQuery: pc.ProjectsResponse,
+    pc.NameProjectRequest: pc.NameProjectResponse,
 }
 
 

@@ -127,7 +127,9 @@ def context(
         "project": {"id": found.id, "name": found.name} if found else None,
     }
 
-    emit(app, data, response.text or "(no memory applies to this task)")
+    where = f"project {found.name} ({found.id})" if found else "global memory only"
+    text = response.text or "(no memory applies to this task)"
+    emit(app, data, f"{where}\n{text}")
 
 
 @click.command()
