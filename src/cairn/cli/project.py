@@ -74,9 +74,7 @@ def _by_name(app: App, value: str) -> Project | None:
 
     listed = app.query(pc.ProjectsQuery, pc.ProjectsResponse).projects
     wanted = value.strip().lower().rstrip("/")
-    matches = [
-        p for p in listed if wanted in ProjectName(p.id, p.name, p.remote).aliases
-    ]
+    matches = [p for p in listed if wanted in ProjectName(p.id, p.name, p.remote).aliases]
     if len(matches) > 1:
         ids = ", ".join(f"{p.id} ({p.remote or p.name})" for p in matches)
         raise InvalidInput(f"project name {value!r} is ambiguous: {ids}; give the id")

@@ -94,7 +94,7 @@ def record_table(
     rows = [header]
     for r, place in zip(records, places, strict=True):
         text = str(r.get("body", ""))
-        body = (one_line(text, width) if width else " ".join(text.split()))
+        body = one_line(text, width) if width else " ".join(text.split())
         body += selector_summary(r) + flags(r)
         rows.append(
             f"{r['id']:<26}  {r['version']:>2}  {r['state']:<10} {place:<{room}}"
