@@ -132,7 +132,7 @@ def test_every_view_shows_every_selector(world: World, scoped: dict[str, Any]) -
         assert line in shown
     row = next(r for r in world.ok("clone", "list").splitlines() if r.startswith(rid))
     assert "[paths src/api/**; ops merge; phases review; types feature]" in row
-    assert "project git:" in row and "policy" in row
+    assert f"project shop ({world.project_id('shop')})" in row and "policy" in row
     expanded = world.ok("clone", "expand", rid)
     assert "path_patterns  src/api/**" in expanded and "task_types     feature" in expanded
 

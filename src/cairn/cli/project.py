@@ -68,17 +68,12 @@ def project_names(app: App) -> dict[str, str]:
     return app.names_cache
 
 
-def _by_name(app: App, value: str) -> Project | None:
+def _known(app: App, value: str) -> Project:
+    """The project the store knows by this name, remote or id (refused when none)."""
     from cairn.provider import projects_contract as pc
-    from cairn.services.projects import ProjectName
 
-    listed = app.query(pc.ProjectsQuery, pc.ProjectsResponse).projects
-    wanted = value.strip().lower().rstrip("/")
-    matches = [p for p in listed if wanted in ProjectName(p.id, p.name, p.remote).aliases]
-    if len(matches) > 1:
-        ids = ", ".join(f"{p.id} ({p.remote or p.name})" for p in matches)
-        raise InvalidInput(f"project name {value!r} is ambiguous: {ids}; give the id")
-    return Project(matches[0].id, matches[0].name, None, matches[0].remote) if matches else None
+    (found,) = app.query(pc.ProjectsQuery, pc.ProjectsResponse, find=value).projects
+    return Project(found.id, found.name, None, found.remote)
 
 
 def resolve_project(app: App, value: str | None, *, required: bool = False) -> Project | None:
@@ -92,29 +87,13 @@ def resolve_project(app: App, value: str | None, *, required: bool = False) -> P
             )
         return found
     check_path_text("--project", value)
-    if _PROJECT_ID.fullmatch(value):
-        from cairn.provider.contract import ListQuery, RecordsResponse
-
-        name = project_names(app).get(value)
-        if name is not None:
-            return Project(value, name, None)
-        listed = app.query(ListQuery, RecordsResponse, project_id=value, include_forgotten=True)
-        known = listed.records
-        if not known:
-            raise InvalidInput(f"unknown project {value}: no memory belongs to it")
-        return Project(value, value, None)
     path = Path(value).expanduser()
-    if path.exists():
+    if not _PROJECT_ID.fullmatch(value) and path.exists():
         found = _from_folder(app, path)
         if found is None:
             raise InvalidInput(f"{value} is not inside a git repository")
         return found
-    named = _by_name(app, value)
-    if named is not None:
-        return named
-    raise InvalidInput(
-        f"--project {value!r} is neither a folder, nor the name or id of a known project"
-    )
+    return _known(app, value)
 
 
 def search_project_id(project: Project | None) -> str:

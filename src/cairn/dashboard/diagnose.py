@@ -32,38 +32,15 @@ def _build(model: type[Any], data: dict[str, Any]) -> Any:
 
 
 def project_id_of(provider: Any, text: str) -> str | None:
-    """The project a person typed: a known name (``app``, ``acme/app``), its id, or a
-    folder of a repository on this machine; anything else is refused, never answered
+    """The project a person typed (a name such as ``app`` or ``acme/app``, its id, or a
+    repository's folder), found by the engine; an unknown one is refused, never answered
     quietly from global memory alone."""
-    from pathlib import Path
-
-    from cairn.adapters.repository import repository_identity
-    from cairn.errors import InvalidInput
     from cairn.provider import projects_contract as pc
-    from cairn.services.projects import PROJECT_ID, ProjectName
 
     if not text:
         return None
-    known = expect(provider.query(pc.ProjectsQuery()), pc.ProjectsResponse).projects
-    wanted = text.lower().rstrip("/")
-    matches = [
-        p for p in known if p.id == text or wanted in ProjectName(p.id, p.name, p.remote).aliases
-    ]
-    if len(matches) > 1:
-        ids = ", ".join(f"{p.id} ({p.remote or p.name})" for p in matches)
-        raise InvalidInput(f"project {text!r} is ambiguous: {ids}; give the id")
-    if matches:
-        return matches[0].id
-    if PROJECT_ID.fullmatch(text):
-        listed = provider.query(c.ListQuery(project_id=text, include_forgotten=True, limit=1))
-        if expect(listed, c.RecordsResponse).records:
-            return text
-    elif len(text) < 4096 and Path(text).expanduser().is_dir():
-        identity = repository_identity(Path(text))
-        if identity.kind != "path":
-            return identity.project_id
-        raise InvalidInput(f"{text} is not inside a git repository")
-    raise InvalidInput(f"unknown project {text!r}: give a repository's name, id or folder")
+    found = expect(provider.query(_build(pc.ProjectsQuery, {"find": text})), pc.ProjectsResponse)
+    return found.projects[0].id
 
 
 def diagnose(provider: Any, shown: dict[str, str]) -> dict[str, Any]:

@@ -265,7 +265,7 @@ class LocalProvider:
         if isinstance(request, ExportQuery):
             return ExportResponse.model_construct(lines=list(s.transfer.export(ns)))
         if isinstance(request, pc.ProjectsQuery):
-            return projects_response(self._projects(), ns)
+            return projects_response(self._projects(), request, ns)
         raise InvalidInput(f"unknown view {getattr(request, 'view', '?')!r}")
 
     def _task(self, request: TaskQuery, ns: Namespace) -> TaskResponse:

@@ -11,7 +11,12 @@ def project_model(named: ProjectName) -> pc.ProjectModel:
     return pc.ProjectModel.model_construct(id=named.id, name=named.name, remote=named.remote)
 
 
-def projects_response(projects: Projects, ns: Namespace) -> pc.ProjectsResponse:
+def projects_response(
+    projects: Projects, request: pc.ProjectsQuery, ns: Namespace
+) -> pc.ProjectsResponse:
+    if request.find is not None:
+        found = projects.find(request.find, ns)
+        return pc.ProjectsResponse.model_construct(projects=[project_model(found)])
     known = sorted(projects.known(ns).values(), key=lambda p: (p.name.lower(), p.id))
     return pc.ProjectsResponse.model_construct(projects=[project_model(p) for p in known])
 

@@ -25,8 +25,12 @@ class _Model(BaseModel):
 
 
 class ProjectsQuery(Request, _Model):
+    """Every named project; with ``find``, only the one it names (a name, a remote, an
+    id, or a folder of a repository where the engine runs), or an error."""
+
     view: Literal["projects"] = "projects"
     agent: Name | None = None
+    find: Short | None = None
 
 
 class ProjectModel(_Model):

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
+from cairn.adapters.repository import repository_identity
 from cairn.errors import InvalidInput
 from cairn.services.journal import Journal, Namespace
-from cairn.storage.ports import EventFilter, RecordStore
+from cairn.storage.ports import EventFilter, RecordQuery, RecordStore
 from cairn.validation import check_line
 
 NAMED = "project.named"
@@ -72,9 +74,11 @@ class Projects:
         fresh = self._journal.commit([event], {})
         return told, bool(fresh and fresh[0])
 
-    def find(self, text: str, ns: Namespace) -> ProjectName | None:
-        """The one project ``text`` names (an id, a name or a remote); None when none does.
-        A name two projects share is refused with both ids, to pick one."""
+    def find(self, text: str, ns: Namespace) -> ProjectName:
+        """The one project ``text`` names: a name or remote told before, a project id
+        that names or memories use, or a folder of a git repository on this machine.
+        Anything else is refused (never a quiet answer from global memory alone), as is a
+        name two projects share (with both ids, to pick one)."""
         wanted = text.strip()
         known = self.known(ns)
         if wanted in known:
@@ -84,4 +88,21 @@ class Projects:
         if len(matches) > 1:
             ids = ", ".join(f"{p.id} ({p.remote or p.name})" for p in matches)
             raise InvalidInput(f"project name {wanted!r} is ambiguous: {ids}; give the id")
-        return matches[0] if matches else None
+        if matches:
+            return matches[0]
+        if PROJECT_ID.fullmatch(wanted):
+            listed = RecordQuery(
+                ns.tenant, ns.agent, project_id=wanted, include_inactive=True, limit=1
+            )
+            if self._records.list_records(listed):
+                return ProjectName(wanted, wanted)
+        elif wanted and len(wanted) < 4096 and "\x00" not in wanted:
+            folder = Path(wanted).expanduser()
+            if folder.is_dir():
+                identity = repository_identity(folder)
+                if identity.kind == "path":
+                    raise InvalidInput(f"{wanted} is not inside a git repository")
+                return ProjectName(identity.project_id, identity.name, identity.remote)
+        raise InvalidInput(
+            f"unknown project {wanted[:200]!r}: give a repository's name, id or folder"
+        )
