@@ -32,6 +32,7 @@ from cairn.hooks.session import SessionLog
 SIGNAL_MAX_CHARS = 1000
 TASK_MAX_CHARS = 10_000
 NOTICE_CHARS = 120
+REVIEW_BACKLOG = 100  # earlier turns a stop reviews at most (a long session, first install)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,9 +116,13 @@ def session_start(event: HookEvent, memory: Gateway, log: SessionLog) -> HookRep
     response = _task(memory, event, f"Start of a coding session in {place}", where)
     log.start_epoch()
     log.add(_delivered([*response.resident, *response.manifest]))
+    from cairn.hooks.learned import tell
+
+    told = tell(log.path.parent, where.project_id)  # what the last session's review stored
     if not response.text:
-        return SILENT
-    return HookReply(context=f"From cairn, long-term memory for {place}:\n\n{response.text}")
+        return HookReply(notice=told) if told else SILENT
+    context = f"From cairn, long-term memory for {place}:\n\n{response.text}"
+    return HookReply(context=context, notice=told)
 
 
 def prompt(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
@@ -225,7 +230,8 @@ def _report(memory: Gateway, event: HookEvent, verdicts: Sequence[Verdict]) -> l
 def stop(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
     if event.stop_hook_active or not event.transcript_path:
         return SILENT  # the host is continuing for a stop hook: the turn is not over
-    from cairn.hooks.episode import record_turn
+    from cairn.hooks.episode import record_turn, review_turn
+    from cairn.hooks.learned import note
     from cairn.hooks.transcript import read_turns
 
     turns = read_turns(event.transcript_path)
@@ -235,6 +241,13 @@ def stop(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
     where = locate(event.cwd)
     verdicts = judge(turn, log.pending())
     used = [v.application_id for v in verdicts if v.outcome == "used-successfully"]
-    record_turn(memory, event, turn, where.project_id, used)  # the observation judges them
+    # Every turn since the last review, not only this one: a stop that failed, timed out
+    # or came before the hooks were installed leaves turns no review has read.
+    stored = []
+    for earlier in [t for t in turns[:-1] if t.index > log.reviewed][-REVIEW_BACKLOG:]:
+        stored += review_turn(memory, event, earlier, where.project_id)
+    stored += record_turn(memory, event, turn, where.project_id, used)  # judges the used
+    log.reviewed = max(log.reviewed, turn.index)
     log.settle(v.application_id for v in verdicts)
+    note(log.path.parent, event.session_id, stored)  # told at the next session start
     return SILENT

@@ -43,6 +43,7 @@ class SessionLog:
         self.path = folder / f"{name}.json"
         self.epoch = 0
         self.deliveries: list[Delivery] = []
+        self.reviewed = -1  # the index of the last turn the stop hook reviewed
         self._load()
 
     def _load(self) -> None:
@@ -53,6 +54,7 @@ class SessionLog:
         if not isinstance(data, dict):
             return
         self.epoch = int(data.get("epoch", 0))
+        self.reviewed = int(data.get("reviewed", -1))
         self.deliveries = [Delivery(**d) for d in data.get("deliveries", [])]
 
     def start_epoch(self) -> None:
@@ -79,6 +81,7 @@ class SessionLog:
     def save(self) -> None:
         data: dict[str, Any] = {
             "epoch": self.epoch,
+            "reviewed": self.reviewed,
             # By hand: dataclasses.asdict deep-copies every field, the most of a save.
             "deliveries": [
                 {
