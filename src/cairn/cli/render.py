@@ -79,6 +79,14 @@ def flags(record: dict[str, Any]) -> str:
     return f" ({', '.join(shown)})" if shown else ""
 
 
+def trust_label(record: dict[str, Any]) -> str:
+    """What the trust column says: ``user`` for what the user stated (their own word,
+    not something cairn learned), else the trust level."""
+    if record.get("authority") == "explicit" and record.get("trust") != "external":
+        return "user"
+    return str(record.get("trust", ""))
+
+
 def record_table(
     records: list[dict[str, Any]],
     names: dict[str, str] | None = None,
@@ -98,7 +106,7 @@ def record_table(
         body += selector_summary(r) + flags(r)
         rows.append(
             f"{r['id']:<26}  {r['version']:>2}  {r['state']:<10} {place:<{room}}"
-            f" {r['trust']:<8} {r['kind']:<10} {body}"
+            f" {trust_label(r):<8} {r['kind']:<10} {body}"
         )
     return "\n".join(rows)
 
@@ -109,6 +117,8 @@ def record_detail(record: dict[str, Any], names: dict[str, str] | None = None) -
         value = record.get(key)
         if key == "project_id" and value:
             value = project_label(value, names)
+        if key == "trust" and trust_label(record) == "user":
+            value = f"{value} (stated by the user: their own rule, not learned)"
         if key not in SELECTOR_KEYS and value in (None, (), [], {}, "", False, 0):
             continue
         if isinstance(value, list | tuple):

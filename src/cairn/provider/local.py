@@ -433,7 +433,9 @@ class LocalProvider:
         if isinstance(request, SignalRequest):
             return self._signal(request, ns)
         if isinstance(request, ImportRequest):
-            count = s.transfer.import_(request.lines, ns, source=request.source)
+            count = s.transfer.import_(
+                request.lines, ns, source=request.source, progress=self.progress
+            )
             warnings = s.purges.finish()  # an imported permanent tombstone purges the copy
             return ImportResponse.model_construct(imported=count, warnings=warnings)
         if isinstance(request, pc.NameProjectRequest):

@@ -18,6 +18,7 @@ from cairn.config import Config
 from cairn.engine.learning.answers import Answer, answer
 from cairn.engine.learning.extraction import Extracted, Skipped, extract
 from cairn.engine.learning.transcripts import read_transcript
+from cairn.engine.statement import stored_body
 from cairn.model import MemoryInput, Record
 from cairn.services.journal import Journal, Namespace
 from cairn.services.llm import LlmFeatures
@@ -99,7 +100,7 @@ class Review:
                 continue
             record, _ = self._writes.build(
                 MemoryInput(
-                    body=item.text,
+                    body=stored_body(item.text),  # no leading "remember that" / "记住"
                     kind=item.kind,
                     scope="project" if scoped else "global",
                     project_id=project_id if scoped else None,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from cairn.adapters.embedding import Embedder
 from cairn.config import Config
 from cairn.engine.correction import revise
-from cairn.engine.statement import StatementReading, read_statement
+from cairn.engine.statement import StatementReading, read_statement, stored_body
 from cairn.errors import InvalidInput
 from cairn.model import MemoryInput, Record, Tombstone
 from cairn.services.journal import Namespace
@@ -159,7 +159,7 @@ class Signals:
                 " run it inside one or pass --project PATH|ID"
             )
         return MemoryInput(
-            body=text,
+            body=stored_body(text),  # without a leading "remember that" / "记住"
             kind=reading.memory_kind or "policy",
             scope=selector.scope,
             project_id=project_id if selector.scope == "project" else None,

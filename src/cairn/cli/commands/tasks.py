@@ -244,16 +244,53 @@ def explain(app: App) -> None:
 
     data = app.query(c.ExplainQuery, c.ExplainResponse).model_dump(exclude={"contract", "view"})
     data["telemetry"], learned = telemetry_lines(app)
-    rate = "n/a" if data["hit_rate"] is None else f"{data['hit_rate']:.2f}"
+    emit(app, data, "\n".join([*explained(data), *learned]))
+
+
+MIN_JUDGED = 5  # judged uses before a hit rate says anything
+
+
+def times(n: int, what: str = "") -> str:
+    """A count in words: ``once``, ``twice``, ``3 times`` (``what``: ``3 deliveries``)."""
+    if what:
+        return f"{n} {what}" + ("" if n == 1 else "s")
+    return {0: "never", 1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def _rate(hit: float | None, judged: int) -> str:
+    if hit is None or judged < MIN_JUDGED:
+        return f"hit rate: not yet known ({judged} of the {MIN_JUDGED} judged uses it needs)"
+    return f"hit rate {hit:.0%} of {times(judged, 'judged use')}"
+
+
+def explained(data: dict[str, Any]) -> list[str]:
+    """``explain`` in words: deliveries and outcomes counted, a rate only when enough
+    uses were judged (and from how many)."""
     lines = [
-        f"applications {data['applications']}, with outcome {data['with_outcome']}, hit rate {rate}"
+        f"{data['applications']} {'delivery' if data['applications'] == 1 else 'deliveries'}"
+        f" of memories, {data['with_outcome']} with an outcome;"
+        f" {_rate(data['hit_rate'], data['with_outcome'])}"
     ]
     for record_id, row in data["records"].items():
-        value = "n/a" if row["value"] is None else f"{row['value']:+.2f}"
-        lines.append(
-            f"  {record_id}  delivered {row['delivered']}  value {value}  {row['outcomes']}"
-        )
-    emit(app, data, "\n".join([*lines, *learned]))
+        outcomes = row["outcomes"] or {}
+        judged = sum(outcomes.values())
+        said = [f"delivered {times(row['delivered'])}"]
+        said += [f"{OUTCOME_WORDS.get(k, k)} {times(n)}" for k, n in sorted(outcomes.items())]
+        if not judged:
+            said.append("no outcome reported yet")
+        elif row["value"] is not None and judged >= MIN_JUDGED:
+            said.append(f"value {row['value']:+.2f} over {times(judged, 'judged use')}")
+        lines.append(f"  {record_id}  {'; '.join(said)}")
+    return lines
+
+
+OUTCOME_WORDS = {
+    "used-successfully": "used successfully",
+    "ignored": "ignored",
+    "overridden": "overridden",
+    "corrected": "corrected",
+    "contributed-to-failure": "contributed to a failure",
+}
 
 
 COMMANDS = (recall, context, expand, feedback, signal, explain)
