@@ -35,7 +35,7 @@ def routes(site: Site) -> APIRouter:
             trusts=flt.TRUST,
             kinds=flt.KINDS,
             scopes=flt.SCOPES,
-            done=request.query_params.get("done"),
+            done=v.banner(),
         )
 
     @router.get("/memories/new")
@@ -70,6 +70,6 @@ def detail(v: Visit, record_id: str, *, done: str | None = None, status: int = 2
         applications=apps.applications,
         applications_total=apps.total,
         tombstone=tombstone,
-        done=done or v.request.query_params.get("done"),
+        done=done or v.banner(),
         kinds=flt.KINDS,
     )
