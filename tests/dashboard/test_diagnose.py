@@ -92,3 +92,15 @@ def test_the_project_field_takes_a_name_an_id_or_a_folder(
     for typed in ("shop", pid):
         page = bob.get("/diagnose", query="run the checks", project=typed)
         assert page.status_code == 400 and rule not in page.text
+
+
+def test_every_dropped_row_says_which_memory_it_is(alice: Browser) -> None:
+    for i in range(8):
+        alice.remember(f"pnpm rule number {i}: install with pnpm")
+    alice.remember("pnpm from a web page", trust="external")
+    trace = alice.get("/diagnose", query="install with pnpm").text.split('data-testid="trace"')[1]
+    rows = trace.split("</tbody>")[0].split("<tr")[1:]
+    dropped = [r for r in rows if "dropped" in r]
+    assert dropped
+    for row in dropped:
+        assert "pnpm" in row and "(no text)" not in row  # the text, not only an id

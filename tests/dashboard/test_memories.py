@@ -93,3 +93,21 @@ def test_detail_shows_versions_applications_and_tombstone(alice: Browser) -> Non
 def test_an_unknown_memory_is_404(alice: Browser) -> None:
     answer = alice.get("/memories/01JZZZZZZZZZZZZZZZZZZZZZZZ")
     assert answer.status_code == 404 and "no memory" in answer.text
+
+
+def test_search_is_ranked_by_recall_not_every_word_as_a_substring(alice: Browser) -> None:
+    hook = alice.remember("Webhooks are retried with exponential backoff, five attempts at most")
+    other = alice.remember("Payment webhooks must be verified with the signing secret")
+    alice.remember("Use pnpm to install dependencies")
+    found = ids_in(alice.get("/memories", q="webhooks retries").text)
+    assert found and found[0] == hook and other in found  # not every word needed, best first
+    zh = alice.remember("部署前一定要先跑集成测试")
+    assert ids_in(alice.get("/memories", q="集成测试").text)[0] == zh
+    assert "No memories match" in alice.get("/memories", q="the capital of France").text
+
+
+def test_a_memory_without_a_source_shows_no_raw_braces(alice: Browser) -> None:
+    rid = alice.remember("Keep the changelog in English")
+    page = alice.get(f"/memories/{rid}").text
+    section = page.split('id="ev-h"')[1]
+    assert "{}" not in section and "No source recorded" in section

@@ -43,6 +43,20 @@ def project_id_of(provider: Any, text: str) -> str | None:
     return found.projects[0].id
 
 
+MAX_ROWS = 200
+
+
+def _text_of(provider: Any, record_id: str, hit: Any) -> str:
+    """A candidate's text: every row, dropped ones too, says which memory it is."""
+    if hit is not None:
+        return str(hit.record.body)
+    try:
+        shown = provider.query(c.ShowQuery(record_id=record_id))
+    except Exception:  # a candidate gone since (forgotten meanwhile): its id alone
+        return ""
+    return str(getattr(getattr(shown, "record", None), "body", ""))
+
+
 def diagnose(provider: Any, shown: dict[str, str]) -> dict[str, Any]:
     """Recall's trace and the director's preview for one task context."""
     project = project_id_of(provider, shown["project"])
@@ -80,8 +94,9 @@ def diagnose(provider: Any, shown: dict[str, str]) -> dict[str, Any]:
             "fate": t.get("fate", ""),
             "position": delivered.get(t["id"]),
             "hit": records.get(t["id"]),
+            "text": _text_of(provider, t["id"], records.get(t["id"])),
         }
-        for t in recall.trace
+        for t in recall.trace[:MAX_ROWS]
     ]
     rows.sort(key=lambda r: (r["position"] is None, r["position"] or 0, -(r["fused"] or 0)))
     return {

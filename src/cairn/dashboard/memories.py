@@ -22,13 +22,16 @@ def routes(site: Site) -> APIRouter:
     def memories(request: Request) -> Response:
         v = visit(site, request)
         f = flt.parse_filters(request.query_params)
-        listed = expect(v.provider.query(flt.list_query(f)), c.RecordsResponse)
-        rows = listed.records[: flt.PAGE_SIZE]
+        if f.q:  # ranked by the recall engine, as an agent would find them
+            rows, more = flt.search(v.provider, f)
+        else:
+            listed = expect(v.provider.query(flt.list_query(f)), c.RecordsResponse)
+            rows, more = listed.records[: flt.PAGE_SIZE], len(listed.records) > flt.PAGE_SIZE
         return v.render(
             "memories.html",
             f=f,
             rows=rows,
-            more=len(listed.records) > flt.PAGE_SIZE,
+            more=more,
             first=(f.page - 1) * flt.PAGE_SIZE + 1,
             orders=flt.ORDERS,
             states=flt.STATES,
