@@ -23,7 +23,6 @@ from cairn.provider.contract import (
     CONTRACT_VERSION,
     ApplicationModel,
     EventModel,
-    ListQuery,
     MemoryFields,
     RecalledModel,
     RecallResponse,
@@ -32,7 +31,6 @@ from cairn.provider.contract import (
     TombstoneModel,
 )
 from cairn.services.tasks import DeliveredItem
-from cairn.storage.ports import RecordQuery
 from cairn.validation import kind_of
 
 _LIST_FIELDS = ("tags", "path_patterns", "operations", "phases", "task_types", "evidence")
@@ -330,25 +328,3 @@ def invalid(exc: ValidationError) -> InvalidInput:
     else:
         message = f"{label}: {err.get('msg', 'invalid')}"
     return InvalidInput(prefix + message)
-
-
-def record_query(request: ListQuery, tenant: str, agent: str, as_of: str | None) -> RecordQuery:
-    """The store's listing of a ``list`` view (``as_of`` already checked)."""
-    return RecordQuery(
-        tenant,
-        agent,
-        project_id=request.project_id,
-        with_global=request.with_global,
-        scope=request.scope,
-        kinds=tuple(request.kinds),
-        states=tuple(request.states),
-        trust=tuple(request.trust),
-        tag=request.tag,
-        include_inactive=request.include_forgotten,
-        owned=request.owned,
-        as_of=as_of,
-        contains=request.text or None,
-        order=request.order,
-        limit=request.limit,
-        offset=request.offset,
-    )
