@@ -17,6 +17,7 @@ from datetime import datetime
 
 from cairn.engine.selectors import SelectorMatch
 from cairn.model import Record
+from cairn.text import index_terms, normal_term
 from cairn.timeutil import age_days
 
 STATE_BONUS = {"proven": 300, "active": 250, "trial": 100, "candidate": 50, "stale": 10}
@@ -35,6 +36,13 @@ POLICY_KINDS = ("policy", "preference")
 # (+15), relevance to the task text (up to +60) and selector dimensions that are set but
 # not matched, so the cut keeps a wide margin over the 25 items a task shows.
 PRERANK_LIMIT = 200
+# A rule is resident ("Apply these") only when it directly applies to this task: a selector
+# dimension of its own matched the task (a path, an operation, a phase, a task type), or
+# the task text is relevant to it at least this much (recall's calibrated score, whose
+# floor is minScore 0.1). Being proven or explicit ranks a rule higher; it never makes an
+# unrelated rule resident (SPEC §5.3). The rest that matches goes to the manifest.
+RESIDENT_RELEVANCE = 0.35
+SHOWN_WORDS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +78,62 @@ def one_line(text: str, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def why_applied(candidate: DirectorCandidate, now: datetime) -> tuple[str, ...]:
+def shared_words(task: str, body: str) -> list[str]:
+    """The task's words (as written there) that the memory's text also holds, compared as
+    the keyword index compares them (case folded, English stemmed, CJK by bigram)."""
+    held = {normal_term(t) for t in index_terms(body)}
+    found: list[str] = []
+    for term in index_terms(task):
+        if len(term) > 1 and normal_term(term) in held and term not in found:
+            found.append(term)
+    return found
+
+
+def _relevance_reason(candidate: DirectorCandidate, task: str) -> str:
+    words = [w for w in shared_words(task, candidate.record.body) if w not in _FILLER]
+    if words:
+        return "the task's words match: " + ", ".join(words[:SHOWN_WORDS])
+    return f"close in meaning to the task (relevance {candidate.relevance or 0:.2f})"
+
+
+_FILLER = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "to",
+        "of",
+        "and",
+        "or",
+        "in",
+        "on",
+        "for",
+        "with",
+        "is",
+        "are",
+        "be",
+        "it",
+        "this",
+        "that",
+        "how",
+        "what",
+        "should",
+        "we",
+        "i",
+        "you",
+    ]
+)
+
+
+def directly_applies(candidate: DirectorCandidate) -> bool:
+    """A dimension of the rule's own selector matched the task beyond its project, or the
+    task text is clearly relevant to it."""
+    beyond_project = candidate.match.specificity - (candidate.record.scope == "project")
+    relevant = candidate.relevance is not None and candidate.relevance >= RESIDENT_RELEVANCE
+    return beyond_project > 0 or relevant
+
+
+def why_applied(candidate: DirectorCandidate, now: datetime, task: str = "") -> tuple[str, ...]:
     """Human reasons built only from the conditions that really held."""
     record = candidate.record
     reasons = list(candidate.match.reasons) + list(candidate.match.unstated)
@@ -83,7 +146,7 @@ def why_applied(candidate: DirectorCandidate, now: datetime) -> tuple[str, ...]:
     if since is not None and since <= RECENT_SUCCESS_DAYS:
         reasons.append("recently applied successfully")
     if candidate.relevance is not None:
-        reasons.append("relevant to the task text")
+        reasons.append(_relevance_reason(candidate, task))
     if record.failure_count:
         reasons.append(f"note: corrected or failed {record.failure_count} times")
     return tuple(reasons)
@@ -129,6 +192,7 @@ def direct(
     profile_budget: int = 2000,
     task_budget: int = 6000,
     manifest_limit: int = 20,
+    task: str = "",
 ) -> Direction:
     """Core profile in full, a few stable policies in full, the rest as a manifest.
 
@@ -156,6 +220,7 @@ def direct(
         elif (
             record.kind in POLICY_KINDS
             and record.state in ("proven", "active")
+            and directly_applies(candidate)
             and policies < RESIDENT_POLICY_LIMIT
             and task_used + size <= task_budget
         ):
@@ -165,7 +230,7 @@ def direct(
         if delivery == "manifest" and len(manifest) >= manifest_limit:
             continue
         item = DirectedItem(
-            record, delivery, item_score, why_applied(candidate, now), one_line(record.body)
+            record, delivery, item_score, why_applied(candidate, now, task), one_line(record.body)
         )
         (resident if delivery == "resident" else manifest).append(item)
     return Direction(tuple(resident), tuple(manifest), profile_used, task_used)

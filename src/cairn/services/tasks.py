@@ -205,7 +205,9 @@ class Tasks:
             lambda c: c.record,
             agent.learning.reflect.maxProcedureDocsSurfaced,
         )
-        direction = direct(chosen, now, profile_budget=profile_budget, task_budget=task_budget)
+        direction = direct(
+            chosen, now, profile_budget=profile_budget, task_budget=task_budget, task=task
+        )
         stamp = to_iso(now)
         applications = tuple(
             Application(
