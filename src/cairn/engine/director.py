@@ -42,6 +42,9 @@ PRERANK_LIMIT = 200
 # floor is minScore 0.1). Being proven or explicit ranks a rule higher; it never makes an
 # unrelated rule resident (SPEC §5.3). The rest that matches goes to the manifest.
 RESIDENT_RELEVANCE = 0.35
+# Rules bound by their own selector to what the task does enter up to this many (within the
+# task budget); rules resident for the task's words alone, up to RESIDENT_POLICY_LIMIT.
+SELECTOR_RESIDENT_LIMIT = 10
 SHOWN_WORDS = 4
 
 
@@ -125,12 +128,28 @@ _FILLER = frozenset(
 )
 
 
+def by_own_selector(candidate: DirectorCandidate) -> bool:
+    """A dimension of the rule's own selector beyond its project (a path, an operation, a
+    phase, a task type) matched the task: the user bound the rule to exactly this."""
+    return candidate.match.specificity - (candidate.record.scope == "project") > 0
+
+
 def directly_applies(candidate: DirectorCandidate) -> bool:
-    """A dimension of the rule's own selector matched the task beyond its project, or the
-    task text is clearly relevant to it."""
-    beyond_project = candidate.match.specificity - (candidate.record.scope == "project")
+    """Its own selector matched the task, or the task text is clearly relevant to it."""
     relevant = candidate.relevance is not None and candidate.relevance >= RESIDENT_RELEVANCE
-    return beyond_project > 0 or relevant
+    return by_own_selector(candidate) or relevant
+
+
+def has_a_reason(candidate: DirectorCandidate) -> bool:
+    """Whether the item may be offered at all: something about this task. A global rule
+    with no selector and nothing in the task text is about every task, so about none in
+    particular; a rule for an operation or a path the task does not state ("operation not
+    stated") is offered only when the task's text is about it too. Both stay out."""
+    if candidate.record.kind == "profile":
+        return True
+    if candidate.relevance is not None:  # above recall's own floor (minScore)
+        return True
+    return candidate.match.specificity > 0 and not candidate.match.unstated
 
 
 def why_applied(candidate: DirectorCandidate, now: datetime, task: str = "") -> tuple[str, ...]:
@@ -199,14 +218,16 @@ def direct(
     Budgets count resident body characters only; a resident candidate that does not fit
     goes to the manifest instead, never truncated.
     """
-    scores = {id(c): rank_score(c, now) for c in candidates if c.match.matches}
+    scores = {
+        id(c): rank_score(c, now) for c in candidates if c.match.matches and has_a_reason(c)
+    }
     scored = sorted(
         (c for c in candidates if id(c) in scores),
         key=lambda c: (-scores[id(c)], c.record.id),
     )
     resident: list[DirectedItem] = []
     manifest: list[DirectedItem] = []
-    profile_used = task_used = policies = 0
+    profile_used = task_used = policies = bound = 0
     for candidate in scored:
         record = candidate.record
         item_score = scores[id(candidate)]
@@ -220,11 +241,16 @@ def direct(
         elif (
             record.kind in POLICY_KINDS
             and record.state in ("proven", "active")
-            and directly_applies(candidate)
-            and policies < RESIDENT_POLICY_LIMIT
             and task_used + size <= task_budget
+            and (
+                (by_own_selector(candidate) and bound < SELECTOR_RESIDENT_LIMIT)
+                or (directly_applies(candidate) and policies < RESIDENT_POLICY_LIMIT)
+            )
         ):
-            policies += 1
+            if by_own_selector(candidate) and bound < SELECTOR_RESIDENT_LIMIT:
+                bound += 1
+            else:
+                policies += 1
             task_used += size
             delivery = "resident"
         if delivery == "manifest" and len(manifest) >= manifest_limit:
