@@ -55,7 +55,6 @@ def build(mem: Memory, records: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def measure(mem: Memory, keys: dict[str, str], tasks: list[dict[str, Any]]) -> dict[str, Any]:
-    kinds = {}
     hit = resident_n = wanted_n = manifest_ok = manifest_n = leaks = generic = profile = 0
     misses: list[dict[str, Any]] = []
     for t in tasks:
@@ -66,11 +65,11 @@ def measure(mem: Memory, keys: dict[str, str], tasks: list[dict[str, Any]]) -> d
             operation=t["operation"],
             phase=t["phase"],
         )
-        must, may, never = set(t["must_resident"]), set(t["may_manifest"]), set(t["must_not_appear"])
+        must, may = set(t["must_resident"]), set(t["may_manifest"])
+        never = set(t["must_not_appear"])
         resident = set()
         for item in ctx.resident:
             key = keys[item.record_id]
-            kinds[key] = item.kind
             if item.kind == "profile":
                 profile += 1
                 continue
@@ -139,8 +138,11 @@ def main() -> None:
     print(f"| manifest precision | {result['manifest_precision']:.3f} | — |")
     print(f"| other repository's items shown | {result['other_repository_leaks']} | 0 |")
     print(f"| generic whyApplied lines | {result['generic_why']} | 0 |")
-    print(f"resident {result['resident_items']} (labelled {result['labelled_resident']}), "
-          f"manifest {result['manifest_items']}, core profile resident {result['profile_resident']}")  # fmt: skip
+    print(
+        f"resident {result['resident_items']} (labelled {result['labelled_resident']}),"
+        f" manifest {result['manifest_items']},"
+        f" core profile resident {result['profile_resident']}"
+    )
     for miss in result["misses"][:15]:
         print(f"  {miss['task']!r}: missing {miss['missing']} extra {miss['extra']}")
     if args.json:
