@@ -130,7 +130,7 @@ def test_context_calls_an_item_relevant_to_the_task_only_above_the_floor(mem: Me
     mem.remember("Deploy to production only Tuesday to Thursday.", kind="policy")
 
     def relevant(why: tuple[str, ...]) -> bool:  # the real reason, never a generic phrase
-        return any(r.startswith(("the task's words match", "close in meaning")) for r in why)
+        return any(r.startswith(("words in common with the task", "close in meaning")) for r in why)
 
     unrelated = mem.context("write a poem about cats")
     items = (*unrelated.resident, *unrelated.manifest)
@@ -138,6 +138,6 @@ def test_context_calls_an_item_relevant_to_the_task_only_above_the_floor(mem: Me
 
     related = mem.context("install the packages for web-dashboard")
     why = {i.record_id: i.why_applied for i in (*related.resident, *related.manifest)}
-    assert "the task's words match: install, packages, web, dashboard" in why[pnpm.id]
+    assert "words in common with the task: install, packages, web, dashboard" in why[pnpm.id]
     assert [i.record_id for i in related.resident] == [pnpm.id]
     assert not any(relevant(w) for rid, w in why.items() if rid != pnpm.id)

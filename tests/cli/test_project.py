@@ -104,3 +104,29 @@ def test_ids_by_prefix_and_by_application(world: World) -> None:
     assert app_id is not None
     shown = world.js("shop", "show", app_id.group(1))
     assert shown["body"].startswith("Always use pnpm")  # the application's memory
+
+
+def test_a_session_start_hook_names_the_repository(tmp_path: Path) -> None:
+    """Through the real SessionStart event, as Claude Code sends it: the repository is
+    named before anything else happened in this home."""
+    import json
+
+    from cairn.provider import projects_contract as pc
+    from cli_runner import invoke_cairn
+    from hook_events import event
+
+    world = make_world(tmp_path)
+    git(world.places["shop"], "remote", "add", "origin", "https://github.com/acme/shop-web.git")
+    data = event("session-start", cwd=str(world.places["shop"]))
+    proc = invoke_cairn(
+        world.home, "hook", "session-start", stdin=json.dumps(data).encode(),
+        cwd=world.places["shop"],
+    )  # fmt: skip
+    assert proc.returncode == 0 and proc.stderr == ""
+    config = {"memory": {"embeddings": {"provider": "hashing"}}}
+    with Memory.open(world.home / "memory.db", config=config) as mem:
+        named = mem.provider.query(pc.ProjectsQuery())
+        assert isinstance(named, pc.ProjectsResponse)
+        assert [(p.name, p.remote) for p in named.projects] == [
+            ("shop-web", "github.com/acme/shop-web")
+        ]

@@ -111,3 +111,22 @@ def test_a_memory_without_a_source_shows_no_raw_braces(alice: Browser) -> None:
     page = alice.get(f"/memories/{rid}").text
     section = page.split('id="ev-h"')[1]
     assert "{}" not in section and "No source recorded" in section
+
+
+def test_repositories_show_their_names_and_the_filter_takes_one(alice: Browser) -> None:
+    from cairn.provider import projects_contract as pc
+
+    pid = "git:00000000000000aa"
+    alice.provider.apply(
+        pc.NameProjectRequest(idempotency_key="n1", project_id=pid, name="shop",
+                              remote="github.com/acme/shop")
+    )  # fmt: skip
+    rid = alice.remember("Use pnpm here", scope="project", project_id=pid)
+    alice.remember("A global rule")
+    listed = alice.get("/memories").text
+    assert f"<strong>shop</strong> <span class=\"id\">{pid}</span>" in listed
+    assert 'data-testid="project-name">shop<' in alice.get(f"/memories/{rid}").text
+    for typed in ("shop", "acme/shop", pid):
+        assert ids_in(alice.get("/memories", project=typed).text) == [rid], typed
+    refused = alice.get("/memories", project="nosuch")
+    assert refused.status_code == 400 and "unknown project" in refused.text

@@ -95,7 +95,7 @@ def shared_words(task: str, body: str) -> list[str]:
 def _relevance_reason(candidate: DirectorCandidate, task: str) -> str:
     words = [w for w in shared_words(task, candidate.record.body) if w not in _FILLER]
     if words:
-        return "the task's words match: " + ", ".join(words[:SHOWN_WORDS])
+        return "words in common with the task: " + ", ".join(words[:SHOWN_WORDS])
     return f"close in meaning to the task (relevance {candidate.relevance or 0:.2f})"
 
 

@@ -39,6 +39,7 @@ REVIEW_BACKLOG = 100  # earlier turns a stop reviews at most (a long session, fi
 class Where:
     project_id: str | None
     name: str | None  # the repository's name, when inside one
+    remote: str | None = None  # its normalised remote
 
 
 # A long-lived process (the daemon) runs the hooks of many prompts in the same folders:
@@ -74,7 +75,7 @@ def _identify(folder: Path) -> Where:
         return Where(None, None)
     if identity.kind == "path":
         return Where(None, None)
-    return Where(identity.project_id, identity.name)
+    return Where(identity.project_id, identity.name, identity.remote)
 
 
 def _clip(text: str, width: int = NOTICE_CHARS) -> str:
@@ -113,6 +114,7 @@ def _delivered(items: Sequence[Any]) -> list[tuple[str, str, int]]:
 def session_start(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
     where = locate(event.cwd)
     place = f"the {where.name} repository" if where.name else "this folder"
+    _name_project(memory, where)
     response = _task(memory, event, f"Start of a coding session in {place}", where)
     log.start_epoch()
     log.add(_delivered([*response.resident, *response.manifest]))
@@ -123,6 +125,23 @@ def session_start(event: HookEvent, memory: Gateway, log: SessionLog) -> HookRep
         return HookReply(notice=told) if told else SILENT
     context = f"From cairn, long-term memory for {place}:\n\n{response.text}"
     return HookReply(context=context, notice=told)
+
+
+def _name_project(memory: Gateway, where: Where) -> None:
+    """Tell the store the repository's readable name (a no-op when it has it), so every
+    view shows ``app`` beside ``git:…``."""
+    if where.project_id is None or not where.name:
+        return
+    from cairn.provider import projects_contract as pc
+
+    memory.apply(
+        pc.NameProjectRequest,
+        pc.NameProjectResponse,
+        memory.key("name-project", where.project_id, where.name, where.remote),
+        project_id=where.project_id,
+        name=where.name,
+        remote=where.remote,
+    )
 
 
 def prompt(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:

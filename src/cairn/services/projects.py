@@ -90,13 +90,12 @@ class Projects:
             raise InvalidInput(f"project name {wanted!r} is ambiguous: {ids}; give the id")
         if matches:
             return matches[0]
-        if PROJECT_ID.fullmatch(wanted):
-            listed = RecordQuery(
-                ns.tenant, ns.agent, project_id=wanted, include_inactive=True, limit=1
-            )
-            if self._records.list_records(listed):
-                return ProjectName(wanted, wanted)
-        elif wanted and len(wanted) < 4096 and "\x00" not in wanted:
+        listed = RecordQuery(
+            ns.tenant, ns.agent, project_id=wanted, include_inactive=True, limit=1
+        )
+        if wanted and self._records.list_records(listed):  # an id memories are bound to
+            return ProjectName(wanted, wanted)
+        if not PROJECT_ID.fullmatch(wanted) and len(wanted) < 4096 and "\x00" not in wanted:
             folder = Path(wanted).expanduser()
             if folder.is_dir():
                 identity = repository_identity(folder)
