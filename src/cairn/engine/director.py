@@ -212,14 +212,20 @@ def direct(
     task_budget: int = 6000,
     manifest_limit: int = 20,
     task: str = "",
+    broad: bool = False,
 ) -> Direction:
-    """Core profile in full, a few stable policies in full, the rest as a manifest.
+    """Core profile in full, the policies that directly apply in full, the rest that has
+    a reason about the task as a manifest (``broad``: every match).
 
     Budgets count resident body characters only; a resident candidate that does not fit
     goes to the manifest instead, never truncated.
     """
+    # ``broad`` (the start of a session, no task yet): every matching rule may be offered;
+    # a task offers only what has a reason about it.
     scores = {
-        id(c): rank_score(c, now) for c in candidates if c.match.matches and has_a_reason(c)
+        id(c): rank_score(c, now)
+        for c in candidates
+        if c.match.matches and (broad or has_a_reason(c))
     }
     scored = sorted(
         (c for c in candidates if id(c) in scores),

@@ -95,12 +95,15 @@ def handle(event: HookEvent, memory: Gateway, sessions: Path) -> HookReply:
     return reply
 
 
-def _task(memory: Gateway, event: HookEvent, task: str, where: Where) -> Any:
+def _task(
+    memory: Gateway, event: HookEvent, task: str, where: Where, view: str = "task"
+) -> Any:
     from cairn.provider import contract as c
 
     return memory.query(
         c.TaskQuery,
         c.TaskResponse,
+        view=view,  # "combined" at a session's start: every rule that applies there
         task=task[:TASK_MAX_CHARS],
         project_id=where.project_id,
         session_id=event.session_id,
@@ -115,7 +118,7 @@ def session_start(event: HookEvent, memory: Gateway, log: SessionLog) -> HookRep
     where = locate(event.cwd)
     place = f"the {where.name} repository" if where.name else "this folder"
     _name_project(memory, where)
-    response = _task(memory, event, f"Start of a coding session in {place}", where)
+    response = _task(memory, event, f"Start of a coding session in {place}", where, "combined")
     log.start_epoch()
     log.add(_delivered([*response.resident, *response.manifest]))
     from cairn.hooks.learned import tell

@@ -135,6 +135,7 @@ class Tasks:
         profile_budget: int = 2000,
         task_budget: int = 6000,
         preview: bool = False,
+        broad: bool = False,
     ) -> TaskContext:
         """What this task should know: resident text, a manifest, one-off constraints.
 
@@ -206,7 +207,12 @@ class Tasks:
             agent.learning.reflect.maxProcedureDocsSurfaced,
         )
         direction = direct(
-            chosen, now, profile_budget=profile_budget, task_budget=task_budget, task=task
+            chosen,
+            now,
+            profile_budget=profile_budget,
+            task_budget=task_budget,
+            task=task,
+            broad=broad,
         )
         stamp = to_iso(now)
         applications = tuple(
