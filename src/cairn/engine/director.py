@@ -135,9 +135,13 @@ def by_own_selector(candidate: DirectorCandidate) -> bool:
 
 
 def directly_applies(candidate: DirectorCandidate) -> bool:
-    """Its own selector matched the task, or the task text is clearly relevant to it."""
-    relevant = candidate.relevance is not None and candidate.relevance >= RESIDENT_RELEVANCE
-    return by_own_selector(candidate) or relevant
+    """Its own selector matched the task, or the task text is relevant to it: above
+    recall's floor for a rule bound to this repository (its project is a selector the user
+    set, and it matched), at RESIDENT_RELEVANCE for a global one."""
+    if by_own_selector(candidate) or candidate.relevance is None:
+        return by_own_selector(candidate)
+    bound_here = candidate.record.scope == "project" and candidate.match.specificity > 0
+    return bound_here or candidate.relevance >= RESIDENT_RELEVANCE
 
 
 def has_a_reason(candidate: DirectorCandidate) -> bool:
@@ -147,9 +151,9 @@ def has_a_reason(candidate: DirectorCandidate) -> bool:
     stated") is offered only when the task's text is about it too. Both stay out."""
     if candidate.record.kind == "profile":
         return True
-    if candidate.relevance is not None:  # above recall's own floor (minScore)
+    if candidate.relevance is not None or by_own_selector(candidate):  # text or selector
         return True
-    return candidate.match.specificity > 0 and not candidate.match.unstated
+    return candidate.match.specificity > 0 and not candidate.match.unstated  # its project
 
 
 def why_applied(candidate: DirectorCandidate, now: datetime, task: str = "") -> tuple[str, ...]:
