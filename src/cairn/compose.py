@@ -23,7 +23,8 @@ from cairn.engine.director import stored_rank
 from cairn.engine.entities import extract_entity_keys
 from cairn.engine.recall.pipeline import MemoryRecall
 from cairn.engine.recall.rerank import Reranker
-from cairn.errors import ConfigError, InvalidInput
+from cairn.errors import ConfigError, InvalidInput, StoreUnusable
+from cairn.homes import make_private
 from cairn.identifiers import check_name
 from cairn.provider.learning import LearningServices
 from cairn.provider.local import LocalProvider, Ports, Services
@@ -125,16 +126,20 @@ def open_provider(
             tenant=None if tenant == "default" else tenant,
             agent=None if agent == "default" else agent,
         )
+    private_home = home  # the folder cairn keeps private: the home, or the file's own
     home = home or default_home()
     if embedder is None:
         embedder = make_embedder(config)
     url = config.memory.store.url
     if url is not None and not url.startswith("sqlite:///"):
+        make_private(private_home or home)
         records, index, folder, describe = _open_postgres(config, url, home, embedder)
     else:
         if url is not None:
             path = Path(url.removeprefix("sqlite:///"))
-        records, index, folder, describe = _open_sqlite(config, path, home, embedder)
+        records, index, folder, describe = _open_sqlite(
+            config, path, home, embedder, private_home=private_home
+        )
     notice = first_run_notice(home, config)
     if notice:  # once per home: the LLM features cost money; say which and how to stop
         print(notice, file=sys.stderr)
@@ -211,12 +216,63 @@ def _check_embedder(records: RecordStore, embedder: Embedder, location: str) -> 
         raise InvalidInput(mixed_embedders(location, stored, embedder.model_id))
 
 
+def sqlite_store(config: Config, home: Path) -> Path:
+    """The SQLite file this config and home keep memory in; InvalidInput for a store that
+    is not a local SQLite file (a server, PostgreSQL)."""
+    url = config.memory.store.url
+    if config.memory.remote.endpoint is not None or (
+        url is not None and not url.startswith("sqlite:///")
+    ):
+        raise InvalidInput("this home's memory is not a local SQLite file (memory.store.url,"
+                           " memory.remote): check it where it is served")  # fmt: skip
+    found = Path(url.removeprefix("sqlite:///")) if url else None
+    return Path(found or config.memory.store.path or home / "memory.db").expanduser()
+
+
+def check_sqlite(config: Config, home: Path) -> tuple[Path, list[Any]]:
+    """``cairn doctor``: the file and every finding of :func:`cairn.repair.check` on it."""
+    from cairn.repair import check
+
+    path = sqlite_store(config, home)
+    return path, check(path)
+
+
+def repair_sqlite(config: Config, home: Path, *, embedder: Embedder | None = None) -> Any:
+    """``cairn doctor --repair``: :func:`cairn.repair.repair_store` on this home's file."""
+    from cairn.repair import repair_store
+
+    def fresh(path: Path) -> LocalProvider:
+        provider = open_provider(
+            config, path=path, home=home, markdown=False, embedder=embedder or make_embedder(config)
+        )
+        assert isinstance(provider, LocalProvider)
+        return provider
+
+    return repair_store(sqlite_store(config, home), fresh)
+
+
+def _made_private(home: Path, db_path: Path, *, existed: bool) -> None:
+    """The home and the store's files private (once the file is known to be a store:
+    another program's file is left as it is); said, once (then they are), when a store
+    that others could read was there already, silently for a new one."""
+    notice = make_private(home, db_path)
+    if notice is not None and existed:
+        log.warning("cairn: %s", notice)
+
+
 def _open_sqlite(
-    config: Config, path: Path | None, home: Path, embedder: Embedder
+    config: Config,
+    path: Path | None,
+    home: Path,
+    embedder: Embedder,
+    *,
+    private_home: Path | None = None,
 ) -> tuple[RecordStore, SearchIndex, Path, dict[str, Any]]:
     db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
     check_database_path(db_path)
+    existed = db_path.exists()
     records = SqliteRecordStore(db_path, rank_hint=stored_rank)
+    _made_private(private_home or db_path.parent, db_path, existed=existed)
     _check_embedder(records, embedder, str(db_path))
     index = InProcessSearchIndex(
         records,
@@ -314,9 +370,12 @@ def assemble(
     provider = LocalProvider(services, tenant=tenant, agent=agent)
     projections.attach(provider)
     purges.add_step(projections.purge)
-    _link_pending(records, config)
-    for warning in purges.finish():  # a permanent forget interrupted by a kill
-        log.warning("%s", warning)
+    try:
+        _link_pending(records, config)
+        for warning in purges.finish():  # a permanent forget interrupted by a kill
+            log.warning("%s", warning)
+    except StoreUnusable as exc:  # a read-only store or a full disk: they wait, reads go on
+        log.info("pending work waits for a writable store: %s", exc)
     return provider
 
 
@@ -437,7 +496,7 @@ def _learning_layer(
         ),
         sweeper=Sweeper(records, journal, config, learning, clock),
         review=Review(records, journal, writes, recall, config, llm),
-        deltas=Deltas(records, journal),
+        deltas=Deltas(records, journal, config.memory.secrets),
         telemetry=telemetry,
         llm=llm,
         records=records,

@@ -7,6 +7,11 @@ CairnError                 every error cairn raises on purpose
 ├── Conflict               the request is well-formed but refused by policy
 │                          (e.g. an inferred change to an explicit record)
 └── StorageError           the database could not do what was asked
+    └── StoreUnusable      the store's file or disk refuses: nothing was changed, and the
+        │                  message says what to do (CLI exit 2)
+        ├── DiskFull       the disk holding the store is full
+        ├── ReadOnlyStore  the store cannot be written here (reads still work)
+        └── DamagedStore   the file is damaged or cut short (``cairn doctor``)
 """
 
 from __future__ import annotations
@@ -34,3 +39,19 @@ class Conflict(CairnError):
 
 class StorageError(CairnError):
     """The database failed."""
+
+
+class StoreUnusable(StorageError):
+    """The store's file or disk refuses the request; nothing was changed."""
+
+
+class DiskFull(StoreUnusable):
+    """The disk holding the store is full."""
+
+
+class ReadOnlyStore(StoreUnusable):
+    """The store is read-only here (a read-only file, folder or file system)."""
+
+
+class DamagedStore(StoreUnusable):
+    """The store's file is damaged, cut short or empty."""
