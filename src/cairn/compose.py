@@ -407,12 +407,8 @@ class _Projections:
 
     def _projection(self, mem: Any) -> Any:
         from cairn.projection import MarkdownProjection
-        from cairn.provider import projects_contract as pc
-
-        # Files are named by the repository's readable name (``app-0b960499.md``); a name
-        # told later renames the file (edits pending in it keep it where it is).
-        known = mem.provider.query(pc.ProjectsQuery())
-        names = {p.id: p.name for p in known.projects}
+        from cairn.provider.projects_contract import ProjectsQuery
+        names = {p.id: p.name for p in mem.provider.query(ProjectsQuery()).projects}  # app-….md
         return MarkdownProjection.for_memory(self._folder, mem, project_names=names)
 
     def refresh(self, ns: Namespace) -> list[str]:

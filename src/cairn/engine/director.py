@@ -134,14 +134,17 @@ def by_own_selector(candidate: DirectorCandidate) -> bool:
     return candidate.match.specificity - (candidate.record.scope == "project") > 0
 
 
-def directly_applies(candidate: DirectorCandidate) -> bool:
+def directly_applies(candidate: DirectorCandidate, task: str = "") -> bool:
     """Its own selector matched the task, or the task text is relevant to it: above
     recall's floor for a rule bound to this repository (its project is a selector the user
-    set, and it matched), at RESIDENT_RELEVANCE for a global one."""
+    set, and it matched); for a global one, at RESIDENT_RELEVANCE, or above the floor with
+    a content word of the task in its text."""
     if by_own_selector(candidate) or candidate.relevance is None:
         return by_own_selector(candidate)
     bound_here = candidate.record.scope == "project" and candidate.match.specificity > 0
-    return bound_here or candidate.relevance >= RESIDENT_RELEVANCE
+    if bound_here or candidate.relevance >= RESIDENT_RELEVANCE:
+        return True
+    return any(w not in _FILLER for w in shared_words(task, candidate.record.body))
 
 
 def has_a_reason(candidate: DirectorCandidate) -> bool:
@@ -254,7 +257,7 @@ def direct(
             and task_used + size <= task_budget
             and (
                 (by_own_selector(candidate) and bound < SELECTOR_RESIDENT_LIMIT)
-                or (directly_applies(candidate) and policies < RESIDENT_POLICY_LIMIT)
+                or (directly_applies(candidate, task) and policies < RESIDENT_POLICY_LIMIT)
             )
         ):
             if by_own_selector(candidate) and bound < SELECTOR_RESIDENT_LIMIT:

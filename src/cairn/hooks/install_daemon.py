@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from cairn.errors import InvalidInput
+from cairn.homes import make_private_folder, open_private
 
 STATE = Path("installs") / "claude-code.json"
 
@@ -95,9 +96,9 @@ def restore_config(change: dict[str, Any]) -> bool:
 
 def save_state(home: Path, state: dict[str, Any]) -> None:
     target = home / STATE
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(state, ensure_ascii=False, indent=2), encoding="utf-8")
-    os.chmod(target, 0o600)
+    make_private_folder(target.parent)
+    with open_private(target, "w") as out:
+        out.write(json.dumps(state, ensure_ascii=False, indent=2))
 
 
 def take_state(home: Path) -> dict[str, Any]:

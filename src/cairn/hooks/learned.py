@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from cairn.homes import make_private_folder, open_private
+
 NOTES = ".learned.json"  # a dot: no session's own note (a safe session id) has this name
 KEEP = 50  # notes kept at most (the oldest told ones go first)
 SHOWN_CHARS = 80
@@ -34,12 +36,14 @@ def _read(folder: Path) -> list[dict[str, Any]]:
 
 
 def _write(folder: Path, notes: list[dict[str, Any]]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
+    make_private_folder(folder.parent)  # the hooks' folder under the home: 0700
+    make_private_folder(folder)
     untold = [n for n in notes if not n.get("told")]
     told = [n for n in notes if n.get("told")]
     kept = (told + untold)[-KEEP:] if len(notes) > KEEP else notes
     temporary = folder / f".learned.{os.getpid()}.tmp"
-    temporary.write_text(json.dumps(kept, ensure_ascii=False), encoding="utf-8")
+    with open_private(temporary, "w") as out:  # 0600: it holds what was remembered
+        out.write(json.dumps(kept, ensure_ascii=False))
     os.replace(temporary, _path(folder))
 
 

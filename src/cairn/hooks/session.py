@@ -96,6 +96,7 @@ class SessionLog:
                 for d in self.deliveries
             ],
         }
+        make_private_folder(self.path.parent.parent)  # mkdir's parents get the umask's mode
         make_private_folder(self.path.parent)
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         with open_private(temporary, "w") as out:
