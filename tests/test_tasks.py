@@ -50,8 +50,9 @@ def test_one_outcome_per_application_counters_follow_the_current_outcome(mem: Me
     for _ in range(3):  # a retrying hook
         after = mem.feedback(app, "used-successfully")
     assert (after.used_count, after.proof_count, after.state) == (1, 1, "proven")
-    after = mem.feedback(app, "contributed-to-failure")  # replaces the success
-    assert (after.used_count, after.proof_count, after.failure_count) == (0, 0, 1)
+    after = mem.feedback(app, "contributed-to-failure", session_id="s1")  # replaces it
+    # One session's failure is not corroborated (tests/provider/test_attribution.py: two).
+    assert (after.used_count, after.proof_count, after.failure_count) == (0, 0, 0)
     assert mem.explain()["records"][fact.id]["outcomes"] == {"contributed-to-failure": 1}
     response = mem.provider.apply(
         __import__("cairn.provider.contract", fromlist=["x"]).FeedbackRequest(
@@ -122,7 +123,8 @@ def test_a_correction_in_words_acts_on_the_one_clear_match(mem: Memory) -> None:
     assert fixed.record is not None and fixed.record.id == rule.record.id  # type: ignore[union-attr]
     assert fixed.record.version == 2 and "pnpm 10" in fixed.record.body
     unrelated = mem.signal("Actually, the staging cluster runs Kubernetes 1.29.")
-    assert unrelated.outcome in ("no-match", "nothing") and len(mem.list()) == 2
+    # Nothing changes; a fact the user may want kept is asked about ("unsure"), not stored.
+    assert unrelated.outcome in ("no-match", "nothing", "unsure") and len(mem.list()) == 2
 
 
 def test_context_calls_an_item_relevant_to_the_task_only_above_the_floor(mem: Memory) -> None:

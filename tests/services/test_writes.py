@@ -75,3 +75,15 @@ def test_store_many_with_keys_stores_only_what_is_missing(mem: Memory) -> None:
     first = mem.store_many(items[:4], keys=keys[:4])
     second = mem.store_many(items, keys=keys)  # an interrupted run, started again
     assert len(first) == 4 and len(second) == 2 and len(mem.list()) == 6
+
+
+def test_an_explicit_rule_is_never_rewritten_by_inferred_input(mem: Memory) -> None:
+    rule = mem.remember("Always use pnpm to install dependencies.", kind="policy")
+    journal = len(mem.journal())
+    with pytest.raises(InvalidInput, match="the user's own; inferred input never rewrites it"):
+        mem.correct(rule.id, "Always use npm to install dependencies.", authority="inferred")
+    assert mem.get(rule.id).body == "Always use pnpm to install dependencies."
+    assert len(mem.journal()) == journal
+    # The user's own correction still works.
+    fixed = mem.correct(rule.id, "Always use pnpm 10 to install dependencies.")
+    assert fixed.version == 2

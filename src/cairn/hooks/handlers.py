@@ -124,9 +124,10 @@ def session_start(event: HookEvent, memory: Gateway, log: SessionLog) -> HookRep
     from cairn.hooks.learned import tell
 
     told = tell(log.path.parent, where.project_id)  # what the last session's review stored
-    if not response.text:
+    text = "\n\n".join(part for part in (response.text, _reviews(memory)) if part)
+    if not text:
         return HookReply(notice=told) if told else SILENT
-    context = f"From cairn, long-term memory for {place}:\n\n{response.text}"
+    context = f"From cairn, long-term memory for {place}:\n\n{text}"
     return HookReply(context=context, notice=told)
 
 
@@ -147,13 +148,40 @@ def _name_project(memory: Gateway, where: Where) -> None:
     )
 
 
+def _reviews(memory: Gateway) -> str:
+    """The user's rules that outcomes keep failing: asked about, never changed (SPEC §6)."""
+    from cairn.engine.recall.formatting import safe_field
+    from cairn.provider import contract as c
+    from cairn.provider.review import review_flag
+
+    found = memory.query(c.ListQuery, c.RecordsResponse, owned=True)
+    lines = [
+        f"- {r.id} \"{safe_field(_clip(r.body))}\": {question}"
+        for r in found.records
+        if (question := review_flag(r)) is not None
+    ]
+    if not lines:
+        return ""
+    return "\n".join(["Ask the user about these rules of theirs:", *lines[:5]])
+
+
 def prompt(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
     where = locate(event.cwd)
     text = (event.prompt or "").strip()
     if not text:
         return SILENT
     notice = _signal(event, memory, log, text, where) if len(text) <= SIGNAL_MAX_CHARS else ""
-    response = _task(memory, event, text, where)
+    from cairn.errors import InvalidInput
+
+    try:
+        response = _task(memory, event, text, where)
+    except InvalidInput as exc:
+        # The policy refuse kept a prompt holding a secret out (the words cross the daemon
+        # and HTTP, the exception's class does not); any other error is the host's to miss.
+        if " a secret (" not in str(exc):
+            raise
+        said = f"cairn gave no memory for this prompt: {exc}"
+        return HookReply(notice=f"{notice}; {said}" if notice else said)
     seen = log.seen()
     items = [*response.resident, *response.manifest]
     fresh = [i for i in items if (i.id, i.version) not in seen]
@@ -219,7 +247,22 @@ def _signal(event: HookEvent, memory: Gateway, log: SessionLog, text: str, where
     if outcome == "corrected" and record is not None:
         _report(memory, event, corrected(log.pending(), record.id))
         log.settle(d.application_id for d in log.pending() if d.record_id == record.id)
-        return f"cairn corrected {record.id} (now version {record.version}): {_clip(record.body)}"
+        was = f" (was: {_clip(response.previous)})" if response.previous else ""
+        return (
+            f"cairn corrected {record.id} (now version {record.version}): {_clip(record.body)}{was}"
+        )
+    if outcome == "unsure":
+        # Not dropped in silence: the agent asks the user and stores the answer.
+        return (
+            "cairn is not sure whether the user wants this kept as a lasting rule; if it"
+            " should be, ask the user, then run: cairn signal --as rule|preference|fact"
+            f" [--scope project|global] {_clip(text)!r}"
+        )
+    if outcome == "unplaced" and response.candidates:
+        return (
+            f"cairn corrected nothing: {response.candidates[0].record.id} matches, but the"
+            " correction does not say what to replace; ask the user for the whole new rule"
+        )
     if outcome in ("no-match", "ambiguous"):
         verb = "forgot" if response.kind == "forget" else "corrected"
         ids = ", ".join(m.record.id for m in response.candidates[:3])

@@ -169,8 +169,7 @@ class RecallResponse(_Model):
     timings_ms: dict[str, float]
     rerank: str | None = None
     failures: dict[str, str] = {}
-    # The engine's result this response was built from, when answered in process: the
-    # embedded API hands it back as it is instead of converting every model again.
+    # In process, the engine's result this was built from: handed back as is, not converted.
     _result: Any = PrivateAttr(default=None)
 
 
@@ -250,6 +249,7 @@ class ExplainResponse(_Model):
     with_outcome: int
     hit_rate: float | None
     records: dict[str, dict[str, Any]]
+    review: list[dict[str, Any]] = []  # the user's rules that outcomes keep failing
 
 
 class ExportResponse(_Model):
@@ -307,8 +307,7 @@ class IngestRequest(_Mutation):
 
 
 class CorrectRequest(_Mutation):
-    """A new version: the new text, and the title, kind or selectors given (None keeps a
-    field, an empty list clears a selector)."""
+    """A new version: the text, and the title, kind or selectors given (None keeps; [] clears)."""
 
     mutation: Literal["correct"] = "correct"
     record_id: RecordId
@@ -348,12 +347,16 @@ class FeedbackRequest(_Mutation):
     mutation: Literal["feedback"] = "feedback"
     application_id: RecordId
     outcome: Outcome
+    session_id: Short | None = None  # who judged it: set by the serving process (attribution)
+    sender: Short | None = None
 
 
 class SignalRequest(_Mutation):
     mutation: Literal["signal"] = "signal"
     text: Text
     project_id: Short | None = None
+    store_as: Literal["rule", "preference", "fact"] | None = None
+    scope: Literal["project", "global"] | None = None
 
 
 class ImportRequest(_Mutation):
@@ -440,6 +443,8 @@ class SignalResponse(_Model):
     statement: str
     outcome: str
     record: RecordModel | None = None
+    previous: str | None = None  # a correction: the text it replaced
+    scope_source: str | None = None  # a rule: said | personal | unstated
     constraint: str | None = None
     tombstone: TombstoneModel | None = None
     candidates: list[MatchModel] = []

@@ -24,7 +24,10 @@ HOSTS = ("claude-code",)  # the host adapters of cairn.hooks.run
 @click.command()
 @click.argument("event", type=click.Choice(HOOK_KINDS))
 @click.option(
-    "--host", type=click.Choice(HOSTS), default="claude-code", show_default=True,
+    "--host",
+    type=click.Choice(HOSTS),
+    default="claude-code",
+    show_default=True,
     help="The agent host whose event format standard input is in.",
 )
 @pass_app
@@ -100,7 +103,9 @@ SETTINGS = {
 @click.option("--user", "scope", flag_value="user", help="~/.claude/settings.json.")
 @click.option("--uninstall", is_flag=True, help="Remove cairn's hooks, only those.")
 @click.option(
-    "--command", "cairn_command", default=None,
+    "--command",
+    "cairn_command",
+    default=None,
     help="How the host runs cairn (default: 'cairn' if on the PATH, else this one's path).",
 )
 @pass_app
@@ -197,13 +202,17 @@ def _undo_daemon(app: App, lines: list[str]) -> dict[str, Any]:
 
 @click.command(name="mcp")
 @click.option(
-    "--transport", type=click.Choice(("stdio", "http")), default="stdio", show_default=True,
+    "--transport",
+    type=click.Choice(("stdio", "http")),
+    default="stdio",
+    show_default=True,
     help="stdio for a host that starts the server; http for streamable HTTP.",
 )
 @click.option("--host", "bind", default="127.0.0.1", show_default=True, help="HTTP address.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
 @click.option(
-    "--project", default=None,
+    "--project",
+    default=None,
     help="The repository the tools work in (default: the current folder's).",
 )
 @pass_app
@@ -224,6 +233,12 @@ def mcp_command(app: App, transport: str, bind: str, port: int, project: str | N
     binding = Binding(
         found.id if found else None, found.name if found else None, found.root if found else None
     )
+    import secrets
+
+    from cairn.provider.attribution import Attribution
+
+    # This server's outcomes are one session's: the MCP client's, this process.
+    app.attribution = Attribution("mcp:" + secrets.token_hex(8))
     worker = server.Worker()
     built = server.build_server(app, binding, worker)
     try:
