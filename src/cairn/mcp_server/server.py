@@ -87,6 +87,12 @@ def build_server(memory: Gateway, binding: Binding, worker: Worker) -> Server[An
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        if params.name not in BY_NAME:
+            # A protocol error of the caller's, answered as one (nothing to log).
+            from mcp.shared.exceptions import MCPError
+
+            known = ", ".join(t.name for t in TOOLS)
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; tools: {known}")
         try:
             answer = await worker.run(tools.call, params.name, params.arguments)
         except CairnError as exc:

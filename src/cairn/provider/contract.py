@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter
 
 from cairn.provider import learning_contract as lc
+from cairn.provider import projects_contract as pc
 from cairn.provider.browse_contract import (
     ApplicationsQuery,
     ApplicationsResponse,
@@ -141,6 +142,7 @@ QueryRequest = Annotated[
     | ApplicationsQuery
     | ExplainQuery
     | ExportQuery
+    | pc.ProjectsQuery
     | lc.LearningQuery,
     Field(discriminator="view"),
 ]
@@ -268,6 +270,7 @@ QueryResponse = (
     | ApplicationsResponse
     | ExplainResponse
     | ExportResponse
+    | pc.ProjectsResponse
     | lc.LearningQueryResponse
 )
 
@@ -380,6 +383,7 @@ ApplyRequest = Annotated[
     | SignalRequest
     | ImportRequest
     | RebuildRequest
+    | pc.NameProjectRequest
     | lc.LearningApply,
     Field(discriminator="mutation"),
 ]
@@ -470,6 +474,7 @@ ApplyResponse = (
     | SignalResponse
     | ImportResponse
     | RebuildResponse
+    | pc.NameProjectResponse
     | lc.LearningApplyResponse
 )
 

@@ -217,7 +217,7 @@ def signal(p: LocalProvider, request: SignalRequest, ns: Namespace) -> SignalRes
 
 def import_(p: LocalProvider, request: ImportRequest, ns: Namespace) -> ImportResponse:
     s = p.services
-    count = s.transfer.import_(request.lines, ns, source=request.source)
+    count = s.transfer.import_(request.lines, ns, source=request.source, progress=p.progress)
     warnings = s.purges.finish()  # an imported permanent tombstone purges the copy
     return ImportResponse.model_construct(imported=count, warnings=warnings)
 

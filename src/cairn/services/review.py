@@ -19,6 +19,7 @@ from cairn.engine.learning.answers import Answer, answer, answering
 from cairn.engine.learning.extraction import Extracted, Skipped, extract
 from cairn.engine.learning.transcripts import read_transcript
 from cairn.engine.secrets import redact
+from cairn.engine.statement import stored_body
 from cairn.model import MemoryInput, Record
 from cairn.services.journal import Journal, Namespace
 from cairn.services.llm import LlmFeatures
@@ -139,7 +140,7 @@ class Review:
         # extractor's own selector is a first reading the words add to.
         record, _ = self._writes.build(
             MemoryInput(
-                body=item.text,
+                body=stored_body(item.text),  # no leading "remember that" / "记住"
                 kind=item.kind,
                 path_patterns=item.selector.path_patterns,
                 operations=item.selector.operations,

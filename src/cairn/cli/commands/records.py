@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from cairn.cli.app import App, PathArgument, emit, pass_app, read_text_argument
-from cairn.cli.project import resolve_project
+from cairn.cli.project import project_names, resolve_project
 from cairn.cli.render import record_detail, record_table
 from cairn.errors import InvalidInput
 from cairn.model import KINDS, STATES, TRUST_LEVELS
@@ -248,6 +248,7 @@ def ingest(app: App, file: str, batch_size: int, project: str | None) -> None:
 @click.option("--everywhere", is_flag=True, help="Every project's memories, not only here.")
 @click.option("--as-of", default=None, help="What memory said at this time (ISO-8601).")
 @click.option("--limit", type=click.IntRange(1, 1_000_000), default=None)
+@click.option("--wide", is_flag=True, help="Whole bodies (also when output is not a terminal).")
 @pass_app
 def list_(
     app: App,
@@ -262,6 +263,7 @@ def list_(
     everywhere: bool,
     as_of: str | None,
     limit: int | None,
+    wide: bool,
 ) -> None:
     """List memories: global ones and this repository's (PROJECT or --project: only that
     project's; --everywhere: all)."""
@@ -290,7 +292,8 @@ def list_(
         **data,
     )
     records = [r.model_dump() for r in response.records]
-    emit(app, records, lambda: record_table(records))
+    width = None if wide or not sys.stdout.isatty() else 60
+    emit(app, records, lambda: record_table(records, project_names(app), width=width))
 
 
 @click.command()
@@ -305,12 +308,13 @@ def show(app: App, record_id: str, as_of: str | None, history: bool) -> None:
             r.model_dump()
             for r in app.query(c.HistoryQuery, c.RecordsResponse, record_id=record_id).records
         ]
-        emit(app, versions, lambda: "\n\n".join(record_detail(r) for r in versions))
+        names = project_names(app)
+        emit(app, versions, lambda: "\n\n".join(record_detail(r, names) for r in versions))
         return
     record = app.query(
         c.ShowQuery, c.RecordResponse, record_id=record_id, as_of=as_of
     ).record.model_dump()
-    emit(app, record, lambda: record_detail(record))
+    emit(app, record, lambda: record_detail(record, project_names(app)))
 
 
 def _current(app: App, record_id: str) -> c.RecordModel:
@@ -371,9 +375,10 @@ def forget(app: App, record_id: str, permanent: bool) -> None:
 @pass_app
 def restore(app: App, record_id: str) -> None:
     """Undo a forget."""
-    from cairn.identifiers import record_id_of
-
-    wanted = record_id_of(record_id)
+    # The tombstone query resolves a prefix (or an application id) to the memory's id,
+    # so the idempotency key is the same whichever form the user typed.
+    stones = app.query(c.TombstonesQuery, c.TombstonesResponse, record_id=record_id).tombstones
+    wanted = stones[-1].record_id if stones else record_id.strip().upper()
     response = app.apply(
         c.RestoreRequest,
         c.WriteResponse,
