@@ -239,7 +239,12 @@ def _open_postgres(
         ) from None
     store = config.memory.store
     records = PostgresRecordStore(
-        url, schema=store.postgresSchema, rank_hint=stored_rank, max_connections=store.poolSize
+        url,
+        schema=store.postgresSchema,
+        rank_hint=stored_rank,
+        max_connections=store.poolSize,
+        pool_timeout=store.poolTimeoutSeconds,
+        lock_timeout=store.lockTimeoutSeconds,
     )
     location = f"{describe_url(url)} (schema {store.postgresSchema})"
     _check_embedder(records, embedder, location)
@@ -248,7 +253,8 @@ def _open_postgres(
     except BaseException:
         records.close()
         raise
-    return records, index, home, {"backend": "postgresql", "location": location}
+    describe = {"backend": "postgresql", "location": location, "versions": records.db.versions}
+    return records, index, home, describe
 
 
 def assemble(

@@ -66,6 +66,8 @@ class StatusResponse(_Model):
     location: str | None = None  # the file or the server
     embedder: str | None = None
     schema_version: int | None = None
+    # The database server's own versions (PostgreSQL: "postgresql", "pgvector").
+    backend_versions: dict[str, str] = {}
     counts: dict[str, int]
     healthy: bool
     token_configured: bool

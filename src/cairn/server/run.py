@@ -26,7 +26,7 @@ import uvicorn
 from fastapi import FastAPI
 from uvicorn.supervisors import Multiprocess
 
-from cairn.config import Config, parse_config
+from cairn.config import Config, parse_config, redact_url
 from cairn.errors import InvalidInput
 from cairn.provider import contract as c
 from cairn.provider.local import LocalProvider
@@ -95,7 +95,12 @@ def build_app(settings: Settings) -> FastAPI:
     home = Path(settings.home)
     engine = open_engine(config, home, path)
     tokens = TokenStore(settings.tokens)
-    metrics = Metrics(store_sizes(engine, tokens))
+    records = engine.ports.records
+    health = getattr(records, "health", None)  # a store with a pool (PostgreSQL)
+    metrics = Metrics(store_sizes(engine, tokens), database=health)
+    observe = getattr(records, "observe", None)
+    if observe is not None:
+        observe(metrics.observe_database)
     app = create_app(
         engine,
         tokens,
@@ -259,8 +264,10 @@ def _daemon_info(
         "socket": settings.socket,
         "url": where.get("url"),
         "config": config_stamp(config_file),
-        "store": settings.path or config.memory.store.url or config.memory.store.path
-        or str(home / "memory.db"),
+        "store": redact_url(
+            settings.path or config.memory.store.url or config.memory.store.path
+            or str(home / "memory.db")
+        ),
         "timeout_seconds": config.memory.daemon.timeoutSeconds,
         "started_at": to_iso(utc_now()),
     }
