@@ -43,7 +43,6 @@ def server_uri() -> str:
         _give_up()
     from cairn.errors import StorageError
     from cairn.storage.postgres import local_server
-
     from cairn.storage.postgres.probe import check_vectors
 
     given = os.environ.get("CAIRN_TEST_POSTGRES_URL")

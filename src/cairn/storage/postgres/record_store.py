@@ -49,6 +49,7 @@ from cairn.storage.postgres.rows import (
     tombstone_from_row,
 )
 from cairn.storage.postgres.schema import TENANT_TABLES
+from cairn.storage.postgres.tokens import PostgresTokenRows
 from cairn.storage.postgres.transaction import PostgresTransaction, RankHint
 
 _FEED_BATCH = 16_384
@@ -100,6 +101,10 @@ class PostgresRecordStore:
     def health(self) -> dict[str, Any]:
         """The database's versions and this process's pool, for status and metrics."""
         return {"versions": dict(self.db.versions), "pool": self.db.pool_stats()}
+
+    def tokens(self) -> PostgresTokenRows:
+        """The server's tokens kept in this schema (every host on it reads the same)."""
+        return PostgresTokenRows(self.db)
 
     def observe(self, observer: Callable[[str, float, str | None], None] | None) -> None:
         """Call ``observer(what, seconds, error)`` after each unit of work (metrics)."""
