@@ -54,6 +54,7 @@ log = logging.getLogger("cairn.server")
 access = logging.getLogger("cairn.server.access")
 
 MAX_BODY_BYTES = 64 * 2**20
+PARSE_ON_LOOP_BYTES = 64 * 2**10  # larger bodies are parsed on a worker thread
 RETRY_AFTER_S = 2  # what a 503 asks a client to wait: a restart or a full pool passes soon
 
 
@@ -259,10 +260,11 @@ def create_app(
             seen.update(tenant=binding.tenant, token=binding.token_id)
             body = await body_of(request)
             is_query = route == "/v1/query"
-            if is_query:
-                parsed = parse_request(body, "view", QUERIES)
+            tag, models = ("view", QUERIES) if is_query else ("mutation", MUTATIONS)
+            if len(body) > PARSE_ON_LOOP_BYTES:  # a bulk body: parsed off the event loop
+                parsed = await run_in_threadpool(parse_request, body, tag, models)
             else:
-                parsed = parse_request(body, "mutation", MUTATIONS)
+                parsed = parse_request(body, tag, models)
             seen["operation"] = parsed.view if is_query else parsed.mutation
             provider = provider_for(binding, parsed)
             call = provider.query if is_query else provider.apply

@@ -64,6 +64,10 @@ class Ingested:
     redacted: int  # items whose body had a secret cut out
 
 
+# Items of a bulk write committed per transaction (see store_many).
+COMMIT_ITEMS = 500
+
+
 class Writes:
     def __init__(
         self, records: RecordStore, journal: Journal, config: Config, guard: SecretGuard
@@ -255,17 +259,25 @@ class Writes:
         event_ids = list(keys) if keys is not None else [new_ulid() for _ in built]
         known = self._records.known_events(ns.tenant, ns.agent, event_ids) if keys else set()
         todo = [(r, k) for (r, _), k in zip(built, event_ids, strict=True) if k not in known]
-        vectors: dict[Any, Any] = {}
-        for start in range(0, len(todo), batch_size):
-            chunk = [r for r, _ in todo[start : start + batch_size]]
-            vectors.update(self._journal.embed(chunk))
-            if progress:
-                progress(min(start + batch_size, len(todo)), len(todo))
-        events = [
-            self._journal.event("memory.stored", {"record": r.to_dict()}, ns, key, sender="tool")
-            for r, key in todo
-        ]
-        fresh = self._journal.commit(events, vectors) if events else []
+        # Every item is valid (checked above, before anything is written); they are then
+        # embedded and committed COMMIT_ITEMS at a time, each its own transaction, so a
+        # bulk ingest holds the store's writer lock for one chunk at a time and every
+        # other request (another tenant's, a health check) gets its turn in between. A
+        # failure part-way keeps the chunks committed; the same keys again (a retry) store
+        # only the rest.
+        fresh: list[bool] = []
+        for start in range(0, len(todo), COMMIT_ITEMS):
+            part = todo[start : start + COMMIT_ITEMS]
+            vectors: dict[Any, Any] = {}
+            for at in range(0, len(part), batch_size):
+                vectors.update(self._journal.embed([r for r, _ in part[at : at + batch_size]]))
+                if progress:
+                    progress(min(start + at + batch_size, len(todo)), len(todo))
+            events = [
+                self._journal.event("memory.stored", {"record": r.to_dict()}, ns, k, sender="tool")
+                for r, k in part
+            ]
+            fresh += self._journal.commit(events, vectors)
         stored = tuple(r for (r, _), new in zip(todo, fresh, strict=True) if new)
         redacted = sum(1 for _, found in built if found)
         return Ingested(stored, skipped=len(listed) - len(stored), redacted=redacted)
