@@ -64,6 +64,7 @@ COMMAND_MODULES = {
     "config": "settings",
     "serve": "serve",
     "token": "serve",
+    "migrate": "serve",
     "daemon": "daemon",
     "hook": "agents",
     "install": "agents",
