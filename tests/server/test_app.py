@@ -281,7 +281,7 @@ class Flaky:
             raise StorageUnavailable("PostgreSQL (reading x): connection refused")
         if self.drops:
             self.drops -= 1
-            raise StorageUnavailable("PostgreSQL (reading x): terminating connection", retryable=True)
+            raise StorageUnavailable("PostgreSQL (reading x): terminating", retryable=True)
 
     def status(self) -> Any:
         self.fail()
@@ -296,8 +296,8 @@ def test_a_dropped_connection_costs_a_query_or_a_keyed_write_nothing(served: Ser
     with TestClient(create_app(flaky, served.tokens)) as client:
         auth = served.token("acme")
         flaky.drops = 1
-        wrote = client.post("/v1/apply", headers=auth, json={
-            "mutation": "remember", "idempotency_key": "k1", "body": "we deploy on fridays"})  # fmt: skip
+        body = {"mutation": "remember", "idempotency_key": "k1", "body": "we deploy on fridays"}
+        wrote = client.post("/v1/apply", headers=auth, json=body)
         assert wrote.status_code == 200 and wrote.json()["created"]
         flaky.drops = 1
         found = client.post("/v1/query", headers=auth, json={"view": "recall", "query": "deploy"})
@@ -324,3 +324,16 @@ def test_liveness_never_touches_the_store_and_readiness_does(served: Served) -> 
         metrics = client.get("/metrics").text
     assert 'cairn_requests_total{operation="live",route="/livez",status="200"}' in metrics
     assert 'route="/readyz",status="503"' in metrics
+
+
+def test_a_key_reused_with_another_body_is_409_naming_what_differs(served: Served) -> None:
+    auth = served.token("acme")
+    first = served.apply(auth, mutation="store", idempotency_key="k", body="we use pnpm")
+    assert first.status_code == 200
+    again = served.apply(auth, mutation="store", idempotency_key="k", body="we use pnpm")
+    assert again.status_code == 200 and again.json()["created"] is False
+    other = served.apply(auth, mutation="store", idempotency_key="k", body="we use npm")
+    assert other.status_code == 409 and other.json()["code"] == "conflict"
+    assert "(body differs)" in other.json()["error"]
+    listed = served.query(auth, view="manage").json()["records"]
+    assert [r["body"] for r in listed] == ["we use pnpm"]

@@ -164,8 +164,8 @@ def test_a_server_killed_and_restarted_loses_nothing_it_acknowledged(
         token = first.token("kill")
         with first.client(token) as http:
             for i in range(20):
-                reply = http.post("/v1/apply", json={
-                    "mutation": "store", "idempotency_key": f"k{i}", "body": f"note {i}"})  # fmt: skip
+                body = {"mutation": "store", "idempotency_key": f"k{i}", "body": f"note {i}"}
+                reply = http.post("/v1/apply", json=body)
                 assert reply.status_code == 200
         first.process.kill()  # SIGKILL: no shutdown of any kind
         first.process.wait(10)
@@ -229,8 +229,8 @@ def test_a_backup_restored_into_another_database_is_served(
             found = http.post("/v1/query", json={"view": "recall", "query": "how do we deploy"})
             assert found.status_code == 200, found.text
             assert "make ship" in found.json()["memories"][0]["record"]["body"]
-            wrote = http.post("/v1/apply", json={
-                "mutation": "remember", "idempotency_key": "k9", "body": "restores work"})  # fmt: skip
+            body = {"mutation": "remember", "idempotency_key": "k9", "body": "restores work"}
+            wrote = http.post("/v1/apply", json=body)
             assert wrote.status_code == 200 and wrote.json()["created"]
         assert len(_records(served, token)) == 3
     finally:

@@ -23,6 +23,7 @@ from cairn.model import (
     Record,
     Tombstone,
 )
+from cairn.services.idempotency import check_same_memory, check_same_request
 from cairn.services.journal import Journal, Namespace
 from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordQuery, RecordStore
@@ -171,7 +172,11 @@ class Writes:
     ) -> Written:
         if event_id is not None:
             done = self._records.event(ns.tenant, ns.agent, event_id)
-            if done is not None:
+            if done is not None:  # a retry, or the key reused for another request (409)
+                again, _ = self.build(
+                    item, ns, authority=authority, origin=origin, state=state, now=done.occurred_at
+                )
+                check_same_memory(event_id, done, event_type, again, item)
                 return Written(self._record_of(done.payload, ns), created=False)
         record, redacted = self.build(
             item, ns, authority=authority, origin=origin, state=state, now=self._journal.now()
@@ -299,7 +304,10 @@ class Writes:
         """A new version with the new body (and the title, kind or selectors given); the
         old version is marked superseded. A correction that changes nothing is a no-op."""
         current = self._current(record_id, ns)
-        if event_id is not None and self._records.event(ns.tenant, ns.agent, event_id):
+        done = self._records.event(ns.tenant, ns.agent, event_id) if event_id else None
+        if event_id is not None and done is not None:
+            check_same_request(event_id, done, "user.signal",
+                               {"action": "correct", "record_id": current.id})  # fmt: skip
             return Corrected(current, changed=False)
         if current.forgotten_at:
             raise InvalidInput(f"memory {record_id} is forgotten; restore it before correcting")
@@ -348,13 +356,16 @@ class Writes:
         """Tombstone a memory (reversible with ``restore``), or purge it for good."""
         current = self._current(record_id, ns)
         check_choice("reason", reason, TOMBSTONE_REASONS)
-        if event_id is None or not self._records.event(ns.tenant, ns.agent, event_id):
-            payload = {
-                "action": "forget",
-                "record_id": current.id,
-                "permanent": bool(permanent),
-                "reason": reason,
-            }
+        payload = {
+            "action": "forget",
+            "record_id": current.id,
+            "permanent": bool(permanent),
+            "reason": reason,
+        }
+        done = self._records.event(ns.tenant, ns.agent, event_id) if event_id else None
+        if event_id is not None and done is not None:
+            check_same_request(event_id, done, "user.signal", payload)
+        else:
             self._journal.commit([self._journal.event("user.signal", payload, ns, event_id)], {})
         stone = next(
             (t for t in self._records.tombstones(ns.tenant, ns.agent) if t.record_id == current.id),
@@ -366,8 +377,11 @@ class Writes:
 
     def restore(self, record_id: str, ns: Namespace, *, event_id: str | None) -> Record:
         current = self._current(record_id, ns)
-        if event_id is None or not self._records.event(ns.tenant, ns.agent, event_id):
-            payload = {"action": "restore", "record_id": current.id}
+        payload = {"action": "restore", "record_id": current.id}
+        done = self._records.event(ns.tenant, ns.agent, event_id) if event_id else None
+        if event_id is not None and done is not None:
+            check_same_request(event_id, done, "user.signal", payload)
+        else:
             self._journal.commit([self._journal.event("user.signal", payload, ns, event_id)], {})
         return self._current(current.id, ns)
 
