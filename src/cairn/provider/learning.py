@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic import BaseModel
 
 from cairn.config import Config
 from cairn.engine.learning.lifecycle import Transition
 from cairn.engine.learning.sweep import Eviction
-from cairn.errors import InvalidInput
 from cairn.provider.convert import record_model
 from cairn.provider.learning_contract import (
     AskQuery,
@@ -16,10 +18,6 @@ from cairn.provider.learning_contract import (
     CitationModel,
     DeltaRequest,
     DeltaResponse,
-    LearningApply,
-    LearningApplyResponse,
-    LearningQuery,
-    LearningQueryResponse,
     ObserveRequest,
     ObserveResponse,
     ReflectRequest,
@@ -41,8 +39,6 @@ from cairn.services.sweep import Sweeper
 from cairn.services.telemetry import Telemetry
 from cairn.storage.ports import RecordStore
 
-LEARNING_APPLY = (ObserveRequest, ReflectRequest, SweepRequest, ReviewRequest, DeltaRequest)
-LEARNING_QUERY = (AskQuery, TelemetryQuery)
 LEARNING_RESPONSES = (
     ObserveResponse,
     ReflectResponse,
@@ -84,104 +80,117 @@ def _settled(settled: Settled) -> dict[str, Any]:
     }
 
 
-def apply_learning(
-    s: LearningServices, request: LearningApply, ns: Namespace
-) -> LearningApplyResponse:
-    key = request.idempotency_key
-    if isinstance(request, ObserveRequest):
-        item = ObservationInput(
-            type=request.type, **{name: getattr(request, name) for name in _OBSERVED}
-        )
-        seen = s.learning.observe(item, ns, event_id=key)
-        return ObserveResponse(
-            event_id=seen.event_id,
-            kept=seen.kept,
-            duplicate=seen.duplicate,
-            reason=seen.reason,
-            sender_trust=seen.sender_trust,
-            judged=list(seen.judged),
-            changed=bool(seen.judged),
-            **_settled(seen.settled),
-        )
-    if isinstance(request, ReflectRequest):
-        run = s.reflection.run(ns, if_due=request.if_due)
-        return ReflectResponse(
-            ran=run.ran,
-            abstained=run.abstained,
-            reason=run.reason,
-            admitted=run.admitted,
-            funnel=run.funnel.as_dict() if run.funnel is not None else {},
-            deltas=[
-                {**d.payload(), "title": d.record.title if d.record else None} for d in run.deltas
-            ],
-            noops=run.noops,
-            merged=run.merged,
-            lifecycle=[_transition(t) for t in run.transitions],
-            cursor=run.resume_seq,
-            changed=bool(run.deltas or run.transitions),
-            warnings=list(run.warnings),
-        )
-    if isinstance(request, SweepRequest):
-        swept = s.sweeper.run(ns, if_due=request.if_due)
-        return SweepResponse(
-            ran=swept.ran,
-            reason=swept.reason,
-            examined=swept.examined,
-            evicted=[_eviction(e) for e in swept.evictions],
-            changed=bool(swept.evictions),
-        )
-    if isinstance(request, ReviewRequest):
-        done = s.review.review(
-            request.transcript, ns, fmt=request.format, project_id=request.project_id
-        )
-        return ReviewResponse(
-            stored=[record_model(r) for r in done.stored],
-            skipped=[{"text": x.text, "reason": x.reason, "turn": x.turn} for x in done.skipped],
-            turns=done.turns,
-            user_turns=done.user_turns,
-            llm=done.llm,
-            reason=done.reason,
-            changed=bool(done.stored),
-            warnings=list(done.warnings),
-        )
-    if isinstance(request, DeltaRequest):
-        fields = {name: getattr(request, name) for name in DeltaInput.__dataclass_fields__}
-        submitted = s.deltas.submit(DeltaInput(**fields), ns, event_id=key)
-        return DeltaResponse(
-            applied=submitted.applied,
-            delta=submitted.delta.payload(),
-            record=record_model(submitted.record) if submitted.record else None,
-            changed=submitted.applied,
-        )
-    raise InvalidInput(f"unknown mutation {getattr(request, 'mutation', '?')!r}")
+def _observe(s: LearningServices, request: ObserveRequest, ns: Namespace) -> ObserveResponse:
+    item = ObservationInput(
+        type=request.type, **{name: getattr(request, name) for name in _OBSERVED}
+    )
+    seen = s.learning.observe(item, ns, event_id=request.idempotency_key)
+    return ObserveResponse(
+        event_id=seen.event_id,
+        kept=seen.kept,
+        duplicate=seen.duplicate,
+        reason=seen.reason,
+        sender_trust=seen.sender_trust,
+        judged=list(seen.judged),
+        changed=bool(seen.judged),
+        **_settled(seen.settled),
+    )
 
 
-def query_learning(
-    s: LearningServices, request: LearningQuery, ns: Namespace
-) -> LearningQueryResponse:
-    if isinstance(request, AskQuery):
-        asked = s.review.ask(request.question, ns, project_id=request.project_id)
-        return AskResponse(
-            question=request.question,
-            answered=asked.answer.answered,
-            answer=asked.answer.text,
-            citations=[
-                CitationModel(record_id=c.record_id, quote=c.quote, score=c.score)
-                for c in asked.answer.citations
-            ],
-            llm=asked.llm,
-            warnings=list(asked.warnings),
-        )
-    if isinstance(request, TelemetryQuery):
-        agent = None if request.all_agents else ns.agent
-        counters = s.telemetry.counters(ns.tenant, agent)
-        names = sorted({*counters, ns.agent} if agent is None else {ns.agent})
-        agents: dict[str, dict[str, Any]] = {}
-        for name in names:
-            runs = s.records.recent_events(ns.tenant, name, RUN_TYPES, request.runs)
-            agents[name] = {
-                "counters": counters.get(name, {}),
-                "runs": [{"type": e.type, "at": e.recorded_at, **e.payload} for e in runs],
-            }
-        return TelemetryResponse(agents=agents, llm_features=list(active_features(s.config)))
-    raise InvalidInput(f"unknown view {getattr(request, 'view', '?')!r}")
+def _reflect(s: LearningServices, request: ReflectRequest, ns: Namespace) -> ReflectResponse:
+    run = s.reflection.run(ns, if_due=request.if_due)
+    return ReflectResponse(
+        ran=run.ran,
+        abstained=run.abstained,
+        reason=run.reason,
+        admitted=run.admitted,
+        funnel=run.funnel.as_dict() if run.funnel is not None else {},
+        deltas=[{**d.payload(), "title": d.record.title if d.record else None} for d in run.deltas],
+        noops=run.noops,
+        merged=run.merged,
+        lifecycle=[_transition(t) for t in run.transitions],
+        cursor=run.resume_seq,
+        changed=bool(run.deltas or run.transitions),
+        warnings=list(run.warnings),
+    )
+
+
+def _sweep(s: LearningServices, request: SweepRequest, ns: Namespace) -> SweepResponse:
+    swept = s.sweeper.run(ns, if_due=request.if_due)
+    return SweepResponse(
+        ran=swept.ran,
+        reason=swept.reason,
+        examined=swept.examined,
+        evicted=[_eviction(e) for e in swept.evictions],
+        changed=bool(swept.evictions),
+    )
+
+
+def _review(s: LearningServices, request: ReviewRequest, ns: Namespace) -> ReviewResponse:
+    done = s.review.review(
+        request.transcript, ns, fmt=request.format, project_id=request.project_id
+    )
+    return ReviewResponse(
+        stored=[record_model(r) for r in done.stored],
+        skipped=[{"text": x.text, "reason": x.reason, "turn": x.turn} for x in done.skipped],
+        turns=done.turns,
+        user_turns=done.user_turns,
+        llm=done.llm,
+        reason=done.reason,
+        changed=bool(done.stored),
+        warnings=list(done.warnings),
+    )
+
+
+def _delta(s: LearningServices, request: DeltaRequest, ns: Namespace) -> DeltaResponse:
+    fields = {name: getattr(request, name) for name in DeltaInput.__dataclass_fields__}
+    submitted = s.deltas.submit(DeltaInput(**fields), ns, event_id=request.idempotency_key)
+    return DeltaResponse(
+        applied=submitted.applied,
+        delta=submitted.delta.payload(),
+        record=record_model(submitted.record) if submitted.record else None,
+        changed=submitted.applied,
+    )
+
+
+def _ask(s: LearningServices, request: AskQuery, ns: Namespace) -> AskResponse:
+    asked = s.review.ask(request.question, ns, project_id=request.project_id)
+    return AskResponse(
+        question=request.question,
+        answered=asked.answer.answered,
+        answer=asked.answer.text,
+        citations=[
+            CitationModel(record_id=c.record_id, quote=c.quote, score=c.score)
+            for c in asked.answer.citations
+        ],
+        llm=asked.llm,
+        warnings=list(asked.warnings),
+    )
+
+
+def _telemetry(s: LearningServices, request: TelemetryQuery, ns: Namespace) -> TelemetryResponse:
+    agent = None if request.all_agents else ns.agent
+    counters = s.telemetry.counters(ns.tenant, agent)
+    names = sorted({*counters, ns.agent} if agent is None else {ns.agent})
+    agents: dict[str, dict[str, Any]] = {}
+    for name in names:
+        runs = s.records.recent_events(ns.tenant, name, RUN_TYPES, request.runs)
+        agents[name] = {
+            "counters": counters.get(name, {}),
+            "runs": [{"type": e.type, "at": e.recorded_at, **e.payload} for e in runs],
+        }
+    return TelemetryResponse(agents=agents, llm_features=list(active_features(s.config)))
+
+
+LearningHandler = Callable[[LearningServices, Any, Namespace], BaseModel]
+
+# handler name (cairn.provider.registry) -> what serves it, given the learning layer
+HANDLERS: dict[str, LearningHandler] = {
+    "observe": _observe,
+    "reflect": _reflect,
+    "sweep": _sweep,
+    "review": _review,
+    "delta": _delta,
+    "ask": _ask,
+    "telemetry": _telemetry,
+}

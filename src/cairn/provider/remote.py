@@ -29,7 +29,6 @@ from cairn.daemon.wire import AGENT_HEADER as LOCAL_AGENT_HEADER
 from cairn.daemon.wire import TENANT_HEADER as LOCAL_TENANT_HEADER
 from cairn.daemon.wire import encode_name
 from cairn.errors import CairnError, Conflict, InvalidInput, NotFound, StorageError
-from cairn.provider import contract as c
 from cairn.provider.contract import (
     CONTRACT_VERSION,
     ApplyRequest,
@@ -38,6 +37,7 @@ from cairn.provider.contract import (
     QueryResponse,
     StatusResponse,
 )
+from cairn.provider.registry import Kind, route_of
 
 # code in an error reply -> its HTTP status
 ERROR_STATUS = {
@@ -50,34 +50,6 @@ ERROR_STATUS = {
     "internal": 500,
     "storage_error": 503,
 }
-
-# What each request is answered with.
-ANSWERS: dict[type[BaseModel], type[BaseModel]] = {
-    c.RecallQuery: c.RecallResponse,
-    c.TaskQuery: c.TaskResponse,
-    c.ExpandQuery: c.ExpandResponse,
-    c.ListQuery: c.RecordsResponse,
-    c.HistoryQuery: c.RecordsResponse,
-    c.ShowQuery: c.RecordResponse,
-    c.JournalQuery: c.JournalResponse,
-    c.TombstonesQuery: c.TombstonesResponse,
-    c.ApplicationsQuery: c.ApplicationsResponse,
-    c.ExplainQuery: c.ExplainResponse,
-    c.ExportQuery: c.ExportResponse,
-    c.RememberRequest: c.WriteResponse,
-    c.StoreRequest: c.WriteResponse,
-    c.CorrectRequest: c.WriteResponse,
-    c.RestoreRequest: c.WriteResponse,
-    c.EvictRequest: c.WriteResponse,
-    c.PinRequest: c.WriteResponse,
-    c.ForgetRequest: c.ForgetResponse,
-    c.FeedbackRequest: c.FeedbackResponse,
-    c.IngestRequest: c.IngestResponse,
-    c.SignalRequest: c.SignalResponse,
-    c.ImportRequest: c.ImportResponse,
-    c.RebuildRequest: c.RebuildResponse,
-}
-
 
 def error_of(exc: BaseException) -> tuple[int, str]:
     """The HTTP status and code of an error the engine raised (the server's side)."""
@@ -226,22 +198,20 @@ class RemoteProvider:
         )
 
     def query(self, request: QueryRequest) -> QueryResponse:
-        answer: Any = self._call("/v1/query", request)
+        answer: Any = self._call("query", request)
         return answer  # type: ignore[no-any-return]
 
     def apply(self, request: ApplyRequest) -> ApplyResponse:
-        answer: Any = self._call("/v1/apply", request)
+        answer: Any = self._call("apply", request)
         return answer  # type: ignore[no-any-return]
 
-    def _call(self, path: str, request: BaseModel) -> BaseModel:
-        answer = ANSWERS.get(type(request))
-        if answer is None:
-            raise InvalidInput(f"{type(request).__name__} is not a request of {CONTRACT_VERSION}")
+    def _call(self, kind: Kind, request: BaseModel) -> BaseModel:
+        route = route_of(request, kind)  # the registry every route reads
         if not self._checked:
             self.status()
         if self._own_agent and getattr(request, "agent", None) is None:
             request = request.model_copy(update={"agent": self._agent})
-        return self._parse(self._send("POST", path, request), answer)
+        return self._parse(self._send("POST", route.path, request), route.answer)
 
     # -- the wire ------------------------------------------------------------------------
 

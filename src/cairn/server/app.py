@@ -34,7 +34,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Protocol, get_args
+from typing import Any, Protocol
 
 from fastapi import FastAPI, Request, Response
 from pydantic import BaseModel, ValidationError
@@ -44,6 +44,7 @@ from cairn.errors import CairnError, InvalidInput, StorageUnavailable
 from cairn.provider import Provider
 from cairn.provider import contract as c
 from cairn.provider.convert import invalid
+from cairn.provider.registry import MUTATIONS, QUERIES
 from cairn.provider.remote import error_of, one_line
 from cairn.server.auth import Binding, TokenStore
 from cairn.server.local import is_local, local_binding
@@ -109,19 +110,6 @@ def answered_once_more(call: Callable[[Any], Any], request: Any) -> Any:
 
 def _json(model: BaseModel) -> Response:
     return Response(model.model_dump_json(), media_type="application/json")
-
-
-def _by_tag(union: Any, tag: str) -> dict[str, type[BaseModel]]:
-    """Each value of the discriminator ``tag`` -> the request model it selects."""
-    table: dict[str, type[BaseModel]] = {}
-    for model in get_args(get_args(union)[0]):
-        for value in get_args(model.model_fields[tag].annotation):
-            table[value] = model
-    return table
-
-
-QUERIES = _by_tag(c.QueryRequest, "view")
-MUTATIONS = _by_tag(c.ApplyRequest, "mutation")
 
 
 def parse_request(body: bytes, tag: str, models: Mapping[str, type[BaseModel]]) -> Any:

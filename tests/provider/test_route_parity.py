@@ -1,0 +1,502 @@
+"""Route parity (SPEC §7): every command gives the same output and exit code in-process,
+through the real daemon and through a real ``cairn serve`` with the remote provider.
+
+One daemon and one server serve the whole module; each test works in a tenant of its own
+on all three routes. A step runs the same command line on every route (an id argument is
+each route's own id for the same memory) and records any difference; a test fails with
+all of them listed, and only after asserting what the local route itself answered — so
+three routes failing alike cannot pass.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cairn.errors import CairnError
+from cairn.provider import contract as c
+from cairn.provider import learning_contract as lc
+from cairn.provider import registry
+from provider.parity import (
+    ROUTE_NAMES,
+    TOKEN_ENV,
+    Masks,
+    Result,
+    Route,
+    Routes,
+    alike,
+    differences,
+    started,
+)
+
+pytestmark = pytest.mark.slow  # a daemon and a server for the module
+
+ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+
+
+@pytest.fixture(scope="module")
+def routes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Routes]:
+    with started(tmp_path_factory.mktemp("parity")) as found:
+        yield found
+
+
+@dataclass(frozen=True)
+class Var:
+    """An argument that is each route's own value (an id it answered earlier)."""
+
+    name: str
+
+
+Arg = str | Var
+
+
+class Parity:
+    """The same steps on the three routes of one tenant."""
+
+    def __init__(self, routes: dict[str, Route]) -> None:
+        self.routes = routes
+        self.vars: dict[str, dict[str, str]] = {name: {} for name in routes}
+        self.failures: list[str] = []
+
+    def file(self, name: str, text: str) -> Var:
+        """A file of the same content at each route's own path (in its home)."""
+        for route, home in ((n, r.home) for n, r in self.routes.items()):
+            path = home / f"{self.routes[route].tenant}-{name}"
+            path.write_text(text, encoding="utf-8")
+            self.vars[route][name] = str(path)
+        return Var(name)
+
+    def run(
+        self,
+        *args: Arg,
+        code: int = 0,
+        stdin: bytes | None = None,
+        keep: dict[str, Callable[[Result], str]] | None = None,
+        cwd: Callable[[Route], Path] | None = None,
+    ) -> Result:
+        """Run on every route; the local route's result (its exit code must be ``code``)."""
+        results: dict[str, Result] = {}
+        for name, route in self.routes.items():
+            argv = [self.vars[name][a.name] if isinstance(a, Var) else a for a in args]
+            results[name] = route.cli(*argv, stdin=stdin, cwd=cwd(route) if cwd else None)
+        shown = " ".join(a if isinstance(a, str) else f"<{a.name}>" for a in args)
+        local = results["local"]
+        assert local.code == code, f"cairn {shown}: {local}"
+        found = differences(results, {n: r.masks for n, r in self.routes.items()})
+        if found:
+            self.failures.append(f"cairn {shown}:\n  " + "\n  ".join(found))
+        for var, get in (keep or {}).items():
+            for name, result in results.items():
+                try:
+                    self.vars[name][var] = get(result)
+                except (ValueError, KeyError, IndexError, AttributeError):
+                    self.failures.append(f"{name}: no {var} in {result}")
+                    self.vars[name][var] = "missing"
+        return local
+
+    def check(self) -> None:
+        assert not self.failures, "the routes differ:\n" + "\n".join(self.failures)
+
+
+def first_id(result: Result) -> str:
+    found = ULID.search(result.out)
+    assert found is not None, result
+    return found.group(0)
+
+
+def record_id(result: Result) -> str:
+    return str(result.json()["record"]["id"])
+
+
+@pytest.fixture
+def parity(routes: Routes) -> Parity:
+    return Parity(routes.bind())
+
+
+def test_the_three_routes_are_what_they_say(parity: Parity) -> None:
+    """The daemon route really goes through the daemon, the remote one through the server."""
+    said = {name: route.cli("--json", "status").json() for name, route in parity.routes.items()}
+    assert said["local"]["provider"] == "local" and "through the daemon" not in str(said["local"])
+    assert "through the daemon" in said["daemon"]["location"]
+    assert said["remote"]["provider"] == "remote" and said["remote"]["token_configured"]
+    assert {s["tenant"] for s in said.values()} == {parity.routes["local"].tenant}
+    assert list(parity.routes) == list(ROUTE_NAMES)
+
+
+def test_records_remember_list_show_correct_forget_restore(parity: Parity) -> None:
+    p = parity
+    made = p.run("remember", "Always use pnpm to install dependencies.", "--tag", "tooling",
+                 keep={"rule": first_id})  # fmt: skip
+    assert made.out.startswith("remembered ")
+    p.run("--json", "remember", "Never push to main; open a pull request.", "--scope",
+          "project", "--path", "src/**", "--operation", "commit",
+          keep={"push": record_id})  # fmt: skip
+    again = p.run("remember", "Always use pnpm to install dependencies.", "--tag", "tooling")
+    assert "already remembered" in again.out
+    p.run("remember", "The staging database is pg-staging-2.", "--kind", "fact", "--title",
+          "staging db", "--source", "ops wiki", keep={"fact": first_id})  # fmt: skip
+    listed = p.run("list")
+    assert "pnpm" in listed.out and "pg-staging-2" in listed.out
+    p.run("--json", "list")
+    p.run("list", ".")
+    p.run("list", "--kind", "fact", "--tag", "tooling")
+    shown = p.run("show", Var("rule"))
+    assert "pnpm" in shown.out
+    p.run("--json", "show", Var("push"))
+    fixed = p.run("correct", Var("rule"), "Always use pnpm 9 to install dependencies.")
+    assert "now version 2" in fixed.out
+    p.run("show", "--history", Var("rule"))
+    p.run("--json", "show", "--history", Var("rule"))
+    p.run("forget", Var("fact"))
+    p.run("list", "--all")
+    p.run("restore", Var("fact"))
+    p.run("--json", "forget", "--permanent", Var("push"))
+    p.run("show", Var("push"), code=2)
+    p.run("journal")
+    p.run("--json", "journal", "--limit", "3")
+    p.check()
+
+
+def test_bad_input_is_the_same_one_line_error_everywhere(parity: Parity) -> None:
+    p = parity
+    p.run("remember", "Use tabs in Makefiles.", keep={"rule": first_id})
+    for args, code in (
+        (("show", "01ARZ3NDEKTSV4RRFFQ69G5FAV"), 2),  # a well-formed id nobody has
+        (("show", "not an id"), 2),
+        (("forget", "01ARZ3NDEKTSV4RRFFQ69G5FAV"), 2),
+        (("restore", Var("rule")), 2),  # nothing to restore
+        (("correct", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "x"), 2),
+        (("remember", ""), 2),
+        (("remember", "   "), 2),
+        (("remember", "a rule", "--occurred-at", "yesterday-ish"), 2),
+        (("recall", "x", "--as-of", "not a time"), 2),
+        (("list", "--as-of", "2026-13-45"), 2),
+        (("expand", "01ARZ3NDEKTSV4RRFFQ69G5FAV"), 2),
+        (("feedback", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "used-successfully"), 2),
+        (("feedback", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "great"), 2),
+        (("evict", "01ARZ3NDEKTSV4RRFFQ69G5FAV"), 2),
+        (("observe", "--type", "context.outcome"), 2),
+        (("signal", ""), 2),
+        (("ask", ""), 2),
+        (("--json", "show", "01ARZ3NDEKTSV4RRFFQ69G5FAV"), 2),
+    ):
+        result = p.run(*args, code=code)
+        assert result.out == "" and result.err.count("\n") == 1, (args, result)
+        assert "Traceback" not in result.err
+    p.check()
+
+
+def test_recall_context_expand_feedback_signal_explain_ask(parity: Parity) -> None:
+    p = parity
+    p.run("remember", "Always use pnpm to install dependencies.", keep={"rule": first_id})
+    p.run("remember", "Run the linter with make lint before committing.", "--scope", "project")
+    found = p.run("recall", "how do I install dependencies?")  # the daemon's fast path
+    assert "pnpm" in found.out
+    p.run("--json", "recall", "how do I install dependencies?")
+    p.run("recall", "install dependencies", "--trace", "--limit", "2")
+    p.run("recall", "quantum chromodynamics lattice", code=0)
+    ctx = p.run("--json", "context", "--task", "install the dependencies and commit",
+                "--operation", "commit", keep={"app": lambda r: r.json()["resident"][0]
+                                                ["application_id"]})  # fmt: skip
+    assert ctx.json()["resident"], ctx
+    p.run("context", "--task", "install the dependencies", "--path", "src/app.py")
+    p.run("expand", Var("rule"))
+    p.run("--json", "expand", Var("rule"), "--task", "install")
+    p.run("feedback", Var("app"), "used-successfully")
+    p.run("feedback", Var("app"), "used-successfully")  # the same again: a no-op
+    p.run("--json", "feedback", Var("app"), "ignored")
+    p.run("signal", "In this repo, always run make test before pushing.")
+    p.run("--json", "signal", "Don't commit this time, just for now.")
+    p.run("signal", "Forget the rule about Fridays.", code=2)  # no clear match: candidates
+    p.run("signal", "Actually, use pnpm 10 to install dependencies.")
+    asked = p.run("ask", "how do I install dependencies?")
+    assert "pnpm" in asked.out
+    p.run("--json", "ask", "how do I install dependencies?")
+    p.run("ask", "what is the capital of Mongolia?", code=1)
+    p.run("explain")
+    p.run("--json", "explain")
+    p.check()
+
+
+def test_learning_observe_reflect_sweep_review_evict(parity: Parity) -> None:
+    p = parity
+    for session in ("s1", "s2", "s3"):
+        said = p.run("observe", "--success", "--task", "fix the flaky login test",
+                     "--note", "rerun the login test with --count 20 to see the flake",
+                     "--topic", "flaky tests", "--session", session, "--tool", "pytest",
+                     "--steps", "4")  # fmt: skip
+        assert said.out.startswith("observed "), said
+    p.run("observe", "--success", "--task", "fix the flaky login test", "--note",
+          "rerun the login test with --count 20 to see the flake", "--topic", "flaky tests",
+          "--session", "s1", "--tool", "pytest", "--steps", "4")  # fmt: skip
+    p.run("--json", "observe", "--failure", "--task", "deploy", "--deterministic",
+          "--command", "make test", "--session", "s4")  # fmt: skip
+    ran = p.run("reflect")
+    assert ran.out.startswith("admitted "), ran
+    p.run("--json", "reflect")
+    p.run("sweep")
+    p.run("--json", "sweep", "--if-due")
+    p.run("remember", "Write commit messages in the imperative.", keep={"rule": first_id})
+    p.run("evict", Var("rule"))
+    p.run("list", "--json")
+    p.run("unevict", Var("rule"))
+    transcript = p.file("talk.json", json.dumps([
+        {"role": "user", "content": "Please always write tests with pytest, never unittest."},
+        {"role": "assistant", "content": "Understood."},
+        {"role": "user", "content": "Our CI runs on GitHub Actions."},
+    ]))  # fmt: skip
+    stored = p.run("review", transcript, "--format", "messages")
+    assert "stored" in stored.out
+    p.run("--json", "review", transcript, "--format", "messages")  # again: idempotent
+    p.run("review", "-", "--format", "messages", stdin=b"[]")
+    ctx = p.run("--json", "context", "--task", "write the tests", keep={
+        "app": lambda r: (r.json()["resident"] + r.json()["manifest"])[0]["application_id"]
+    })  # fmt: skip
+    assert ctx.json()["resident"] + ctx.json()["manifest"]
+    p.run("observe", "--type", "context.outcome", "--application", Var("app"), "--outcome",
+          "used-successfully", "--session", "s5")  # fmt: skip
+    p.run("explain")
+    p.check()
+
+
+def test_export_import_ingest_status(parity: Parity) -> None:
+    p = parity
+    lines = "\n".join(json.dumps(x) for x in (
+        {"body": "The API lives in src/api.", "kind": "fact", "tags": ["layout"]},
+        {"body": "Deploys happen on Tuesdays.", "kind": "fact"},
+        {"body": "Prefer small pull requests.", "kind": "preference"},
+    )) + "\n"  # fmt: skip
+    source = p.file("items.jsonl", lines)
+    done = p.run("ingest", source)
+    assert "3" in done.out, done
+    p.run("--json", "ingest", source)  # a re-run adds nothing
+    p.run("ingest", p.file("bad.jsonl", '{"body": "ok"}\n{"body": 3}\n'), code=2)
+    exported = p.run("export")
+    assert exported.out.count("\n") >= 3
+    dump = {name: route.cli("export").out for name, route in p.routes.items()}
+    for name in p.routes:
+        path = p.routes[name].home / f"{p.routes[name].tenant}-dump.jsonl"
+        path.write_text(dump[name], encoding="utf-8")
+        p.vars[name]["dump"] = str(path)
+    p.run("import", Var("dump"))  # into the same tenant: nothing new
+    p.run("import", p.file("broken.jsonl", "not json\n"), code=2)
+    p.run("list")
+    p.check()
+    said = {name: route.cli("--json", "status") for name, route in p.routes.items()}
+    assert {r.code for r in said.values()} == {0}
+    shown = {name: _route_neutral(r.json()) for name, r in said.items()}
+    assert shown["local"]["counts"]["records"] == 3
+    assert shown["daemon"] == shown["local"] == shown["remote"], shown
+
+
+def _route_neutral(status: dict[str, Any]) -> dict[str, Any]:
+    """A status less what names the route itself: its kind, where it is, whether a
+    token is set, the store's file size (the server's is not the tenant's)."""
+    out = {k: v for k, v in status.items() if k not in ("provider", "location", "token_configured")}
+    out["counts"] = {k: v for k, v in status["counts"].items() if k != "bytes"}
+    return out
+
+
+# -- MCP: the real SDK client against a real `cairn mcp` on each route ------------------
+
+
+async def _mcp_session(route: Route) -> list[Any]:
+    """The same tool calls through one route's ``cairn mcp``: what each answered."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "cairn.cli.main", "--tenant", route.tenant, "mcp"],
+        env=route.subprocess_env(), cwd=str(route.repo),
+    )  # fmt: skip
+    seen: list[Any] = []
+
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = (await session.list_tools()).tools
+        seen.append(sorted((t.name, json.dumps(t.input_schema, sort_keys=True)) for t in tools))
+
+        async def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+            result = await session.call_tool(name, args)
+            text = "\n".join(getattr(c, "text", "") for c in result.content)
+            seen.append([name, result.is_error, text, result.structured_content])
+            return result.structured_content or {}
+
+        rule = await call("memory_store", {
+            "body": "Always use pnpm to install dependencies in this repository.",
+            "kind": "policy", "scope": "project", "stated_by_user": True,
+        })  # fmt: skip
+        rid = rule["record"]["id"]
+        await call("memory_store", {"body": "The staging database is pg-staging-2."})
+        await call("memory_store", {"body": "The staging database is pg-staging-2."})
+        await call("memory_store", {"body": "   "})
+        await call("memory_store", {"body": "x", "kind": "nonsense"})
+        await call("memory_store", {"body": "x", "surprise": 1})
+        await call("memory_store", {"body": "x", "scope": "project", "pinned": "yes"})
+        await call("memory_recall", {"query": "how do I install dependencies?"})
+        await call("memory_recall", {"query": "quantum chromodynamics lattice"})
+        await call("memory_recall", {"query": 7})
+        ctx = await call("memory_context", {"task": "install the dependencies"})
+        app_id = (ctx.get("resident", []) + ctx.get("manifest", []))[0]["application_id"]
+        await call("memory_context", {"task": "edit it", "paths": ["/elsewhere/x.py"]})
+        await call("memory_expand", {"record_id": rid})
+        await call("memory_expand", {"record_id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"})
+        await call("memory_feedback", {"application_id": app_id, "outcome": "used-successfully"})
+        await call("memory_feedback", {"application_id": app_id, "outcome": "used-successfully"})
+        await call("memory_feedback", {"application_id": app_id, "outcome": "great"})
+        await call("memory_ask", {"question": "how do I install dependencies?"})
+        await call("memory_ask", {"question": "what is the capital of Mongolia?"})
+        await call("memory_ask", {"question": ""})
+        await call("memory_correct", {"record_id": rid, "text": "Always use pnpm 9 here."})
+        await call("memory_correct", {"record_id": rid, "text": "Always use pnpm 9 here."})
+        await call("memory_correct", {"record_id": "nope", "text": "x"})
+        for uri in ("cairn://profile", "cairn://project/rules"):
+            found = await session.read_resource(uri)  # type: ignore[arg-type]
+            seen.append([uri, [getattr(c, "text", "") for c in found.contents]])
+        await call("memory_forget", {"record_id": rid})
+        await call("memory_forget", {"record_id": rid, "permanent": True})
+        await call("memory_recall", {"query": "how do I install dependencies?"})
+    return seen
+
+
+def test_every_mcp_tool_answers_alike_on_every_route(parity: Parity) -> None:
+    import asyncio
+
+    async def all_routes() -> dict[str, list[Any]]:
+        runs = [_mcp_session(r) for r in parity.routes.values()]
+        return dict(zip(parity.routes, await asyncio.gather(*runs), strict=True))
+
+    seen = asyncio.run(all_routes())
+    local = seen["local"]
+    names = [step[0] for step in local[1:] if isinstance(step, list)]
+    assert {n for n in names if n.startswith("memory_")} == {t for t, _ in local[0]}, names
+    errors = [step for step in local[1:] if step[0].startswith("memory_") and step[1]]
+    assert len(errors) == 10, errors  # the bad calls above, each refused
+    assert all(e[2].count("\n") == 0 and "Traceback" not in e[2] for e in errors), errors
+    for name in ("daemon", "remote"):
+        masks = parity.routes[name].masks
+        mine = parity.routes["local"].masks
+        for step, (a, b) in enumerate(zip(local, seen[name], strict=True)):
+            a_, b_ = mine.value(a), masks.value(b)
+            if not alike(a_, b_):
+                parity.failures.append(f"mcp step {step} {a[0]}:\n  local {a_!r}\n  {name} {b_!r}")
+    parity.check()
+
+
+# -- every request of the registry, through each route's provider ---------------------
+
+TRANSCRIPT = json.dumps([{"role": "user", "content": "Always write tests with pytest."}])
+
+# request -> its data, given the ids the route answered before; one for every request of
+# the registry (a request added without one fails below: add its sample here)
+SAMPLES: dict[type[Any], Callable[[dict[str, Any]], dict[str, Any]]] = {
+    c.RecallQuery: lambda v: {"query": "how do I install dependencies?"},
+    c.TaskQuery: lambda v: {"task": "install the dependencies"},
+    c.ExpandQuery: lambda v: {"record_id": v["rid"], "task": "install"},
+    c.ListQuery: lambda v: {"order": "newest", "limit": 5},
+    c.ShowQuery: lambda v: {"record_id": v["rid"]},
+    c.HistoryQuery: lambda v: {"record_id": v["rid"]},
+    c.JournalQuery: lambda v: {"newest_first": True, "limit": 3},
+    c.TombstonesQuery: lambda v: {},
+    c.ApplicationsQuery: lambda v: {"record_id": v["rid"]},
+    c.ExplainQuery: lambda v: {},
+    c.ExportQuery: lambda v: {},
+    lc.AskQuery: lambda v: {"question": "how do I install dependencies?"},
+    lc.TelemetryQuery: lambda v: {"runs": 2},
+    c.RememberRequest: lambda v: {"body": "Prefer small pull requests.", "tags": ["review"]},
+    c.StoreRequest: lambda v: {"body": "The API lives in src/api.", "kind": "fact"},
+    c.IngestRequest: lambda v: {
+        "items": [{"body": "Deploys are on Tuesdays."}, {"body": "CI runs on GitHub Actions."}],
+        "item_keys": ["i1", "i2"],
+    },
+    c.CorrectRequest: lambda v: {"record_id": v["rid"], "text": "Always use pnpm 9."},
+    c.ForgetRequest: lambda v: {"record_id": v["rid"]},
+    c.RestoreRequest: lambda v: {"record_id": v["rid"]},
+    c.EvictRequest: lambda v: {"record_id": v["rid"]},
+    c.PinRequest: lambda v: {"record_id": v["rid"]},
+    c.FeedbackRequest: lambda v: {"application_id": v["app"], "outcome": "used-successfully"},
+    c.SignalRequest: lambda v: {"text": "From now on, always use tabs in Makefiles."},
+    c.ImportRequest: lambda v: {"lines": v["export"], "source": "parity"},
+    c.RebuildRequest: lambda v: {},
+    lc.ObserveRequest: lambda v: {
+        "success": True,
+        "task": "fix the flaky test",
+        "note": "rerun it twenty times",
+        "session_id": "s1",
+    },
+    lc.ReflectRequest: lambda v: {},
+    lc.SweepRequest: lambda v: {},
+    lc.ReviewRequest: lambda v: {"transcript": TRANSCRIPT, "format": "messages"},
+    lc.DeltaRequest: lambda v: {
+        "op": "create",
+        "statement": "Flaky tests: rerun them.",
+        "title": "flaky tests",
+    },
+}
+
+
+def _providers(routes: Routes, tenant: str) -> Iterator[tuple[str, Any]]:
+    from cairn.cli.app import open_memory
+    from cairn.config import resolve_config
+    from cairn.daemon.client import find_daemon
+
+    for name, home in (("local", routes.local_home), ("daemon", routes.daemon_home),
+                       ("remote", routes.remote_home)):  # fmt: skip
+        daemon = find_daemon(home, None) if name == "daemon" else None
+        assert (daemon is not None) == (name == "daemon")
+        provider = open_memory(resolve_config(home, None), home, tenant, "default", daemon=daemon)
+        try:
+            yield name, provider
+        finally:
+            provider.close()
+
+
+def test_every_request_of_the_registry_is_served_alike_on_every_route(
+    routes: Routes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = [r.request.__name__ for r in registry.ROUTES if r.request not in SAMPLES]
+    assert not missing, f"no sample for {missing}: add one to SAMPLES"
+    bound = routes.bind()
+    tenant = bound["local"].tenant
+    monkeypatch.setenv(TOKEN_ENV, bound["remote"].env[TOKEN_ENV])
+    seen: dict[str, list[Any]] = {}
+    for name, provider in _providers(routes, tenant):
+        made = provider.apply(c.RememberRequest(
+            body="Always use pnpm to install dependencies.", idempotency_key="setup"
+        ))  # fmt: skip
+        ids: dict[str, Any] = {"rid": made.record.id}
+        ids["export"] = provider.query(c.ExportQuery()).lines
+        ctx = provider.query(c.TaskQuery(task="install the dependencies"))
+        ids["app"] = ctx.resident[0].application_id
+        answers: list[Any] = []
+        for route in registry.ROUTES:
+            for tag in route.names:
+                data = {route.tag: tag, **SAMPLES[route.request](ids)}
+                if route.kind == "apply":
+                    data["idempotency_key"] = f"parity-{tag}"
+                request = route.request.model_validate(data)
+                call = provider.query if route.kind == "query" else provider.apply
+                try:
+                    answer = call(request)
+                except CairnError as exc:
+                    answers.append([tag, type(exc).__name__, str(exc)])
+                    continue
+                assert isinstance(answer, route.answer), (name, tag, answer)
+                answers.append([tag, type(answer).__name__, answer.model_dump(mode="json")])
+        seen[name] = answers
+    refused = [a for a in seen["local"] if isinstance(a[2], str)]
+    assert not refused, refused  # every sample is served, none refused
+    served = {a[0] for a in seen["local"]}
+    assert served == set(registry.QUERIES) | set(registry.MUTATIONS)
+    masks = {name: Masks(()) for name in seen}
+    for name in ("daemon", "remote"):
+        for a, b in zip(seen["local"], seen[name], strict=True):
+            a_, b_ = masks["local"].value(a), masks[name].value(b)
+            assert alike(a_, b_), f"{a[0]}:\n  local {a_!r}\n  {name} {b_!r}"
