@@ -75,3 +75,16 @@ def test_store_many_with_keys_stores_only_what_is_missing(mem: Memory) -> None:
     first = mem.store_many(items[:4], keys=keys[:4])
     second = mem.store_many(items, keys=keys)  # an interrupted run, started again
     assert len(first) == 4 and len(second) == 2 and len(mem.list()) == 6
+
+
+def test_a_bulk_write_commits_a_chunk_at_a_time(mem: Memory) -> None:
+    """Each chunk is its own transaction, so the writer lock is let go between chunks and
+    other requests (another tenant's recall, a health check) get their turn."""
+    from cairn.services.writes import COMMIT_ITEMS
+
+    records = mem.provider.ports.records  # type: ignore[attr-defined]
+    before = records.feed_position().seq
+    n = 2 * COMMIT_ITEMS + 7
+    stored = mem.store_many([MemoryInput(body=f"bulk note {i}") for i in range(n)])
+    assert len(stored) == n and len(mem.list(limit=10_000)) == n
+    assert records.feed_position().seq - before == 3  # three transactions, not one
