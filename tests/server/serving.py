@@ -74,10 +74,10 @@ class Server:
         """The server's tokens where ``cairn token`` keeps them: its database's for a
         store on PostgreSQL, else the home's tokens.json."""
         if self._tokens is None:
-            from cairn.config import parse_config
+            from cairn.config import parse_config, with_environment
             from cairn.server.tokens import open_tokens
 
-            config = parse_config(self.settings)
+            config = with_environment(parse_config(self.settings))  # CAIRN_DATABASE_URL
             self._tokens = open_tokens(config, tokens_path(self.home), explicit=False)
         return self._tokens[0]
 

@@ -218,8 +218,8 @@ def test_a_backup_restored_into_another_database_is_served(
     dump = tmp_path / "cairn.dump"
     pg.tool("pg_dump", "--format=custom", f"--schema={schema}", f"--file={dump}", pg.url)
     restored_db = f"restored_{uuid.uuid4().hex[:8]}"
-    pg.tool("psql", "-v", "ON_ERROR_STOP=1", "-c", f"CREATE DATABASE {restored_db}", pg.url)
     restored_url = pg.url.replace("/postgres?", f"/{restored_db}?")
+    pg.tool("createdb", f"--maintenance-db={pg.url}", restored_db)
     pg.tool("psql", "-v", "ON_ERROR_STOP=1", "-c", "CREATE EXTENSION vector", restored_url)
     pg.tool("pg_restore", "--exit-on-error", f"--dbname={restored_url}", str(dump))
     config = {"memory": {"store": {"url": restored_url, "postgresSchema": schema}}}
@@ -233,6 +233,36 @@ def test_a_backup_restored_into_another_database_is_served(
             wrote = http.post("/v1/apply", json=body)
             assert wrote.status_code == 200 and wrote.json()["created"]
         assert len(_records(served, token)) == 3
+    finally:
+        served.close_tokens()
+        served.stop()
+
+
+def test_a_tenant_exported_and_imported_into_another_store_is_served(
+    tmp_path: Path, pg: FaultPostgres, schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cli_runner import TEST_CONFIG, run_cairn
+
+    monkeypatch.setenv("CAIRN_DATABASE_URL", pg.url)  # the URL from the environment
+    homes = {}
+    for name, where in (("old", schema), ("new", f"{schema}_copy")):
+        homes[name] = tmp_path / name
+        homes[name].mkdir()
+        text = TEST_CONFIG + f"  store:\n    postgresSchema: {where}\n"
+        (homes[name] / "config.yaml").write_text(text, encoding="utf-8")
+    wrote = run_cairn(homes["old"], "--tenant", "acme", "remember", "we release on tuesdays")
+    assert wrote.returncode == 0, wrote.stderr
+    exported = run_cairn(homes["old"], "--tenant", "acme", "export", str(tmp_path / "acme.jsonl"))
+    assert exported.returncode == 0, exported.stderr
+    imported = run_cairn(homes["new"], "--tenant", "acme", "import", str(tmp_path / "acme.jsonl"))
+    assert imported.returncode == 0, imported.stderr
+    copy = {"memory": {"store": {"postgresSchema": f"{schema}_copy"}}}
+    served = Server.start(homes["new"], config=copy)
+    try:
+        with served.client(served.token("acme")) as http:
+            found = http.post("/v1/query", json={"view": "recall", "query": "when do we release"})
+            assert found.status_code == 200
+            assert found.json()["memories"][0]["record"]["body"] == "we release on tuesdays"
     finally:
         served.close_tokens()
         served.stop()
