@@ -266,3 +266,49 @@ def test_a_tenant_exported_and_imported_into_another_store_is_served(
     finally:
         served.close_tokens()
         served.stop()
+
+
+def test_a_rolling_restart_of_two_servers_after_migrate_fails_no_request(
+    servers: list[Server], pg: FaultPostgres, schema: str, tmp_path: Path
+) -> None:
+    """The upgrade order of docs/operating.md: migrate first, then restart the servers one
+    at a time, the clients going to whichever node is ready (a load balancer's job)."""
+    from cli_runner import TEST_CONFIG, run_cairn
+
+    home = tmp_path / "operator"
+    home.mkdir()
+    text = TEST_CONFIG + f"  store:\n    url: '{pg.url}'\n    postgresSchema: {schema}\n"
+    (home / "config.yaml").write_text(text, encoding="utf-8")
+    assert run_cairn(home, "migrate").returncode == 0
+    token = servers[0].token("rolling")
+    statuses: list[int] = []
+    written: list[str] = []
+
+    def through_a_ready_node(n: int) -> None:
+        for server in servers:
+            try:
+                if httpx.get(f"{server.url}/readyz", timeout=5).status_code != 200:
+                    continue
+                with server.client(token) as http:
+                    body = {"mutation": "store", "idempotency_key": f"r{n}", "body": f"roll {n}"}
+                    reply = http.post("/v1/apply", json=body)
+            except httpx.HTTPError:
+                continue  # this node went away between the check and the call: the next
+            statuses.append(reply.status_code)
+            written.append(f"roll {n}")
+            return
+        statuses.append(0)
+
+    n = 0
+    for i, old in enumerate(list(servers)):
+        for _ in range(5):
+            through_a_ready_node(n := n + 1)
+        assert old.stop() == 0  # SIGTERM: graceful
+        for _ in range(5):
+            through_a_ready_node(n := n + 1)  # the other node serves meanwhile
+        old.close_tokens()
+        servers[i] = Server.start(old.home, config=old.settings)
+    for _ in range(5):
+        through_a_ready_node(n := n + 1)
+    assert statuses == [200] * n
+    assert sorted(r["body"] for r in _records(servers[0], token)) == sorted(written)
