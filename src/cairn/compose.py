@@ -107,6 +107,7 @@ def open_provider(
     reranker: Reranker | None = None,
     clock: Callable[[], datetime] = utc_now,
     markdown: bool | None = None,
+    long_running: bool = False,
 ) -> LocalProvider | RemoteProvider:
     """The engine on the configured store, as a provider bound to ``tenant``; or the
     configured server (``memory.remote``), and then nothing local is opened or read.
@@ -133,7 +134,9 @@ def open_provider(
     else:
         if url is not None:
             path = Path(url.removeprefix("sqlite:///"))
-        records, index, folder, describe = _open_sqlite(config, path, home, embedder)
+        records, index, folder, describe = _open_sqlite(
+            config, path, home, embedder, long_running=long_running
+        )
     notice = first_run_notice(home, config)
     if notice:  # once per home: the LLM features cost money; say which and how to stop
         print(notice, file=sys.stderr)
@@ -211,7 +214,7 @@ def _check_embedder(records: RecordStore, embedder: Embedder, location: str) -> 
 
 
 def _open_sqlite(
-    config: Config, path: Path | None, home: Path, embedder: Embedder
+    config: Config, path: Path | None, home: Path, embedder: Embedder, *, long_running: bool
 ) -> tuple[RecordStore, SearchIndex, Path, dict[str, Any]]:
     db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
     check_database_path(db_path)
@@ -222,6 +225,7 @@ def _open_sqlite(
         dim=embedder.dim,
         graphs_beside=db_path,
         ann_threshold=config.memory.store.annThreshold,
+        background_builds=long_running,  # a server's: its other tenants never wait
     )
     return records, index, db_path.parent, {"backend": "sqlite", "location": str(db_path)}
 

@@ -54,7 +54,7 @@ def open_engine(config: Config, home: Path, path: Path | None = None) -> LocalPr
             "memory.remote.endpoint is set: this home uses another server, so it has no"
             " store to serve (unset it in the server's config)"
         )
-    engine = open_provider(config, path=path, home=home, markdown=False)
+    engine = open_provider(config, path=path, home=home, markdown=False, long_running=True)
     assert isinstance(engine, LocalProvider)  # no remote is configured
     return engine
 
