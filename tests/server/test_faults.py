@@ -144,12 +144,16 @@ def test_a_postgresql_restart_under_eight_clients_on_two_servers(
         if back[0] <= start < back[0] + LOAD_SECONDS or start >= back[1]
     ]
     failed_after = [call for call in after if call[1] != 200]
+    acknowledged = {k: v for c in clients for k, v in c.acknowledged.items()}
+    print(  # the figures of docs/reliability.md (pytest -s shows them)
+        f"\nrestart under load: {len(during)} requests before it was back, of which"
+        f" {sum(1 for s in during if s != 200)} failed; {len(after)} after the two restarts,"
+        f" {len(failed_after)} failed; {len(acknowledged)} acknowledged writes"
+    )
     assert len(after) >= 16, "the load went on after each restart"
     assert failed_after == [], f"{len(failed_after)} of {len(after)} requests failed after"
     assert health == [200, 200]  # a load balancer keeps both nodes once it is back
     assert any(status != 200 for status in during), "the restart was felt while it lasted"
-
-    acknowledged = {k: v for c in clients for k, v in c.acknowledged.items()}
     for server in servers:  # nothing lost, nothing twice, the same through either host
         bodies = [r["body"] for r in _records(server, token)]
         assert len(bodies) == len(set(bodies)), "a retried key stored twice"
