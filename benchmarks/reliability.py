@@ -1,7 +1,9 @@
-"""The reliability harness, full or quick: SIGKILLs, concurrent load, cross-tenant attacks.
+"""The reliability harness, full or quick: SIGKILLs, concurrent load, cross-tenant attacks,
+faults of the disk and the file.
 
     python benchmarks/reliability.py                    # quick: what CI runs (a few minutes)
     python benchmarks/reliability.py --full --json docs/reliability-full.json
+    python benchmarks/reliability.py --only-faults --json docs/reliability-faults.json
 
 Everything runs the real thing on real files: the `cairn` command and worker processes on
 the public API, each on a home folder under ``--workdir`` (a temporary folder by default).
@@ -14,7 +16,9 @@ Full mode
               purges, rebuild)
     load      4 writers + 4 readers for 60 s (hashing), then 20 s on the real model
     attacks   the cross-tenant attack list once
-Quick mode: 30 kills, 4 on the real model, 10 s of load, the attacks.
+    faults    a full disk (a real tmpfs), a read-only home (a read-only bind mount), flipped
+              bytes, an empty and a foreign file, dates out of range, privacy (faults.py)
+Quick mode: 30 kills, 4 on the real model, 10 s of load, the attacks, the faults.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[0] = str(ROOT / "tests")  # the harness package, ahead of this script's folder
 
 from reliability.attacks import run_attacks  # noqa: E402
+from reliability.faults import run_faults  # noqa: E402
 from reliability.harness import PROBLEMS, Tally  # noqa: E402
 from reliability.kills import run_kills  # noqa: E402
 from reliability.load import run_load  # noqa: E402
@@ -79,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-real", action="store_true", help="skip the real-model part")
     parser.add_argument("--only-real", action="store_true",
                         help="only the real-model part (its kills and its load)")
+    parser.add_argument("--only-faults", action="store_true",
+                        help="only the faults of the disk and the file")
     args = parser.parse_args(argv)
     plan = FULL if args.full else QUICK
     with tempfile.TemporaryDirectory(prefix="cairn-reliability-") as tmp:
@@ -95,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
+    if args.only_faults:
+        return _faults_only(work, started)
     tallies = {} if args.only_real else run_kills(
         work / "kills", plan["kills"], seed=args.seed, scale=plan["scale"],
         sample=plan["sample"], progress=_log)
@@ -119,6 +128,11 @@ def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str
     for load in loads.values():
         total.merge(load.tally)
     total.merge(attacks.tally)
+    faults = None
+    if not args.only_real:
+        _log("faults of the disk and the file")
+        faults = run_faults(work / "faults")
+        total.merge(faults.tally)
     problems = {kind: len(messages) for kind, messages in total.problems.items()}
     return {
         "seed": args.seed,
@@ -127,6 +141,7 @@ def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str
         "kills": {name: t.as_dict() for name, t in tallies.items()},
         "load": {name: load.as_dict() for name, load in loads.items()},
         "attacks": attacks.as_dict(),
+        "faults": faults.as_dict() if faults is not None else None,
         "totals": {
             "kills": sum(t.kills for t in tallies.values()),
             "acknowledged_writes": sum(t.acknowledged for t in tallies.values()),
@@ -142,7 +157,39 @@ def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str
     }
 
 
+def _faults_only(work: Path, started: float) -> dict[str, Any]:
+    _log("faults of the disk and the file")
+    faults = run_faults(work / "faults")
+    problems = {kind: len(messages) for kind, messages in faults.tally.problems.items()}
+    return {
+        "machine": f"{platform.machine()}, {platform.python_version()}, {platform.system()}",
+        "seconds": round(time.monotonic() - started, 1),
+        "faults": faults.as_dict(),
+        "totals": {
+            **{f"problems_{kind}": n for kind, n in problems.items()},
+            "problems": sum(problems.values()),
+            "messages": faults.tally.failures()[:100],
+        },
+    }
+
+
+FAULT_COLUMNS = ("commands", "true_words", "memories_kept", "repaired", "untouched",
+                 "restored_from_markdown", "left_byte_for_byte", "said_once",
+                 "new_home_loose", "old_home_loose", "other_user_read")
+
+
+def _render_faults(faults: dict[str, Any]) -> str:
+    rows = [[name, *(figures.get(c, "") for c in FAULT_COLUMNS), figures.get("skipped", "")]
+            for name, figures in faults["cases"].items()]
+    return _table(rows, ["fault", *FAULT_COLUMNS, "skipped"])
+
+
 def _render(report: dict[str, Any]) -> str:
+    if "kills" not in report:
+        return "\n".join([f"cairn reliability, faults only, {report['seconds']} s on"
+                          f" {report['machine']}", "", _render_faults(report["faults"]), "",
+                          f"problems: {report['totals']['problems']}",
+                          *(f"  {m[:300]}" for m in report["totals"]["messages"][:20])])
     kills = report["kills"]
     rows = [[name, *(t[c] for c in KILL_COLUMNS), sum(t["problems"].values())]
             for name, t in kills.items()]
@@ -164,6 +211,8 @@ def _render(report: dict[str, Any]) -> str:
                f" {attacks['own_copy']} acted on the attacker's own copy;"
                f" cross-tenant reads {attacks['cross_tenant_reads']},"
                f" writes {attacks['cross_tenant_writes']}")
+    if report.get("faults"):
+        out += ["", _render_faults(report["faults"]), ""]
     totals = report["totals"]
     out.append("problems: " + ", ".join(f"{k} {totals[f'problems_{k}']}" for k in PROBLEMS))
     for message in totals["messages"][:20]:

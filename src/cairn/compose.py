@@ -18,12 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from cairn.adapters.embedding import Embedder
 from cairn.adapters.llm import ChatModel, chat_model
+from cairn.compose_postgres import migration_plan as migration_plan
+from cairn.compose_postgres import open_postgres
+from cairn.compose_postgres import open_records as open_records
 from cairn.config import Config, default_home, parse_config, resolve_config
 from cairn.engine.director import stored_rank
 from cairn.engine.entities import extract_entity_keys
 from cairn.engine.recall.pipeline import MemoryRecall
 from cairn.engine.recall.rerank import Reranker
-from cairn.errors import ConfigError, InvalidInput
+from cairn.errors import ConfigError, InvalidInput, StoreUnusable
+from cairn.homes import make_private
 from cairn.identifiers import check_name
 from cairn.provider.learning import LearningServices
 from cairn.provider.local import LocalProvider, Ports, Services
@@ -125,17 +129,21 @@ def open_provider(
             tenant=None if tenant == "default" else tenant,
             agent=None if agent == "default" else agent,
         )
+    private_home = home  # the folder cairn keeps private: the home, or the file's own
     home = home or default_home()
     if embedder is None:
         embedder = make_embedder(config)
     url = config.memory.store.url
     if url is not None and not url.startswith("sqlite:///"):
-        records, index, folder, describe = _open_postgres(config, url, home, embedder)
+        make_private(private_home or home)
+        records, index, folder, describe = open_postgres(
+            config, url, home, embedder, _check_embedder
+        )
     else:
         if url is not None:
             path = Path(url.removeprefix("sqlite:///"))
         records, index, folder, describe = _open_sqlite(
-            config, path, home, embedder, long_running=long_running
+            config, path, home, embedder, private_home=private_home, long_running=long_running
         )
     notice = first_run_notice(home, config)
     if notice:  # once per home: the LLM features cost money; say which and how to stop
@@ -213,12 +221,64 @@ def _check_embedder(records: RecordStore, embedder: Embedder, location: str) -> 
         raise InvalidInput(mixed_embedders(location, stored, embedder.model_id))
 
 
+def sqlite_store(config: Config, home: Path) -> Path:
+    """The SQLite file this config and home keep memory in; InvalidInput for a store that
+    is not a local SQLite file (a server, PostgreSQL)."""
+    url = config.memory.store.url
+    if config.memory.remote.endpoint is not None or (
+        url is not None and not url.startswith("sqlite:///")
+    ):
+        raise InvalidInput("this home's memory is not a local SQLite file (memory.store.url,"
+                           " memory.remote): check it where it is served")  # fmt: skip
+    found = Path(url.removeprefix("sqlite:///")) if url else None
+    return Path(found or config.memory.store.path or home / "memory.db").expanduser()
+
+
+def check_sqlite(config: Config, home: Path) -> tuple[Path, list[Any]]:
+    """``cairn doctor``: the file and every finding of :func:`cairn.repair.check` on it."""
+    from cairn.repair import check
+
+    path = sqlite_store(config, home)
+    return path, check(path)
+
+
+def repair_sqlite(config: Config, home: Path, *, embedder: Embedder | None = None) -> Any:
+    """``cairn doctor --repair``: :func:`cairn.repair.repair_store` on this home's file."""
+    from cairn.repair import repair_store
+
+    def fresh(path: Path) -> LocalProvider:
+        provider = open_provider(
+            config, path=path, home=home, markdown=False, embedder=embedder or make_embedder(config)
+        )
+        assert isinstance(provider, LocalProvider)
+        return provider
+
+    return repair_store(sqlite_store(config, home), fresh)
+
+
+def _made_private(home: Path, db_path: Path, *, existed: bool) -> None:
+    """The home and the store's files private (once the file is known to be a store:
+    another program's file is left as it is); said, once (then they are), when a store
+    that others could read was there already, silently for a new one."""
+    notice = make_private(home, db_path)
+    if notice is not None and existed:
+        log.warning("cairn: %s", notice)
+
+
 def _open_sqlite(
-    config: Config, path: Path | None, home: Path, embedder: Embedder, *, long_running: bool
+    config: Config,
+    path: Path | None,
+    home: Path,
+    embedder: Embedder,
+    *,
+    private_home: Path | None = None,
+    long_running: bool = False,
 ) -> tuple[RecordStore, SearchIndex, Path, dict[str, Any]]:
     db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
     check_database_path(db_path)
+    existed = db_path.exists()
     records = SqliteRecordStore(db_path, rank_hint=stored_rank)
+    _made_private(private_home or db_path.parent, db_path, existed=existed)
     _check_embedder(records, embedder, str(db_path))
     index = InProcessSearchIndex(
         records,
@@ -228,70 +288,6 @@ def _open_sqlite(
         background_builds=long_running,  # a server's: its other tenants never wait
     )
     return records, index, db_path.parent, {"backend": "sqlite", "location": str(db_path)}
-
-
-def open_records(config: Config, *, connections: int = 1) -> RecordStore:
-    """The configured PostgreSQL store's record store alone (no embedder, no index), for
-    operator commands: ``cairn token``, ``cairn migrate``. Opening it migrates."""
-    url = config.memory.store.url
-    if url is None or url.startswith("sqlite:///"):
-        raise InvalidInput("memory.store.url does not name a PostgreSQL store")
-    try:
-        from cairn.storage.postgres import PostgresRecordStore
-    except ImportError as exc:
-        raise ConfigError(
-            "memory.store.url: PostgreSQL needs the postgres extra"
-            f" (pip install 'cairn-memory[postgres]'): {exc}"
-        ) from None
-    store = config.memory.store
-    return PostgresRecordStore(
-        url,
-        schema=store.postgresSchema,
-        max_connections=connections,
-        pool_timeout=store.poolTimeoutSeconds,
-        lock_timeout=store.lockTimeoutSeconds,
-    )
-
-
-def migration_plan(config: Config) -> list[str]:
-    """What opening the configured PostgreSQL store would change, changing nothing."""
-    url = config.memory.store.url
-    if url is None or url.startswith("sqlite:///"):
-        raise InvalidInput("memory.store.url does not name a PostgreSQL store")
-    from cairn.storage.postgres.database import pending_changes
-
-    return pending_changes(url, config.memory.store.postgresSchema)
-
-
-def _open_postgres(
-    config: Config, url: str, home: Path, embedder: Embedder
-) -> tuple[RecordStore, SearchIndex, Path, dict[str, Any]]:
-    try:
-        from cairn.storage.postgres import PostgresRecordStore, PostgresSearchIndex
-        from cairn.storage.postgres.database import describe_url
-    except ImportError as exc:
-        raise ConfigError(
-            "memory.store.url: PostgreSQL needs the postgres extra"
-            f" (pip install 'cairn-memory[postgres]'): {exc}"
-        ) from None
-    store = config.memory.store
-    records = PostgresRecordStore(
-        url,
-        schema=store.postgresSchema,
-        rank_hint=stored_rank,
-        max_connections=store.poolSize,
-        pool_timeout=store.poolTimeoutSeconds,
-        lock_timeout=store.lockTimeoutSeconds,
-    )
-    location = f"{describe_url(url)} (schema {store.postgresSchema})"
-    _check_embedder(records, embedder, location)
-    try:
-        index = PostgresSearchIndex(records, dim=embedder.dim, ann_threshold=store.annThreshold)
-    except BaseException:
-        records.close()
-        raise
-    describe = {"backend": "postgresql", "location": location, "versions": records.db.versions}
-    return records, index, home, describe
 
 
 def assemble(
@@ -355,9 +351,12 @@ def assemble(
     provider = LocalProvider(services, tenant=tenant, agent=agent)
     projections.attach(provider)
     purges.add_step(projections.purge)
-    _link_pending(records, config)
-    for warning in purges.finish():  # a permanent forget interrupted by a kill
-        log.warning("%s", warning)
+    try:
+        _link_pending(records, config)
+        for warning in purges.finish():  # a permanent forget interrupted by a kill
+            log.warning("%s", warning)
+    except StoreUnusable as exc:  # a read-only store or a full disk: they wait, reads go on
+        log.info("pending work waits for a writable store: %s", exc)
     return provider
 
 
@@ -473,7 +472,7 @@ def _learning_layer(
         ),
         sweeper=Sweeper(records, journal, config, learning, clock),
         review=Review(records, journal, writes, recall, config, llm),
-        deltas=Deltas(records, journal),
+        deltas=Deltas(records, journal, config.memory.secrets),
         telemetry=telemetry,
         llm=llm,
         records=records,

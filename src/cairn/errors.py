@@ -7,8 +7,13 @@ CairnError                 every error cairn raises on purpose
 ├── Conflict               the request is well-formed but refused by policy
 │                          (e.g. an inferred change to an explicit record)
 └── StorageError           the database could not do what was asked
-    └── StorageUnavailable the database cannot be reached now (restarting, out of
-                           connections, a lock not granted in time): try again soon
+    ├── StorageUnavailable the database cannot be reached now (restarting, out of
+    │                      connections, a lock not granted in time): try again soon
+    └── StoreUnusable      the store's file or disk refuses: nothing was changed, and the
+        │                  message says what to do (CLI exit 2)
+        ├── DiskFull       the disk holding the store is full
+        ├── ReadOnlyStore  the store cannot be written here (reads still work)
+        └── DamagedStore   the file is damaged or cut short (``cairn doctor``)
 """
 
 from __future__ import annotations
@@ -47,3 +52,19 @@ class StorageUnavailable(StorageError):
     def __init__(self, message: str, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+
+
+class StoreUnusable(StorageError):
+    """The store's file or disk refuses the request; nothing was changed."""
+
+
+class DiskFull(StoreUnusable):
+    """The disk holding the store is full."""
+
+
+class ReadOnlyStore(StoreUnusable):
+    """The store is read-only here (a read-only file, folder or file system)."""
+
+
+class DamagedStore(StoreUnusable):
+    """The store's file is damaged, cut short or empty."""

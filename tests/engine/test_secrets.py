@@ -342,3 +342,53 @@ def test_a_secret_in_any_surroundings_does_not_survive(
     text, _, value = case
     out, kinds = redact(f"{before}\n{text}\n{after}")
     assert value not in out and kinds
+
+
+# Exactly what is cut: the value, never the key, the command or the sentence around it.
+EXACT = [
+    ("the wifi password for the office is Blue-Falcon-77, ask me",
+     "the wifi password for the office is [REDACTED:password], ask me"),
+    ("machine api.example.com login dana password Tr0ub4dor&3",
+     "machine api.example.com login dana password [REDACTED:password]"),
+    ("Authorization: Basic " + "ZGFuYTpUcjB1YjRkb3ImMw==",
+     "Authorization: Basic [REDACTED:basic-auth]"),
+    ('{"auths": {"r.io": {"auth": "' + "ZGFuYTpUcjB1YjRkb3ImMw==" + '"}}}',
+     '{"auths": {"r.io": {"auth": "[REDACTED:docker-auth]"}}}'),
+    ("//registry.npmjs.org/:_authToken=" + "tok-81bd2f9a77c4",
+     "//registry.npmjs.org/:_authToken=[REDACTED:token]"),
+    ("mysql -u root -pS3cr3tPw shop", "mysql -u root -p[REDACTED:password] shop"),
+    ("curl -u ci:Tr0ub4dor&3 https://x.io", "curl -u ci:[REDACTED:password] https://x.io"),
+    ("Password=Tr0ub4dor&3;Database=crm", "Password=[REDACTED:password];Database=crm"),
+    ("密码是 Tr0ub4dor&3，别外传", "密码是 [REDACTED:password]，别外传"),
+    ("ｐａｓｓｗｏｒｄ＝ｓ３ｃｒｅｔ９９", "ｐａｓｓｗｏｒｄ＝[REDACTED:password]"),
+    ("pass\u200bword=s3cret99", "pass\u200bword=[REDACTED:password]"),
+    ("set the root pw to falcon-river-33 on all boxes",
+     "set the root pw to [REDACTED:password] on all boxes"),
+    ("env:\n  - name: DB_PASSWORD\n    value: Tr0ub4dor&3",
+     "env:\n  - name: DB_PASSWORD\n    value: [REDACTED:password]"),
+    (("AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2)[:74] + " is mine",
+     "[REDACTED:age-secret-key] is mine"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "expected"), EXACT)
+def test_exactly_the_value_is_cut(text: str, expected: str) -> None:
+    assert redact(text)[0] == expected
+
+
+NOT_SECRETS = [
+    "docker run -p 8080:80 nginx",
+    "mysql -u app -p",
+    "The password is case-sensitive.",
+    "The access token is short-lived; the refresh token is long-lived.",
+    "-----BEGIN PRIVATE KEY----- is the header of a PKCS#8 key.",
+    "STRIPE_SECRET_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxx",
+    "Authorization: Basic auth is disabled here",
+    "pass the --token flag to the CLI",
+    'secret_arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod-db-AbCdEf"',
+]
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_lookalikes_are_left_alone(text: str) -> None:
+    assert redact(text) == (text, [])

@@ -206,6 +206,8 @@ PROBLEMS = (
     "rebuild",  # a killed rebuild did not leave the old state
     "leaked",  # bytes of a permanently forgotten body in a file after reopening
     "tracebacks",  # a traceback in any process's output
+    "words",  # a fault said in wrong words: "internal error", a traceback, the wrong exit
+    "private",  # a file of a home that another user could read
     "errors",  # any other unexpected failure (an exit code, an exception)
 )
 

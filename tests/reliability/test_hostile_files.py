@@ -1,9 +1,5 @@
 """A home or database file that is not what cairn expects: one error line, never a
-traceback, and nothing written to a file that is not cairn's.
-
-The case marked xfail is a defect of the storage layer (it writes cairn's tables into
-another application's database); its mark names what is wrong.
-"""
+traceback, and nothing written to a file that is not cairn's."""
 
 from __future__ import annotations
 
@@ -149,17 +145,13 @@ def test_a_damaged_database_gives_one_line_not_a_traceback(
         assert result.exception is None or isinstance(result.exception, SystemExit), (
             f"{argv}: {result.exception!r}"
         )
-        assert result.exit_code in (1, 2), result.stderr
+        assert result.exit_code == 2, result.stderr
         _assert_one_line(result.stderr)
+        assert "is damaged" in result.stderr and "cairn doctor" in result.stderr
     with pytest.raises(CairnError), Memory.open(home / "memory.db", HASHING) as mem:
         mem.recall("zebrafinches")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="storage: an SQLite file of another application is migrated in place (cairn adds"
-    " its tables to it) instead of being refused as not a cairn database",
-)
 def test_another_applications_database_is_refused_and_left_alone(tmp_path: Path) -> None:
     home = _home(tmp_path)
     db = home / "memory.db"
@@ -171,11 +163,15 @@ def test_another_applications_database_is_refused_and_left_alone(tmp_path: Path)
     assert db.read_bytes() == before
 
 
-def test_an_empty_file_becomes_a_new_store(tmp_path: Path) -> None:
+def test_an_empty_file_is_refused_not_taken_for_a_new_store(tmp_path: Path) -> None:
     home = _home(tmp_path)
     (home / "memory.db").write_bytes(b"")
-    assert invoke(home, "remember", "kept").exit_code == 0
-    assert "kept" in invoke(home, "list").stdout
+    for argv in (["remember", "kept"], ["list"], ["export"]):
+        result = invoke(home, *argv)
+        assert result.exit_code == 2, (argv, result.stderr)
+        _assert_one_line(result.stderr)
+        assert "is empty (0 bytes)" in result.stderr and "cairn doctor" in result.stderr
+    assert (home / "memory.db").read_bytes() == b""
 
 
 def test_a_garbage_wal_file_loses_nothing(tmp_path: Path) -> None:

@@ -169,6 +169,16 @@ def open_memory(
     )
 
 
+def doctor(app: App, *, repair: bool) -> tuple[Path, list[Any], Any]:
+    """The store's file, the findings of its checks, and (``repair`` when a check failed)
+    what the repair did (:func:`cairn.compose.check_sqlite`, ``repair_sqlite``)."""
+    from cairn.compose import check_sqlite, repair_sqlite
+
+    path, findings = check_sqlite(app.config(), app.home)
+    broken = not all(f.ok for f in findings)
+    return path, findings, repair_sqlite(app.config(), app.home) if repair and broken else None
+
+
 def _load_model(home: Path, config_path: str | None) -> Embedder | None:
     """The configured embedding model, loaded (None: let the provider build its own — the
     hashing embedder, a remote store, or any failure, which the provider then reports)."""

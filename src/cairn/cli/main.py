@@ -7,9 +7,10 @@ every command:
 - global options (``--home``, ``--json``, ``--tenant``, ``--agent``, ``--config``) go
   before or after the command name;
 - an error is one line on stderr (under ``--json``, one JSON object
-  ``{"error": ..., "code": ...}``); exit 2 means bad input and that nothing changed,
-  exit 1 any other failure; after a committed change a problem with a derived file is a
-  warning and the exit code is 0;
+  ``{"error": ..., "code": ...}``); exit 2 means bad input, or a store that cannot take
+  the request (a full disk, a read-only or damaged file: the line says which and what to
+  do), and that nothing changed; exit 1 any other failure; after a committed change a
+  problem with a derived file is a warning and the exit code is 0;
 - a closed pipe (``cairn export | head -1``) ends quietly.
 """
 
@@ -48,6 +49,7 @@ COMMAND_MODULES = {
     "sync": "store",
     "journal": "store",
     "status": "store",
+    "doctor": "doctor",
     "recall": "tasks",
     "context": "tasks",
     "expand": "tasks",
@@ -171,7 +173,7 @@ def _fail(message: str, code: int, as_json: bool) -> int:
 
 def run(args: list[str] | None = None) -> int:
     """Run the command line; returns the exit code (never raises for user error)."""
-    from cairn.errors import CairnError, InvalidInput
+    from cairn.errors import CairnError, InvalidInput, StoreUnusable
 
     argv = list(sys.argv[1:] if args is None else args)
     as_json = "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
@@ -191,7 +193,7 @@ def run(args: list[str] | None = None) -> int:
     except (BrokenPipeError, _PipeClosed):
         _quiet_stdout()
         return 0
-    except InvalidInput as exc:
+    except (InvalidInput, StoreUnusable) as exc:
         return _fail(str(exc), 2, as_json)
     except CairnError as exc:
         return _fail(str(exc), 1, as_json)
@@ -212,25 +214,39 @@ def _command_path(argv: list[str]) -> str:
 
 
 def _log_internal_error(argv: list[str]) -> str:
+    """The traceback, in the logs of the home this command used (``--home``, CAIRN_HOME,
+    else the default), private to the user like the rest of it."""
     import tempfile
     import traceback
     from datetime import UTC, datetime
 
-    from cairn.config import default_home
+    from cairn.homes import default_home, make_private_folder, open_private
 
+    home = _home_argument(argv) or default_home()  # as the --home option reads them
     try:
-        folder = default_home() / "logs"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = make_private_folder(home / "logs")
     except OSError:
         folder = Path(tempfile.gettempdir())
     path = folder / "cairn-errors.log"
     try:
-        with path.open("a", encoding="utf-8") as log:
+        with open_private(path) as log:
             log.write(f"--- {datetime.now(UTC).isoformat()} cairn {' '.join(argv[:1])}\n")
             log.write(traceback.format_exc())
     except OSError:
         return "not written"
     return str(path)
+
+
+def _home_argument(argv: list[str]) -> Path | None:
+    """The ``--home`` of a command line that failed before its home was known."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg.startswith("--home="):
+            return Path(arg.removeprefix("--home="))
+        if arg == "--home" and i + 1 < len(argv):
+            return Path(argv[i + 1])
+    return None
 
 
 def _quiet_stdout() -> None:

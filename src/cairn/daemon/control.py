@@ -23,6 +23,7 @@ from typing import Any
 from cairn.daemon.paths import DaemonPaths, daemon_paths, daemon_running, read_info
 from cairn.daemon.wire import WireError, exchange
 from cairn.errors import StorageError
+from cairn.homes import make_private_folder
 
 
 def answers(paths: DaemonPaths, timeout: float = 2.0) -> bool:
@@ -69,8 +70,9 @@ def start(
         command += ["--config", os.path.abspath(config_path)]
     command += ["serve", "--log-level", log_level]
     command += ["--no-tcp"] if port is None else ["--port", str(port)]
-    paths.log.parent.mkdir(parents=True, exist_ok=True)
-    with paths.log.open("ab") as log:
+    make_private_folder(paths.log.parent)
+    fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "ab") as log:
         log.write(f"--- cairn daemon start {time.strftime('%Y-%m-%dT%H:%M:%S')}\n".encode())
         log.flush()
         process = subprocess.Popen(

@@ -20,165 +20,27 @@ Pure functions; nothing here logs or stores the text.
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
+from cairn.engine.secret_shapes import (
+    SecretMatch,
+    aws_secret_near_id,
+    has_digit,
+    private_keys,
+    shapes,
+)
+from cairn.engine.secret_text import Folded, fold, join_breaks
+from cairn.engine.secret_values import (
+    contextual,
+    is_env_name,
+    placeholder,
+    plausible,
+    unquote,
+)
 from cairn.patterns import lazy_compile
 
-
-@dataclass(frozen=True, slots=True)
-class SecretMatch:
-    """A secret at ``text[start:end]``; ``kind`` names what it is, never what it holds."""
-
-    kind: str
-    start: int
-    end: int
-
-
-@dataclass(frozen=True, slots=True)
-class _Shape:
-    kind: str
-    pattern: re.Pattern[str]
-    group: str | int = 0  # which part of the match is the secret
-    check: Callable[[str], bool] | None = None
-
-
-def _has_digit(value: str) -> bool:
-    return any(ch.isdigit() for ch in value)
-
-
-def _mixed(value: str) -> bool:
-    """Letters and digits both: random keys have them, words and counts do not."""
-    return _has_digit(value) and any(ch.isalpha() for ch in value)
-
-
-def _enough_digits(value: str) -> bool:
-    return sum(ch.isdigit() for ch in value) >= 4
-
-
-# Boundaries around prefixed tokens. Only letters and digits count, so punctuation glued
-# to a token ("-----BEGIN" pasted right after it) cannot hide it; and only the short,
-# word-like "sk-" prefix needs a left boundary ("task-3f2a…" is no key). Distinctive
-# prefixes (AKIA, ghp_, xoxb-) are found even glued to other text.
-_B = r"(?<![A-Za-z0-9])"
-_E = r"(?![A-Za-z0-9])"
-
-SHAPES: tuple[_Shape, ...] = (
-    _Shape("anthropic-api-key", lazy_compile(_B + r"sk-ant-[A-Za-z0-9_\-]{20,300}"), check=_mixed),
-    _Shape(
-        "openai-api-key",
-        lazy_compile(_B + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,300}"),
-        check=_mixed,
-    ),
-    _Shape("openai-api-key", lazy_compile(_B + r"sk-[A-Za-z0-9]{32,200}" + _E), check=_mixed),
-    _Shape("stripe-key", lazy_compile(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,200}" + _E)),
-    _Shape("stripe-key", lazy_compile(r"whsec_[A-Za-z0-9]{24,200}" + _E)),
-    _Shape("github-token", lazy_compile(r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}" + _E)),
-    _Shape("github-token", lazy_compile(r"github_pat_[A-Za-z0-9_]{40,255}" + _E)),
-    _Shape("gitlab-token", lazy_compile(r"glpat-[A-Za-z0-9_\-]{20,100}" + _E)),
-    _Shape(
-        "slack-token",
-        lazy_compile(r"xox[abposre]-[A-Za-z0-9\-]{10,250}" + _E),
-        check=_enough_digits,
-    ),
-    _Shape("slack-token", lazy_compile(r"xapp-[0-9]-[A-Za-z0-9\-]{10,250}" + _E)),
-    _Shape(
-        "slack-webhook",
-        lazy_compile(
-            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+\-]{10,300}"
-        ),
-    ),
-    # Fixed-length ids: no right-hand boundary, so text glued after one does not hide it.
-    _Shape("google-api-key", lazy_compile(r"AIza[0-9A-Za-z_\-]{35}")),
-    _Shape("aws-access-key-id", lazy_compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")),
-    _Shape(
-        "aws-secret-access-key",
-        lazy_compile(
-            r"(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?\s*(?:=>|[:=])\s*"
-            r"[\"']?(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
-        ),
-        group="v",
-    ),
-    _Shape(
-        "azure-connection-string",
-        lazy_compile(
-            r"(?i)(?:DefaultEndpointsProtocol=https?|Endpoint=sb://)[^\s\"'<>]{0,400}?"
-            r"(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/]{20,200}={0,2}[^\s\"'<>]{0,400}"
-        ),
-    ),
-    _Shape(
-        "azure-connection-string",
-        lazy_compile(r"(?i)(?:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{20,200}={0,2})"),
-        group="v",
-    ),
-    _Shape(
-        "azure-sas-token",
-        lazy_compile(r"(?i)[?&]sig=(?P<v>[A-Za-z0-9%+/]{20,200}(?:%3D|=){0,2})"),
-        group="v",
-    ),
-    _Shape(
-        "jwt",
-        lazy_compile(
-            r"eyJ[A-Za-z0-9_\-]{10,2000}\.eyJ[A-Za-z0-9_\-]{10,8000}\.[A-Za-z0-9_\-]{0,2000}"
-        ),
-    ),
-    _Shape(
-        "token",
-        lazy_compile(r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/\-]{20,2000}=*)"),
-        group="v",
-        check=_mixed,
-    ),
-)
-
-_KEY_BEGIN = lazy_compile(r"-----BEGIN ([A-Z0-9 ]{0,40}?)PRIVATE KEY(?: BLOCK)?-----")
-_KEY_END = lazy_compile(r"-----END [A-Z0-9 ]{0,40}?PRIVATE KEY(?: BLOCK)?-----")
-# What follows a BEGIN line when the END is missing: base64 lines, real or escaped line
-# breaks ("\\n" inside JSON) and PEM headers; prose words are too short to be taken along.
-_KEY_BODY = lazy_compile(
-    r"(?:\s|\\[nr]|[A-Z][A-Za-z\-]{2,30}: [^\n\\]{0,200}"
-    r"|[A-Za-z0-9+/=]{16,}(?=[\s\\\"]|$))*"
-)
-_GCP_FIELD = lazy_compile(r"\"private_key\"\s*:\s*\"$")
-_KEY_SPAN_LIMIT = 20_000
-
-
-def _private_keys(text: str) -> Iterator[SecretMatch]:
-    """PEM, OpenSSH and PGP private key blocks; a block missing its END still counts."""
-    ends = [m.end() for m in _KEY_END.finditer(text)]
-    for begin in _KEY_BEGIN.finditer(text):
-        at = bisect.bisect_left(ends, begin.end() + 1)
-        if at < len(ends) and ends[at] - begin.end() <= _KEY_SPAN_LIMIT:
-            stop = ends[at]
-        else:
-            body = _KEY_BODY.match(text, begin.end())
-            stop = body.end() if body else begin.end()
-        in_gcp_json = _GCP_FIELD.search(text, max(0, begin.start() - 80), begin.start())
-        yield SecretMatch(
-            "gcp-service-account-key" if in_gcp_json else "private-key", begin.start(), stop
-        )
-
-
-_AWS_ID = lazy_compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
-_AWS_SECRET = lazy_compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
-
-
-def _aws_secret_near_id(text: str) -> Iterator[SecretMatch]:
-    """A 40-character AWS secret key written shortly after its access key id."""
-    for key_id in _AWS_ID.finditer(text):
-        near = _AWS_SECRET.search(text, key_id.end(), key_id.end() + 160)
-        if near:
-            value = near.group()
-            if any(c.isupper() for c in value) and any(c.islower() for c in value):
-                yield SecretMatch("aws-secret-access-key", near.start(), near.end())
-
-
-# Credentials inside a URL: scheme://user:password@host. Only the password is redacted.
-_URL_CREDENTIALS = lazy_compile(
-    r"(?i)\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/?#@\"'<>]{0,200}:(?P<v>[^\s/?#@\"'<>]{1,300})@"
-    r"(?=[^\s/?#@\"'<>])"
-)
+__all__ = ["SecretMatch", "find_secrets", "redact"]
 
 
 # -- assignments ---------------------------------------------------------------------
@@ -188,50 +50,68 @@ _URL_CREDENTIALS = lazy_compile(
 _ASSIGNMENT = lazy_compile(
     r"(?:(?<=--)|(?<![A-Za-z0-9_.:\[\-]))(?P<key>[A-Za-z][A-Za-z0-9_.\-]{0,60})"
     r"[\"'`*\]]{0,3}[ \t]{0,3}"
-    r"(?P<op>:=|=>|=|:)[ \t]{0,8}"
+    r"(?P<op>:=|=>|=|:|：)[ \t]{0,8}"
     r"(?P<value>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|`[^`\n]{1,300}`|[^\s\"'`]{1,300})"
 )
 # The secret word at the end of the key; its kind and the shortest value worth flagging.
 _KEY_WORD = lazy_compile(
-    r"(?i)(pass(?:word|wd|phrase)|secret(?:[_\-]?key)?|(?:api|access|private)[_\-]?key"
-    r"|(?:auth|access|refresh|session|bearer|api)?[_\-]?token|credentials?)$"
+    r"(?i)(pass(?:word|wd|phrase)?|secret(?:[_\-]?key)?|(?:api|access|private)[_\-]?key"
+    r"|(?:auth|access|refresh|session|bearer|api)?[_\-]?token|credentials?|psk|pwd?)$"
 )
+# Where a value of one field ends inside a line of several: a connection string
+# (``Password=x;Database=y``) or a query string (``password=x&next=y``).
+_NEXT_FIELD = lazy_compile(r"[;&][A-Za-z][A-Za-z0-9 _.\-]{0,40}=")
+# Prose: the secret word, up to four words naming whose or which it is ("for the office",
+# "of the staging db"), a verb or a colon, then the value.
 _NATURAL = lazy_compile(
-    r"(?i)\b(?P<key>password|passphrase|passwd|api key|secret key|access token|auth token)"
-    r"\s+(?:is|was)\s+"
+    r"(?i)(?<![\w:/.\-])(?P<key>password|passphrase|passwd|pw|api key|secret key|access token"
+    r"|auth token"
+    r"|token|shared secret|secret)"
+    r"(?:\s+(?:for|of|to|on|at)(?:\s+[\w.\-]+){1,4}?)?"
+    r"(?:\s+(?:was changed to|has been changed to|changed to|is set to|has been set to|is now"
+    r"|is|was|are|became)\s+"
+    r"|\s*[:：]\s*)"
     r"(?P<value>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|“[^”\n]{1,300}”|[^\s\"'`]{1,300})"
+)
+# "password X" with no verb: only a value no word could be (upper, lower and digits).
+_BARE = lazy_compile(
+    r"(?i)(?<![\w:/.\-])(?P<key>password|passwd|passphrase|pw|token|api key)[ \t]+"
+    r"(?P<value>[^\s\"'`]{8,300})"
+)
+# "set the root pw to X", "changed my password to X".
+_SET_TO = lazy_compile(
+    r"(?i)\b(?:set|sets|setting|change|changed|changing|reset)\s+(?:the\s+|my\s+|our\s+|your\s+)?"
+    r"(?:[\w\-]+\s+){0,3}?(?P<key>password|passphrase|passwd|pw|token|api key)\s+to\s+"
+    r"(?P<value>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|[^\s\"'`]{1,300})"
+)
+# A user and a password after a word for credentials: "creds for the NAS: admin/X".
+_USER_SLASH = lazy_compile(
+    r"(?i)\b(?:creds?|credentials|login|log in with|sign in with)\b[^\n/]{0,40}?"
+    r"[\s:]\s*[\w.@\-]{1,64}\s*/\s*(?P<value>[^\s/]{4,300})(?P<key>)"
+)
+_USE_AS = lazy_compile(
+    r"(?i)\buse\s+(?P<value>\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|[^\s\"'`]{4,300})\s+as\s+"
+    r"(?:the\s+|my\s+|your\s+)?(?:[\w\-]+\s+)?(?P<key>password|passphrase|token|api key)\b"
 )
 # Other languages: the key word, a colon, equals sign or copula, then the value. The
 # unquoted value is read in ASCII only, so the sentence after it is not taken along.
 _FOREIGN = lazy_compile(
     r"(?i)(?P<key>密码|口令|密钥|秘钥|私钥|令牌|访问令牌|パスワード|暗証番号|비밀번호"
     r"|passwort|kennwort|mot de passe|contraseña|senha|пароль)"
-    r"\s*(?:[:：=]|是|为|為|は|는|은)\s*"
+    r"(?:\s*(?:[:：=]|是|为|為|は|는|은|改成了?|改为|换成了?|设为|设置为|变成了?)\s*[:：]?\s*"
+    r"|\s+(?=[!-~]))"
     r"(?P<value>[\"“「『'][^\"”」』'\n]{1,300}[\"”」』']|[!-~]{1,300})"
 )
-# Words that stand where a value would in docs, types and templates.
-_PLACEHOLDERS = frozenset(
-    """none null nil undefined true false yes no required optional empty unset redacted
-    hidden masked secret password passwd passphrase token key apikey api_key changeit
-    string str int bool boolean text value example sample placeholder your_password
-    your_token your_api_key xxx n/a na tbd todo see below above same expired invalid
-    missing needed env environment variable pass pw pwd user username""".split()  # noqa: SIM905
-)
-_REFERENCE = lazy_compile(
-    r"^(?:[$%#&@]|\{|<|\[|\*+$|x+$|\.+$|os\.|process\.env|env\.|self\.|this\.|config\.|settings\.)",
-    re.IGNORECASE,
-)
-_ENV_NAME = lazy_compile(r"^[A-Z][A-Z_]*$")  # YOUR_API_KEY, DB_PASSWORD: a name, not a value
+# Words that follow "the password is" in prose: "case-sensitive", "short-lived".
+_PROSE_WORD = lazy_compile(r"^[a-z]+(?:-[a-z]+)*$")
 _IDENTIFIER = lazy_compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_ATTRIBUTE = lazy_compile(r"^[A-Za-z_]\w*(?:\.\w+)+$")
-_TRAILING = ".,;:!?)]}>"
 
 
 def _kind_of(word: str) -> tuple[str, int]:
     w = word.lower().replace("-", "_")
-    if w.startswith("pass"):
+    if w.startswith("pass") or w in ("pw", "pwd", "psk"):
         return "password", 4
-    if w.startswith("secret"):
+    if w.startswith(("secret", "shared")):
         return "secret", 6
     if w.startswith("credential"):
         return "credential", 8
@@ -247,7 +127,7 @@ def _key_word(key: str) -> str | None:
         return None
     word = found.group(1).lstrip("_-")
     start = len(key) - len(word)
-    if start == 0 or word.lower().startswith("pass"):
+    if start == 0 or (word.lower().startswith("pass") and word.lower() != "pass"):
         return word
     before = key[start - 1]
     if before in "_-." or before.isdigit() or (word[0].isupper() and not before.isupper()):
@@ -255,37 +135,6 @@ def _key_word(key: str) -> str | None:
     if before.isupper() and word.isupper():
         return word  # all capitals, as env names are: APPSECRET, MYAPP_TOKEN
     return None
-
-
-def _unquote(raw: str) -> tuple[str, int, int, bool]:
-    """The value inside its quotes, with its offsets in ``raw``, and whether it was quoted."""
-    if len(raw) >= 2 and raw[0] in "\"'`“「『" and raw[-1] in "\"'`”」』":
-        return raw[1:-1], 1, len(raw) - 1, True
-    value = raw.rstrip(_TRAILING)
-    return value, 0, len(value), False
-
-
-def _placeholder(value: str, key: str, quoted: bool = False) -> bool:
-    """A name, reference, type or filler where a value would be, not a value."""
-    v = value.strip()
-    low = v.lower()
-    return (
-        not v
-        or low in _PLACEHOLDERS
-        or low == key.lower()
-        or low.startswith("[redacted")
-        or bool(_REFERENCE.match(v))
-        or (not quoted and ("(" in v or "[" in v))  # a call, a subscript, a type
-        or len(set(v)) == 1
-        or bool(_ENV_NAME.match(v))
-        or bool(_ATTRIBUTE.match(v))
-        or v.startswith(("http://", "https://", "/"))
-    )
-
-
-def _plausible(value: str, minimum: int) -> bool:
-    """Long enough, and something a word would not have: a digit or a symbol."""
-    return len(value) >= minimum and (_has_digit(value) or any(not ch.isalnum() for ch in value))
 
 
 def _rest_of_line(text: str, at: int) -> str:
@@ -298,18 +147,20 @@ def _assignment(text: str, m: re.Match[str]) -> SecretMatch | None:
     if word is None or (m.group("op") == "=" and text.startswith("=", m.end("op"))):
         return None  # not a secret name, or a comparison (==)
     kind, minimum = _kind_of(word)
-    value, lo, hi, quoted = _unquote(m.group("value"))
-    if len(value) < minimum or _placeholder(value, m.group("key"), quoted):
+    value, lo, hi, quoted = unquote(m.group("value"))
+    if not quoted and (cut := _NEXT_FIELD.search(value)):
+        value, hi = value[: cut.start()], lo + cut.start()
+    if len(value) < minimum or placeholder(value, m.group("key"), quoted):
         return None
-    if m.group("op") == "=" and not quoted and _IDENTIFIER.match(value) and not _has_digit(value):
+    if m.group("op") == "=" and not quoted and _IDENTIFIER.match(value) and not has_digit(value):
         # ``self.token = nextchar``, ``password=getpass_unicode``: code naming a variable.
         # A bare word is a value only in an env file, a query string or a command flag.
         key_start = m.start("key")
         before = text[max(0, key_start - 2) : key_start]
-        env_name = bool(_ENV_NAME.match(m.group("key"))) and not text[m.end("key") : m.start("op")]
+        env_name = is_env_name(m.group("key")) and not text[m.end("key") : m.start("op")]
         if not (env_name or before.endswith(("?", "&", "--"))):
             return None
-    if m.group("op") == ":" and not quoted and not _plausible(value, minimum):
+    if m.group("op") in (":", "：") and not quoted and not plausible(value, minimum):
         # After a colon prose may follow ("Password: must be 12 characters"), or a type
         # ("api_key: SecretStr"). A bare word counts only as a lower-case YAML value
         # ending its line.
@@ -320,7 +171,15 @@ def _assignment(text: str, m: re.Match[str]) -> SecretMatch | None:
     return SecretMatch(kind, start, start + (hi - lo))
 
 
+_KEY_HINTS = ("pass", "secret", "key", "token", "credential", "psk", "pw")
+_PROSE_HINTS = ("pass", "pw", "token", "secret", "api key")
+_FOREIGN_ASCII = ("passwort", "kennwort", "mot de passe", "senha")
+
+
 def _assignments(text: str) -> Iterator[SecretMatch]:
+    low = text.lower()
+    if not any(hint in low for hint in _KEY_HINTS):
+        return
     at = 0
     while found := _ASSIGNMENT.search(text, at):
         secret = _assignment(text, found)
@@ -331,81 +190,127 @@ def _assignments(text: str) -> Iterator[SecretMatch]:
             at = found.start("value")  # the value may hold an assignment of its own
 
 
+def _prose_value(value: str, quoted: bool) -> bool:
+    """Whether a value written in a sentence is a secret rather than the next word."""
+    if quoted:
+        return len(value) >= 4
+    if _PROSE_WORD.match(value) or len(value) < 6:
+        return False
+    if value.isalpha():  # "is reset", "is stored": a camel-cased word may be one
+        return any(ch.isupper() for ch in value[1:]) and any(ch.islower() for ch in value)
+    return plausible(value, 6)
+
+
+def _strong(value: str) -> bool:
+    """Digits and letters, and mixed case or a symbol: what no word of prose has."""
+    cased = any(ch.isupper() for ch in value) and any(ch.islower() for ch in value)
+    symbol = any(not ch.isalnum() for ch in value)
+    return has_digit(value) and any(ch.isalpha() for ch in value) and (cased or symbol)
+
+
 def _natural(text: str) -> Iterator[SecretMatch]:
-    for pattern in (_NATURAL, _FOREIGN):
+    low = text.lower()
+    patterns = []
+    if any(hint in low for hint in _PROSE_HINTS):
+        patterns += [_NATURAL, _BARE, _SET_TO]
+        if "use " in low:
+            patterns.append(_USE_AS)
+    if "/" in text and any(word in low for word in ("cred", "login", "log in", "sign in")):
+        patterns.append(_USER_SLASH)
+    if not text.isascii() or any(word in low for word in _FOREIGN_ASCII):
+        patterns.append(_FOREIGN)
+    for pattern in patterns:
         for m in pattern.finditer(text):
-            value, lo, hi, quoted = _unquote(m.group("value"))
+            value, lo, hi, quoted = unquote(m.group("value"))
+            if not quoted:  # a bracket opening what follows the value: "X（until Friday）"
+                value = value.split("(", 1)[0].rstrip(".,;:!?")
+                hi = lo + len(value)
             key = m.group("key")
-            if _placeholder(value, key, quoted):
-                continue
-            if not quoted and not (_plausible(value, 6) and not value.isalpha()):
+            if placeholder(value, key, quoted) or not _prose_value(value, quoted):
                 continue  # "the password is reset", "密码是必填的"
-            if quoted and len(value) < 4:
+            if pattern is _BARE and not _strong(value):
                 continue
             start = m.start("value") + lo
-            kind = "password" if pattern is _FOREIGN else _kind_of(key)[0]
+            if pattern is _USER_SLASH and not plausible(value, 6):
+                continue  # "login with dana/main": a word, not a password
+            kind = "password" if pattern in (_FOREIGN, _USER_SLASH) else _kind_of(key)[0]
             yield SecretMatch(kind, start, start + (hi - lo))
-
-
-def _url_credentials(text: str) -> Iterator[SecretMatch]:
-    for m in _URL_CREDENTIALS.finditer(text):
-        if not _placeholder(m.group("v"), "password"):
-            yield SecretMatch("url-credentials", m.start("v"), m.end("v"))
-
-
-def _shapes(text: str) -> Iterator[SecretMatch]:
-    for shape in SHAPES:
-        for m in shape.pattern.finditer(text):
-            if shape.check is None or shape.check(m.group(shape.group)):
-                yield SecretMatch(shape.kind, m.start(shape.group), m.end(shape.group))
 
 
 # Overlapping matches are merged, so the union is redacted and nothing of either survives;
 # the merged span is named by the earliest detector here: a key block over the assignment
 # holding it, a GitHub token over the generic ``token=`` around it.
 _DETECTORS: tuple[Callable[[str], Iterator[SecretMatch]], ...] = (
-    _private_keys,
-    _shapes,
-    _aws_secret_near_id,
-    _url_credentials,
+    private_keys,
+    shapes,
+    aws_secret_near_id,
+    contextual,
     _assignments,
     _natural,
 )
+_SHAPE_RANK = _DETECTORS.index(shapes)
 
 
 # What every detector needs somewhere in the text: a long token-like run (every key and
 # token shape is at least 14 such characters), a secret word (assignments, natural
 # language, other languages, key blocks), or a URL with credentials. Most memories have
-# none, and are spared the detectors (a fifth of a bulk write otherwise). Plain substring
-# tests on the case-folded text: a case-insensitive alternation costs ten times more.
+# none, and are spared the detectors (a fifth of a bulk write otherwise). One alternation
+# of plain strings over the case-folded text: a case-insensitive one costs ten times more,
+# and sixty substring tests in Python as much again.
 _LONG_RUN = lazy_compile(r"[A-Za-z0-9_\-+/%]{14,}")
 _HINTS = (
-    "pass", "secret", "key", "token", "credential", "bearer", "密码", "口令", "密钥", "秘钥",
-    "私钥", "令牌", "パスワード", "暗証番号", "비밀번호", "kennwort", "contraseña", "senha",
-    "пароль",
+    "pass", "secret", "key", "token", "credential", "bearer", "basic", "auth", "pw", "psk",
+    "密码", "口令", "密钥", "秘钥", "私钥", "令牌", "パスワード", "暗証番号", "비밀번호",
+    "kennwort", "contraseña", "senha", "пароль",
+    # commands whose flags carry a password (secret_values._SHORT_FLAG), and .netrc
+    "curl", "wget", "http", "mysql", "mariadb", "docker", "podman", "helm", "twine",
+    "sshpass", "skopeo", "buildah", "redis", "oc ", "machine", "/:_",
+    # a user and password after a word for credentials (_USER_SLASH)
+    "cred", "login", "log in", "sign in",
 )  # fmt: skip
 
 
+_HINT = lazy_compile("|".join(re.escape(hint) for hint in _HINTS))
+
+
 def _may_hold(text: str) -> bool:
-    folded = text.casefold()
     return (
-        any(hint in folded for hint in _HINTS)
-        or _LONG_RUN.search(text) is not None
+        _LONG_RUN.search(text) is not None
+        or _HINT.search(text.casefold()) is not None
         or ("://" in text and "@" in text)
     )
 
 
-def find_secrets(text: str) -> list[SecretMatch]:
-    """Every secret in ``text``, in order, never overlapping."""
-    if not _may_hold(text):
-        return []
+Span = tuple[int, int, int, str]  # start, end, detector rank, kind
+
+
+def _spans(view: Folded) -> list[Span]:
+    """Every detector's matches in the folded text, as spans of the original."""
+    text = view.text
     found = [
-        (m.start, m.end, rank, m.kind)
+        (view.start(m.start), view.end(m.end), rank, m.kind)
         for rank, detector in enumerate(_DETECTORS)
         for m in detector(text)
         if m.end > m.start
     ]
-    found.sort()
+    joined = join_breaks(text)
+    if joined is not None:
+        # A key wrapped across lines: the token shapes read the joined text, and a match
+        # that crosses a joint is taken (one within a line was found above).
+        glued, joints = joined
+        for m in shapes(glued.text):
+            if any(m.start < j < m.end for j in joints):
+                start, end = glued.start(m.start), glued.end(m.end)
+                found.append((view.start(start), view.end(end), _SHAPE_RANK, m.kind))
+    return found
+
+
+def find_secrets(text: str) -> list[SecretMatch]:
+    """Every secret in ``text``, in order, never overlapping."""
+    view = fold(text)
+    if not _may_hold(view.text):
+        return []
+    found = sorted(s for s in _spans(view) if s[1] > s[0])
     merged: list[SecretMatch] = []
     best = 0
     for start, end, rank, kind in found:

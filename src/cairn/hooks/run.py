@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Protocol
 
+from cairn.homes import make_private_folder, open_private
 from cairn.hooks import claude_code
 from cairn.hooks.events import HookEvent, HookKind, HookReply
 from cairn.hooks.gateway import Gateway
@@ -52,10 +53,10 @@ def run_hook(
 def log_error(home: Path, what: str) -> None:
     path = home / "logs" / "hooks.log"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_folder(path.parent)
         if path.exists() and path.stat().st_size > LOG_LIMIT_BYTES:
             path.replace(path.with_suffix(".log.1"))
-        with path.open("a", encoding="utf-8") as log:
+        with open_private(path) as log:
             log.write(f"--- {datetime.now(UTC).isoformat()} cairn hook {what}\n")
             log.write(traceback.format_exc())
     except OSError:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from cairn.homes import make_private_folder, open_private
+
 KEEP_SECONDS = 14 * 24 * 3600  # a session file untouched this long is removed
 SWEEP_EVERY_SECONDS = 3600.0
 _swept: dict[str, float] = {}  # folder -> when this process last swept it
@@ -91,9 +93,10 @@ class SessionLog:
                 for d in self.deliveries
             ],
         }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_folder(self.path.parent)
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(data), encoding="utf-8")
+        with open_private(temporary, "w") as out:
+            out.write(json.dumps(data))
         os.replace(temporary, self.path)
         _sweep(self.path.parent)
 

@@ -28,7 +28,14 @@ from pydantic import BaseModel, ValidationError
 from cairn.daemon.wire import AGENT_HEADER as LOCAL_AGENT_HEADER
 from cairn.daemon.wire import TENANT_HEADER as LOCAL_TENANT_HEADER
 from cairn.daemon.wire import encode_name
-from cairn.errors import CairnError, Conflict, InvalidInput, NotFound, StorageError
+from cairn.errors import (
+    CairnError,
+    Conflict,
+    InvalidInput,
+    NotFound,
+    StorageError,
+    StoreUnusable,
+)
 from cairn.provider.contract import (
     CONTRACT_VERSION,
     ApplyRequest,
@@ -49,6 +56,7 @@ ERROR_STATUS = {
     "too_large": 413,
     "internal": 500,
     "storage_error": 503,
+    "store_unusable": 503,
 }
 
 def error_of(exc: BaseException) -> tuple[int, str]:
@@ -59,6 +67,8 @@ def error_of(exc: BaseException) -> tuple[int, str]:
         return 400, "invalid_input"
     if isinstance(exc, Conflict):
         return 409, "conflict"
+    if isinstance(exc, StoreUnusable):  # full, read-only, damaged: said as such on every route
+        return 503, "store_unusable"
     if isinstance(exc, StorageError):
         return 503, "storage_error"
     return 500, "internal"
@@ -263,6 +273,8 @@ class RemoteProvider:
             return NotFound(message)
         if code == "conflict":
             return Conflict(message)
+        if code == "store_unusable":
+            return StoreUnusable(message)
         if status >= 500:
             return StorageError(f"{where} failed ({status}): {message}")
         return InvalidInput(message)

@@ -59,7 +59,8 @@ class ServedLearning:
         if self._lock is not None:
             return True
         try:
-            handle = open(self._lock_path, "ab")  # noqa: SIM115  # held while we run
+            fd = os.open(self._lock_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            handle = os.fdopen(fd, "ab")  # held while we run
         except OSError as exc:
             log.warning("learning schedule: cannot open %s: %s", self._lock_path, exc)
             return False

@@ -14,6 +14,7 @@ from cairn.engine.learning.deltas import Delta, doc_id, is_doc, selector_of
 from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.model import DEFAULT_MEMORY_TYPE, DOC_KINDS, Record, record_from_dict
 from cairn.services.journal import Journal, Namespace
+from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordStore
 from cairn.text import text_hash
 from cairn.validation import check_choice, check_text
@@ -42,9 +43,11 @@ class Submitted:
 
 
 class Deltas:
-    def __init__(self, records: RecordStore, journal: Journal) -> None:
+    def __init__(self, records: RecordStore, journal: Journal, secrets: str = "redact") -> None:
         self._records = records
         self._journal = journal
+        self._secrets = secrets  # the policy memory.secrets
+        self._guard = SecretGuard()
 
     def submit(self, item: DeltaInput, ns: Namespace, *, event_id: str) -> Submitted:
         check_choice("delta", item.op, ("create", "update", "supersede", "forget"))
@@ -69,7 +72,14 @@ class Deltas:
     def _statement(self, item: DeltaInput) -> str:
         if item.statement is None:
             raise InvalidInput(f"a {item.op} delta needs a statement")
-        return check_text("statement", item.statement, 10_000).strip()
+        statement = check_text("statement", item.statement, 10_000).strip()
+        return str(self._guard.scrub(self._secrets, {"statement": statement})[0]["statement"])
+
+    def _title(self, title: str | None) -> str | None:
+        if not title:
+            return None
+        checked = check_text("title", title, 1000)
+        return str(self._guard.scrub(self._secrets, {"title": checked})[0]["title"])
 
     def _create(
         self, item: DeltaInput, ns: Namespace, evidence: tuple[str, ...], key: str
@@ -86,7 +96,7 @@ class Deltas:
             body=body,
             kind=item.kind,
             memory_type=DEFAULT_MEMORY_TYPE[item.kind],
-            title=check_text("title", item.title, 1000) if item.title else None,
+            title=self._title(item.title),
             authority="inferred",
             origin="reflection",
             trust="learned",

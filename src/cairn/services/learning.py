@@ -31,6 +31,12 @@ from cairn.validation import check_choice, check_text
 
 MAX_NOTE_CHARS = 10_000
 MAX_TOOLS = 100
+# What an observation says in text, which the secret policy covers before it is journaled
+# (the sender is matched against learning.senders; sessions and episodes are ids).
+OBSERVED_TEXTS = (
+    "command", "tools", "note", "task", "topic", "project_id", "path_patterns", "operations",
+    "phases", "task_types",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +193,6 @@ class Learning:
         note = None
         if item.note is not None and item.note.strip():
             note = check_text("note", item.note, MAX_NOTE_CHARS).strip()
-            note, _, _ = self._guard.check(note, None, self._config.memory.secrets)
         if item.kind is not None:
             check_choice("kind", item.kind, ("skill", "profile", "topic"))
         steps = item.steps
@@ -218,6 +223,8 @@ class Learning:
                 "deterministic": bool(item.deterministic),
             },
         }
+        texts = {name: payload[name] for name in OBSERVED_TEXTS}
+        payload.update(self._guard.scrub(self._config.memory.secrets, texts)[0])
         if application_id is not None:
             payload.update(application_id=application_id, outcome=outcome)
         else:

@@ -26,6 +26,7 @@ from cairn.engine.learning.reflect import Wording
 from cairn.engine.learning.transcripts import Turn
 from cairn.engine.selectors import Selector
 from cairn.engine.statement import read_statement
+from cairn.homes import make_private_folder, open_private
 from cairn.model import Record
 
 FEATURES = ("review", "distill", "ask")
@@ -66,8 +67,9 @@ def first_run_notice(home: Path, config: Config) -> str | None:
     except OSError:
         pass
     try:
-        home.mkdir(parents=True, exist_ok=True)
-        marker.write_text(wanted, encoding="utf-8")
+        make_private_folder(home)
+        with open_private(marker, "w") as out:
+            out.write(wanted)
     except OSError:
         pass  # shown again next time rather than never
     return notice_text(config, features)

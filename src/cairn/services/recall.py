@@ -11,7 +11,7 @@ from cairn.errors import InvalidInput
 from cairn.model import TRUST_LEVELS
 from cairn.services.journal import Namespace
 from cairn.timeutil import parse_time
-from cairn.validation import check_choice, check_line, check_text
+from cairn.validation import check_choice, check_line, check_text, check_time
 
 MAX_QUERY_CHARS = 10_000
 # Told each recall's latency by stage (telemetry: counts only, never the query).
@@ -76,7 +76,7 @@ class Recall:
         if not agent.retrieval.enabled:
             return RecallResult(query, "", (), (), (), {}, None)
         if as_of is not None:
-            at = parse_time(as_of)
+            at = parse_time(check_time("as_of", as_of))
             return self._pipeline.recall_as_of(request, rag or agent.rag, at)
         result = self._pipeline.recall(request, rag or agent.rag, self._clock())
         if self._on_recall is not None:

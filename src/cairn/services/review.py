@@ -18,10 +18,12 @@ from cairn.config import Config
 from cairn.engine.learning.answers import Answer, answer
 from cairn.engine.learning.extraction import Extracted, Skipped, extract
 from cairn.engine.learning.transcripts import read_transcript
+from cairn.engine.secrets import redact
 from cairn.model import MemoryInput, Record
 from cairn.services.journal import Journal, Namespace
 from cairn.services.llm import LlmFeatures
 from cairn.services.recall import Recall
+from cairn.services.secrets import SecretRefused
 from cairn.services.writes import Writes
 from cairn.storage.ports import RecordQuery, RecordStore
 from cairn.validation import check_text
@@ -97,30 +99,13 @@ class Review:
             if scoped and project_id is None:
                 left.append(Skipped(item.text, "names a repository, but none was given", item.turn))
                 continue
-            record, _ = self._writes.build(
-                MemoryInput(
-                    body=item.text,
-                    kind=item.kind,
-                    scope="project" if scoped else "global",
-                    project_id=project_id if scoped else None,
-                    path_patterns=item.selector.path_patterns,
-                    operations=item.selector.operations,
-                    phases=item.selector.phases,
-                    task_types=item.selector.task_types,
-                    source={
-                        "channel": "review",
-                        "turn": item.turn,
-                        "session": sessions.get(item.turn),
-                    },
-                ),
-                ns,
-                authority="inferred",
-                origin="review",
-                state="trial",
-                now=now,
-            )
+            try:
+                record = self._built(item, ns, project_id if scoped else None, sessions, now)
+            except SecretRefused as refused:  # policy refuse: this statement, not the rest
+                left.append(Skipped(redact(item.text)[0], str(refused), item.turn))
+                continue
             if self._repeats(record):
-                left.append(Skipped(item.text, "already remembered", item.turn))
+                left.append(Skipped(record.body, "already remembered", item.turn))
                 continue
             todo.append((record, statement_key(ns, item, record.project_id)))
         events = [
@@ -139,6 +124,34 @@ class Review:
         return Reviewed(
             stored, tuple(left), len(turns), users, found is not None, None, tuple(warnings)
         )
+
+    def _built(
+        self,
+        item: Extracted,
+        ns: Namespace,
+        project_id: str | None,
+        sessions: dict[int, str | None],
+        now: str,
+    ) -> Record:
+        record, _ = self._writes.build(
+            MemoryInput(
+                body=item.text,
+                kind=item.kind,
+                scope="project" if project_id else "global",
+                project_id=project_id,
+                path_patterns=item.selector.path_patterns,
+                operations=item.selector.operations,
+                phases=item.selector.phases,
+                task_types=item.selector.task_types,
+                source={"channel": "review", "turn": item.turn, "session": sessions.get(item.turn)},
+            ),
+            ns,
+            authority="inferred",
+            origin="review",
+            state="trial",
+            now=now,
+        )
+        return record
 
     def _repeats(self, record: Record) -> bool:
         query = RecordQuery(record.tenant, record.agent, text_hash=record.text_hash)

@@ -1,34 +1,79 @@
 """Secrets at write (policy ``memory.secrets``): redact, refuse, or allow.
 
-Detection is :mod:`cairn.engine.secrets`. With ``redact`` (the default) the stored body
-holds ``[REDACTED:kind]`` in place of each secret, so neither the records nor the journal
-ever see it; ``refuse`` rejects the write; ``allow`` stores the text as given.
+Detection is :mod:`cairn.engine.secrets`. The policy covers every text a write stores,
+not only the body: a title, tags, the source object (who, channel, url), an external
+reference, an observation's command, task, topic, tools and note, a task text kept with
+its applications, and every field of an imported record. Each write route hands its
+fields to :meth:`SecretGuard.scrub` once, so a field cannot be stored on one route
+without the policy. With ``redact`` (the default) each secret becomes ``[REDACTED:kind]``
+before the records or the journal see it; ``refuse`` rejects the whole write with one
+line naming the field; ``allow`` stores the text as given.
 """
 
 from __future__ import annotations
 
-from cairn.engine.secrets import find_secrets, redact
+from collections.abc import Mapping
+from typing import Any
+
+from cairn.engine.secrets import redact
 from cairn.errors import InvalidInput
+
+POLICIES = ("redact", "refuse", "allow")
+
+
+class SecretRefused(InvalidInput):
+    """A write refused by the policy ``refuse``: its text holds a secret."""
+
+
+def _scrubbed(value: Any, kinds: list[str]) -> Any:
+    """``value`` with every string in it redacted (lists, tuples and objects walked)."""
+    if isinstance(value, str):
+        out, found = redact(value)
+        kinds += found
+        return out
+    if isinstance(value, Mapping):
+        return {_scrubbed(k, kinds): _scrubbed(v, kinds) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_scrubbed(v, kinds) for v in value)
+    if isinstance(value, list):
+        return [_scrubbed(v, kinds) for v in value]
+    return value
+
+
+def _field_name(name: str) -> str:
+    return "text" if name == "body" else name.replace("_", " ")
 
 
 class SecretGuard:
+    def scrub(
+        self, policy: str, fields: Mapping[str, Any], *, where: str = ""
+    ) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """``fields`` (name -> a string, a list of them, an object or None) after the
+        policy, and the kinds of secrets found in them, in order, each once.
+
+        ``refuse`` raises one :class:`InvalidInput` naming the first field holding one."""
+        if policy not in POLICIES:
+            raise InvalidInput(f"memory.secrets must be one of {', '.join(POLICIES)}")
+        if policy == "allow":
+            return dict(fields), ()
+        out: dict[str, Any] = {}
+        kinds: list[str] = []
+        for name, value in fields.items():
+            found: list[str] = []
+            out[name] = _scrubbed(value, found)
+            if found and policy == "refuse":
+                prefix = f"{where}: " if where else ""
+                listed = ", ".join(dict.fromkeys(found))
+                raise SecretRefused(
+                    f"{prefix}the {_field_name(name)} holds a secret ({listed}); not stored"
+                    " (policy memory.secrets: refuse)"
+                )
+            kinds += found
+        return out, tuple(dict.fromkeys(kinds))
+
     def check(
         self, body: str, title: str | None, policy: str
     ) -> tuple[str, str | None, tuple[str, ...]]:
         """(body, title, kinds of secrets found) after the policy is applied."""
-        if policy == "allow":
-            return body, title, ()
-        found = [m.kind for m in find_secrets(body)]
-        if title:
-            found += [m.kind for m in find_secrets(title)]
-        if not found:
-            return body, title, ()
-        kinds = tuple(dict.fromkeys(found))
-        if policy == "refuse":
-            raise InvalidInput(
-                f"the text holds a secret ({', '.join(kinds)}); not stored"
-                " (policy memory.secrets: refuse)"
-            )
-        new_body, _ = redact(body)
-        new_title = redact(title)[0] if title else title
-        return new_body, new_title, kinds
+        out, kinds = self.scrub(policy, {"body": body, "title": title})
+        return out["body"], out["title"], kinds

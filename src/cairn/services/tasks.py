@@ -26,6 +26,7 @@ from cairn.ids import new_ulid
 from cairn.model import NEGATIVE_OUTCOMES, OUTCOMES, Application, Record
 from cairn.services.journal import Journal, Namespace
 from cairn.services.recall import Recall
+from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordStore, RuleQuery
 from cairn.timeutil import to_iso
 from cairn.validation import (
@@ -120,6 +121,13 @@ class Tasks:
         self._recall = recall
         self._config = config
         self._clock = clock
+        self._guard = SecretGuard()
+
+    def _stored_task(self, task: str | None, *, stored: bool = True) -> str | None:
+        """The task text as its applications keep it, after the secret policy (a preview
+        stores nothing, so nothing of it is refused)."""
+        policy = self._config.memory.secrets if stored else "allow"
+        return self._guard.scrub(policy, {"task": task})[0]["task"]  # type: ignore[no-any-return]
 
     def context(
         self,
@@ -207,6 +215,7 @@ class Tasks:
         )
         direction = direct(chosen, now, profile_budget=profile_budget, task_budget=task_budget)
         stamp = to_iso(now)
+        kept_task = self._stored_task(task, stored=not preview)
         applications = tuple(
             Application(
                 application_id=new_ulid(),
@@ -214,7 +223,7 @@ class Tasks:
                 agent=ns.agent,
                 record_id=item.record.id,
                 record_version=item.record.version,
-                task=task,
+                task=kept_task,
                 delivery=item.delivery,
                 why_applied=item.why_applied,
                 created_at=stamp,
@@ -272,7 +281,7 @@ class Tasks:
         if not record.is_live:
             raise InvalidInput(f"memory {record.id} is not active (forgotten or evicted)")
         if task is not None:
-            task = check_text("task", task, 10_000)
+            task = self._stored_task(check_text("task", task, 10_000))
         application = Application(
             application_id=new_ulid(),
             tenant=ns.tenant,

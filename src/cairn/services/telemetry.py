@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 
+from cairn.errors import StoreUnusable
 from cairn.services.journal import Namespace
 from cairn.storage.ports import RecordStore
 
@@ -44,9 +45,12 @@ class Telemetry:
             buffer, self._buffer, self._pending = self._buffer, {}, 0
         if not buffer:
             return
-        with self._records.transaction() as tx:
-            for (tenant, agent), counters in sorted(buffer.items()):
-                tx.add_counters(tenant, agent, counters)
+        try:
+            with self._records.transaction() as tx:
+                for (tenant, agent), counters in sorted(buffer.items()):
+                    tx.add_counters(tenant, agent, counters)
+        except StoreUnusable:
+            pass  # a read-only store or a full disk: latency counts are not worth a failed read
 
     def counters(self, tenant: str, agent: str | None) -> dict[str, dict[str, float]]:
         self.flush()

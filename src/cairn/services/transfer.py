@@ -26,7 +26,9 @@ from cairn.model import (
     record_from_dict,
 )
 from cairn.services.journal import Journal, Namespace
+from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordQuery, RecordStore
+from cairn.text import text_hash
 from cairn.validation import check_line, parse_json_line
 
 
@@ -39,6 +41,7 @@ class Transfer:
         self._records = records
         self._journal = journal
         self._config = config
+        self._guard = SecretGuard()
 
     def export(self, ns: Namespace) -> Iterator[str]:
         """The lines of an export: a header, every version, every tombstone."""
@@ -82,6 +85,7 @@ class Transfer:
             if kind == "record":
                 limit = self._config.memory.store.maxBodyChars
                 fields = validate_export_record(data["record"], where=where, max_body_chars=limit)
+                fields = self._policed(data["record"], fields, where)
                 record = Record(**{**fields, "tenant": ns.tenant, "agent": ns.agent})
                 payload: dict[str, Any] = {"record": record.to_dict()}
             else:
@@ -104,6 +108,19 @@ class Transfer:
             _check_history(chain)
         return events
 
+    def _policed(self, raw: dict[str, Any], fields: dict[str, Any], where: str) -> dict[str, Any]:
+        """An exported record's texts after this store's secret policy: an export made
+        under ``allow`` keeps its secrets, and importing it must not bring them in. The
+        redacted record is checked again, as an export of it would be."""
+        texts = {name: fields.get(name) for name in IMPORTED_TEXTS}
+        texts, found = self._guard.scrub(self._config.memory.secrets, texts, where=where)
+        if not found:
+            return fields
+        changed = {k: v for k, v in texts.items() if k in raw}
+        again = {**raw, **changed, "text_hash": text_hash(texts["body"])}
+        limit = self._config.memory.store.maxBodyChars
+        return validate_export_record(again, where=where, max_body_chars=limit)
+
     def import_(self, lines: Iterable[str], ns: Namespace, *, source: str = "import") -> int:
         """All lines validated first, then written in one transaction; returns how many
         entries were new."""
@@ -111,6 +128,13 @@ class Transfer:
         records = [record_from_dict(e.payload["record"]) for e in events if "record" in e.payload]
         applied = self._journal.commit(events, self._journal.embed(records))
         return sum(applied)
+
+
+# An imported record's texts (a learned doc's earlier bodies are in its source).
+IMPORTED_TEXTS = (
+    "body", "title", "tags", "source", "external_ref", "project_id", "path_patterns",
+    "operations", "phases", "task_types",
+)  # fmt: skip
 
 
 def _check_history(chain: list[tuple[str, Record]]) -> None:

@@ -49,7 +49,7 @@ class Written:
     record: Record
     created: bool = True  # False: an idempotent repeat or a duplicate of a live record
     duplicate_of: str | None = None  # the live record this statement repeats
-    redacted: tuple[str, ...] = ()  # kinds of secrets cut out of the body
+    redacted: tuple[str, ...] = ()  # kinds of secrets cut out of its texts
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,7 @@ class Writes:
         try:
             return self._build(item, ns, authority, origin, state, now)
         except InvalidInput as exc:
-            raise InvalidInput(f"{prefix}{exc}") from None
+            raise type(exc)(f"{prefix}{exc}") from None
 
     def _build(
         self, item: MemoryInput, ns: Namespace, authority: str, origin: str, state: str, now: str
@@ -107,8 +107,11 @@ class Writes:
         limit = self._config.memory.store.maxBodyChars
         fields = validate_memory_fields(given, where="", max_body_chars=limit)
         check_choice("origin", origin, ORIGINS)
-        secrets = self._config.memory.secrets
-        body, title, found = self._guard.check(fields["body"], fields["title"], secrets)
+        texts = {name: fields[name] for name in STORED_TEXTS}
+        texts, found = self._guard.scrub(self._config.memory.secrets, texts)
+        if found:  # a marker can be longer than what it replaced: the limits hold after it
+            fields = validate_memory_fields({**given, **texts}, where="", max_body_chars=limit)
+        body, title = fields["body"], fields["title"]
         kind = fields["kind"]
         memory_type = fields["memory_type"] or DEFAULT_MEMORY_TYPE[kind]
         scope = fields["scope"]
@@ -410,6 +413,8 @@ class Writes:
 
 
 SELECTOR_FIELDS = ("path_patterns", "operations", "phases", "task_types")
+# The texts of a memory the secret policy covers: all but its choices, times and ids.
+STORED_TEXTS = ("body", "title", "tags", "source", "external_ref", "project_id", *SELECTOR_FIELDS)
 
 
 def _selector_values(name: str, values: Sequence[str]) -> tuple[str, ...]:

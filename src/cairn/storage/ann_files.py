@@ -193,7 +193,8 @@ class AnnFiles:
                 }
                 sidecar = self._sidecar_path(name)
                 side_tmp = sidecar.with_suffix(f".{token}.jsontmp")
-                with open(side_tmp, "w", encoding="utf-8") as handle:
+                fd = os.open(side_tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
                     json.dump(meta, handle)
                     handle.flush()
                     os.fsync(handle.fileno())
@@ -220,13 +221,14 @@ class AnnFiles:
 
     @contextlib.contextmanager
     def _locked(self, shared: bool = False) -> Iterator[None]:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # private, as the store
         try:
             import fcntl
         except ImportError:  # no flock here: single-writer use only
             yield
             return
-        with open(self.directory / "lock", "a+b") as handle:
+        fd = os.open(self.directory / "lock", os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a+b") as handle:
             fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
             try:
                 yield
@@ -327,6 +329,7 @@ def _mismatched(index: Any, block: Block, rows: np.ndarray, slots: np.ndarray) -
 
 def _write(index: Any, path: Path) -> None:
     index.save(str(path))
+    os.chmod(path, 0o600)  # the graph holds the memories' vectors: private, as the store
     with open(path, "rb") as handle:
         os.fsync(handle.fileno())
 

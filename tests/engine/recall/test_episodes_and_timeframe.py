@@ -100,3 +100,12 @@ def test_expansion_brings_in_a_neighbour_no_lane_found(tmp_path, embedder, clock
     reached = [c for c in result.ranked if c.record.body == turns[1]]
     assert reached and "neighbour" in reached[0].ranks
     assert result.ranked[0].record.body == turns[0]  # the hit itself stays first
+
+
+def test_a_range_at_the_last_day_of_the_calendar_has_its_prior() -> None:
+    """"what happened on 9999-12-31": the days after it are past the calendar's end."""
+    span = query_range("what happened on 9999-12-31?", NOW)
+    assert span == (date(9999, 12, 31), date(9999, 12, 31))
+    places = {1: place(None, None, "9999-12-31T23:59:59.999999Z"), 2: place(None, None, None)}
+    out = date_prior({1: 0.0, 2: 0.0}, places, span, weight=2.0, after_days=14, tau_days=15)
+    assert out == {1: pytest.approx(2.0), 2: 0.0}

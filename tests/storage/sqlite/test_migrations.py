@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn.errors import InvalidInput, StorageError
+from cairn.errors import DamagedStore, InvalidInput, StorageError
 from cairn.model import Record
 from cairn.storage.inprocess import InProcessSearchIndex
 from cairn.storage.ports import LaneFilter, NewRow
@@ -118,14 +118,20 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "content", [b"this is not a database at all", b"SQLite format 3\x00" + b"\xff" * 200]
+    ("content", "error", "words"),
+    [
+        (b"this is not a database at all", InvalidInput, "not a cairn memory file"),
+        # an SQLite header over garbage: a store whose pages were lost
+        (b"SQLite format 3\x00" + b"\xff" * 200, DamagedStore, "is damaged.*cairn doctor"),
+        (b"", DamagedStore, "is empty"),
+    ],
 )
 def test_a_file_that_is_not_a_memory_file_is_one_clear_error(
-    tmp_path: Path, content: bytes
+    tmp_path: Path, content: bytes, error: type[Exception], words: str
 ) -> None:
     path = tmp_path / "notes.db"
     path.write_bytes(content)
-    with pytest.raises(InvalidInput, match="not a cairn memory file"):
+    with pytest.raises(error, match=words):
         SqliteRecordStore(path)
     assert path.read_bytes() == content  # untouched
 
@@ -136,8 +142,10 @@ def test_another_programs_database_is_refused(tmp_path: Path) -> None:
     conn.execute("CREATE TABLE invoices (id INTEGER)")
     conn.commit()
     conn.close()
-    with pytest.raises(StorageError, match="another program"):
+    before = path.read_bytes()
+    with pytest.raises(InvalidInput, match="another program"):
         SqliteRecordStore(path)
+    assert path.read_bytes() == before  # not even its journal mode changed
 
 
 def test_a_folder_is_not_a_memory_file(tmp_path: Path) -> None:

@@ -39,7 +39,9 @@ def export(app: App, file: str | None) -> None:
     if not target.name:
         raise InvalidInput("export needs a file name")
     partial = target.with_name(target.name + ".partial")
-    with partial.open("w", encoding="utf-8") as out:
+    # Every memory is in it: private to the user, as the store is.
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.writelines(line + "\n" for line in lines)
     partial.replace(target)  # never leave half a file under the real name
     data = {"exported": len(lines) - 1, "file": str(target)}

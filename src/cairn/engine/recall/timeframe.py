@@ -109,7 +109,7 @@ def date_closeness(
     """``exp(−gap/tau)`` per row that has a day: 1 inside the named range (extended by
     ``after_days``), falling off with the days outside it."""
     start, end = span
-    end = end + timedelta(days=after_days)
+    end = end + timedelta(days=min(after_days, (date.max - end).days))  # 9999-12-31 at most
     out: dict[int, float] = {}
     for row, place in places.items():
         if place is None or not place.occurred_at:

@@ -19,6 +19,7 @@ a tenant's rows.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -44,10 +45,10 @@ from cairn.storage.ports import (
     SweepQuery,
     TrajectoryQuery,
 )
-from cairn.storage.sqlite import learning
+from cairn.storage.sqlite import files, learning
 from cairn.storage.sqlite.decoded import DecodedRows, Listings
 from cairn.storage.sqlite.filters import event_filters, record_filters
-from cairn.storage.sqlite.migrate import migrate
+from cairn.storage.sqlite.migrate import migrate, schema_version
 from cairn.storage.sqlite.rows import (
     SELECT_APPLICATION,
     SELECT_EVENT,
@@ -58,33 +59,14 @@ from cairn.storage.sqlite.rows import (
     record_from_row,
     tombstone_from_row,
 )
+from cairn.storage.sqlite.schema import LATEST_VERSION
 from cairn.storage.sqlite.transaction import RankHint, SqliteTransaction
 
-_BUSY_TIMEOUT_S = 60.0
 _FEED_BATCH = 16_384
 _FEED_COLUMNS = (
     "r.row, r.tenant, r.agent, r.project_id, r.live, r.change_seq, v.vec, v.model,"
     " t.length, t.keys, t.counts, t.entity_keys, r.episode_id, r.position, r.occurred_at"
 )
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    if path.is_dir():
-        raise InvalidInput(f"{path} is a folder, not a memory file")
-    try:
-        conn = sqlite3.connect(
-            path, isolation_level=None, check_same_thread=False, timeout=_BUSY_TIMEOUT_S
-        )
-        conn.execute("PRAGMA journal_mode=WAL")
-    except sqlite3.DatabaseError as exc:
-        raise InvalidInput(f"{path} is not a cairn memory file ({exc})") from None
-    except sqlite3.Error as exc:
-        raise StorageError(f"cannot open {path}: {exc}") from None
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA secure_delete=ON")
-    conn.execute("PRAGMA foreign_keys=OFF")
-    conn.execute("PRAGMA cache_size=-65536")
-    return conn
 
 
 class SqliteRecordStore:
@@ -97,32 +79,41 @@ class SqliteRecordStore:
 
     def __init__(self, path: Path | str, *, rank_hint: RankHint | None = None) -> None:
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InvalidInput(f"cannot create the folder for {self.path}: {exc}") from None
+        if self.path.is_dir():
+            raise InvalidInput(f"{self.path} is a folder, not a memory file")
         self._lock = threading.RLock()
         self._rank = rank_hint
-        self._conn = _connect(self.path)
+        if not files.check_store_file(self.path):
+            files.create_store(self.path, lambda conn: migrate(conn, self.path, rank_hint))
+        self._conn, self.read_only = files.open_store(self.path)
         self._model: str | None = None
         self._decoded = DecodedRows()
         self._rule_listings = Listings()
         try:
             with self._lock:
+                if self.read_only is not None and schema_version(self._conn) != LATEST_VERSION:
+                    raise files.read_only(
+                        self.path, f"{self.read_only}; it needs upgrading to this cairn's schema"
+                    )
                 migrate(self._conn, self.path, rank_hint)
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             self._conn.close()
-            raise InvalidInput(f"{self.path} is not a cairn memory file ({exc})") from None
+            raise files.failure(exc, self.path) from None
+        except BaseException:
+            self._conn.close()
+            raise
 
     # -- writes --------------------------------------------------------------------------
 
     @contextmanager
     def transaction(self) -> Iterator[SqliteTransaction]:
+        if self.read_only is not None:
+            raise files.read_only(self.path, self.read_only)
         with self._lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                raise StorageError(f"could not start a write on {self.path}: {exc}") from None
+            except sqlite3.Error as exc:
+                raise files.failure(exc, self.path) from None
             try:
                 seq = self._conn.execute(
                     "UPDATE meta SET value = CAST(value AS INTEGER) + 1"
@@ -131,13 +122,22 @@ class SqliteRecordStore:
                 yield SqliteTransaction(self._conn, int(seq), self._rank, self._note_model)
                 self._conn.execute("COMMIT")
             except sqlite3.IntegrityError as exc:  # a CHECK: e.g. a learned doc as system
-                self._conn.execute("ROLLBACK")
-                self._model = None
+                self._roll_back()
                 raise StorageError(f"the store refused the change: {exc}") from None
+            except sqlite3.Error as exc:  # a full disk, a damaged page: said as such
+                self._roll_back()
+                raise files.failure(exc, self.path) from None
             except BaseException:
-                self._conn.execute("ROLLBACK")
-                self._model = None  # the meta row may have been rolled back with the rest
+                self._roll_back()
                 raise
+
+    def _roll_back(self) -> None:
+        self._model = None  # the meta row may have been rolled back with the rest
+        # SQLite has already rolled back after some errors (a full disk among them).
+        if self._conn.in_transaction:
+            # else the connection's own rollback, when it closes, ends it
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
 
     def _note_model(self, model: str) -> None:
         """One store holds the vectors of one embedder: mixing two would rank nonsense."""
@@ -155,9 +155,20 @@ class SqliteRecordStore:
 
     # -- reads ---------------------------------------------------------------------------
 
+    @contextmanager
+    def _failing(self) -> Iterator[None]:
+        """SQLite's errors as cairn's (a damaged page, a full disk, a read-only file)."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise files.failure(exc, self.path) from None
+
     def _all(self, sql: str, params: Sequence[Any]) -> list[Any]:
         with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise files.failure(exc, self.path) from None
 
     def get(
         self, tenant: str, agent: str, record_id: str, *, as_of: str | None = None
@@ -242,14 +253,16 @@ class SqliteRecordStore:
                 # reuses, so nothing read here is kept.
                 return [record_from_row(r)[1] for r in self._all(SELECT_RECORD + where, params)]
             # One snapshot for the listing and the reads of the rows not held decoded.
-            self._conn.execute("BEGIN")
-            try:
-                listed = self._rule_listings.listing(
-                    self._conn, query, "SELECT row, change_seq FROM records" + where, params
-                )
-                return self._decoded.records(self._conn, listed)
-            finally:
-                self._conn.execute("COMMIT")
+            with self._failing():
+                self._conn.execute("BEGIN")
+                try:
+                    listed = self._rule_listings.listing(
+                        self._conn, query, "SELECT row, change_seq FROM records" + where, params
+                    )
+                    return self._decoded.records(self._conn, listed)
+                finally:
+                    if self._conn.in_transaction:
+                        self._conn.execute("COMMIT")
 
     def records_by_rows(self, where: LaneFilter, rows: Sequence[int]) -> dict[int, Record]:
         out: dict[int, Record] = {}
@@ -375,7 +388,8 @@ class SqliteRecordStore:
         # A full load scans records in row order ('+' keeps the change_seq index out of
         # it); an increment reads only the rows whose change_seq moved.
         changed = "+r.change_seq" if full else "r.change_seq"
-        with self._lock:  # held while the caller consumes: one connection, one cursor
+        # held while the caller consumes: one connection, one cursor
+        with self._lock, self._failing():
             cursor = self._conn.execute(
                 f"SELECT {_FEED_COLUMNS} FROM records r LEFT JOIN vectors v ON v.row = r.row"
                 f" LEFT JOIN record_terms t ON t.row = r.row WHERE {changed} > ?",
@@ -406,22 +420,23 @@ class SqliteRecordStore:
         return [PendingPurge(*r) for r in found]
 
     def finish_purge(self, purge: PendingPurge) -> None:
-        with self._lock:
+        if self.read_only is not None:
+            raise files.read_only(self.path, self.read_only)
+        with self._lock, self._failing():
             self._conn.execute(
                 "DELETE FROM pending_purges WHERE tenant = ? AND agent = ? AND record_id = ?",
                 (purge.tenant, purge.agent, purge.record_id),
             )
 
     def checkpoint(self) -> None:
-        with self._lock:
+        if self.read_only is not None:
+            return  # nothing can be folded into a file that cannot be written
+        with self._lock, self._failing():
             if self._conn.execute("SELECT 1 FROM pending_purges LIMIT 1").fetchone():
                 # secure_delete zeroes a deleted cell, but a b-tree balance can leave a
                 # copy of a moved cell in the free space of a page still in use (seen: a
                 # purged row's term keys). Only rebuilding every page clears those.
-                try:
-                    self._conn.execute("VACUUM")
-                except sqlite3.OperationalError as exc:
-                    raise StorageError(f"could not rewrite {self.path}: {exc}") from None
+                self._conn.execute("VACUUM")
             # A reader in another process can hold old WAL frames; retry briefly.
             for _ in range(50):
                 found = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
@@ -444,7 +459,7 @@ class SqliteRecordStore:
         def count(sql: str) -> int:
             return int(self._all(sql, params)[0][0])
 
-        with self._lock:
+        with self._lock, self._failing():
             version = int(
                 self._conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
             )
@@ -465,4 +480,3 @@ class SqliteRecordStore:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
