@@ -173,17 +173,16 @@ class Writes:
         state: str,
         event_id: str | None,
     ) -> Written:
-        if event_id is not None:
-            done = self._records.event(ns.tenant, ns.agent, event_id)
-            if done is not None:  # a retry, or the key reused for another request (409)
-                again, _ = self.build(
-                    item, ns, authority=authority, origin=origin, state=state, now=done.occurred_at
-                )
-                check_same_memory(event_id, done, event_type, again, item)
-                return Written(self._record_of(done.payload, ns), created=False)
+        # Built first, so a retry is compared with what it would write now, read and
+        # redacted by the very steps the first request took.
         record, redacted = self.build(
             item, ns, authority=authority, origin=origin, state=state, now=self._journal.now()
         )
+        if event_id is not None:
+            done = self._records.event(ns.tenant, ns.agent, event_id)
+            if done is not None:  # a retry, or the key reused for another request (409)
+                check_same_memory(event_id, done, event_type, record, item)
+                return Written(self._record_of(done.payload, ns), created=False)
         if authority == "explicit":
             same = self._live_duplicate(record)
             if same is not None:
