@@ -44,3 +44,16 @@ def test_a_key_reused_across_kinds_of_change_is_refused(mem: Memory) -> None:
     with pytest.raises(Conflict, match=r"another change"):
         mem.remember("something new", event_id="key-f")
     assert {r.id for r in mem.list()} == {two.id}
+
+
+def test_a_feedback_key_reused_for_another_outcome_is_refused(mem: Memory) -> None:
+    mem.remember("run make lint before committing", event_id="key-r")
+    ctx = mem.context("commit the change")
+    (app,) = [a.application_id for a in ctx.applications][:1]
+    mem.feedback(app, "used-successfully", event_id="key-fb")
+    mem.feedback(app, "used-successfully", event_id="key-fb")  # a retry
+    with pytest.raises(Conflict, match=r"a different request \(outcome differs\)"):
+        mem.feedback(app, "ignored", event_id="key-fb")
+    mem.feedback(app, "ignored", event_id="key-fb2")  # a new key: the outcome replaced
+    outcomes = [e.payload["outcome"] for e in mem.journal() if e.type == "context.outcome"]
+    assert outcomes == ["used-successfully", "ignored"]  # the refused one changed nothing
