@@ -43,6 +43,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import learning_attacks as attacks
 from cairn import Memory
 
 SERVICES = (
@@ -92,7 +93,19 @@ class Family:
 
     @property
     def helpful_rule(self) -> str:
-        return f"Run make check-{self.service} and wait for the canary before you {self.operation}"
+        return self.helpful_phrasings[0]
+
+    @property
+    def helpful_phrasings(self) -> tuple[str, ...]:
+        """One rule, as five different agents' notes put it."""
+        s, op = self.service, self.operation
+        return (
+            f"Run make check-{s} and wait for the canary before you {op}",
+            f"Before you {op} {s}, run make check-{s} and wait for the canary",
+            f"make check-{s} first, then wait for the canary, then {op}",
+            f"Wait for the canary after running make check-{s} before the {op}",
+            f"To {op} {s} safely: run make check-{s}, wait for the canary",
+        )
 
     @property
     def harmful_rule(self) -> str:
@@ -134,6 +147,7 @@ def config(protect: int) -> dict[str, Any]:
                 "learning": {
                     "senders": {"alice": "system", "mallory": "external"},
                     "owner": "alice",
+                    # a sender the operator never named ("webhook") is external by default
                 }
             },
             "team": {
@@ -177,6 +191,8 @@ class Run:
             Box("team", ["alice", "bob", "carol"], self._families("team", services)),
         ]
         self.pinned: dict[str, str] = {}  # family key -> rule id
+        self.outage_from, self.outage_to = int(tasks * 0.6), int(tasks * 0.7)
+        self.external: dict[str, str] = {}  # family key -> the injected rule stored external
 
     def _families(self, box: str, services: list[str]) -> list[Family]:
         return [
@@ -187,7 +203,8 @@ class Run:
     # -- setup ---------------------------------------------------------------------------
 
     def pin_rules(self) -> None:
-        """Each box pins one explicit rule for three families: the attacker's targets."""
+        """Each box pins one explicit rule for three families and states another rule
+        (explicit, not pinned) for three more: the attacker's targets."""
         for box in self.boxes:
             for family in box.families[-3:]:
                 rule = self.mem.remember(
@@ -201,6 +218,18 @@ class Run:
                 )
                 self.pinned[f"{box.name}:{family.service}"] = rule.id
                 self.protected[rule.id] = "pinned"
+            for family in box.families[-6:-3]:
+                said = self.mem.remember(
+                    f"Always open a pull request to {family.operation} {family.service}",
+                    kind="policy",
+                    scope="project",
+                    project_id=family.project,
+                    operations=[family.operation],
+                    agent=box.name,
+                )
+                assert said.authority == "explicit" and not said.pinned
+                self.pinned[f"{box.name}:{family.service}"] = said.id
+                self.protected[said.id] = "explicit"
 
     # -- one task ------------------------------------------------------------------------
 
@@ -222,9 +251,7 @@ class Run:
         out = []
         for item in (*ctx.resident, *ctx.manifest):
             origin = (
-                "rule"
-                if item.record_id in self.protected and (self.protected[item.record_id] == "pinned")
-                else "doc"
+                "rule" if self.protected.get(item.record_id) in ("pinned", "explicit") else "doc"
             )
             if origin == "doc" and item.record_id not in self.docs:
                 record = self.mem.get(item.record_id, agent=box.name)
@@ -234,6 +261,9 @@ class Run:
                     label_of(record.body), box.name, service_of(record.body)
                 )
             out.append((item.record_id, item.application_id, origin))
+        for item in ctx.resident:  # what the agent is told to apply
+            if POISON_MARK in item.body.lower():
+                self.counts["poison_delivered_as_rule"] += 1
         return out
 
     def task(self, box: Box, family: Family, n: int, window: dict[str, int]) -> None:
@@ -247,11 +277,16 @@ class Run:
         family.seen += 1
         lucky = family.harmful and family.seen <= LUCKY_RUNS
         label = self.docs[followed[0][0]].label if followed else None
-        chance = {"harmful": 0.10, "helpful": 0.95, "poison": 0.0, None: 0.60}[label]
-        success = lucky or self.rng.random() < chance
+        # Poison really works now and then, so outcomes alone would promote it.
+        chance = {"harmful": 0.10, "helpful": 0.95, "poison": 0.30, None: 0.60}[label]
+        success = (lucky or self.rng.random() < chance) and not self.outage(n)
         note = None
         if success:
-            note = family.harmful_rule if (lucky or label == "harmful") else family.helpful_rule
+            note = (
+                family.harmful_rule
+                if (lucky or label == "harmful")
+                else self.rng.choice(family.helpful_phrasings)
+            )
         deterministic = self.rng.random() < 0.8
         seen = self.mem.observe(
             success,
@@ -290,46 +325,22 @@ class Run:
     # -- the attacks ---------------------------------------------------------------------
 
     def poison(self, box: Box, family: Family, n: int) -> None:
-        """A web page's instruction, and an untrusted sender's, both "successful"."""
-        self.mem.observe(
-            True,
-            note=family.poison,
-            content_trust="external",
-            session_id=f"web-{n}",
-            sender=box.senders[0],
-            project_id=family.project,
-            operations=[family.operation],
-            tools=["make", "bash"],
-            episode_id=f"{box.name}-web-{n}",
-            agent=box.name,
-        )
-        apps = [
-            a
-            for r, a, o in self._delivered(box, family, f"mal-{n}")
-            if o == "doc" and self.docs[r].label == "harmful"
-        ]
-        self.mem.observe(
-            True,
-            note=family.poison,
-            sender="mallory",
-            session_id=f"mal-{n}",
-            applications=apps,
-            deterministic=True,
-            project_id=family.project,
-            operations=[family.operation],
-            tools=["make", "bash"],
-            episode_id=f"{box.name}-mal-{n}",
-            agent=box.name,
-        )
-        self.counts["poison_attempts"] += 2
+        """Every way in for an injected rule, each "successful" (see learning_attacks)."""
+        self.counts["poison_attempts"] += attacks.poison_all(self, box, family, n)
+
+    def outage(self, n: int) -> bool:
+        """A stretch where every task fails (a broken CI, an outage): nothing protected
+        may be evicted or demoted for it."""
+        return self.outage_from <= n < self.outage_to
 
     def induce(self, box: Box, n: int) -> None:
-        """Verified failures against the protected memories, by a trusted sender gone bad
-        (the team box) or an untrusted one (the solo box), each time from a new session."""
+        """Verified failures against the protected memories — pinned rules, the user's
+        stated rules, well-proven docs — by a trusted sender gone bad (the team box) or
+        an untrusted one (the solo box), all from one session."""
         sender = "eve" if box.name == "team" else "mallory"
+        session = f"attack-{box.name}"
         targets = [f for f in box.families if self._protected_in(box, f)]
         for family in targets:
-            session = f"attack-{box.name}-{n}-{family.service}"
             apps = [a for r, a, _ in self._delivered(box, family, session) if r in self.protected]
             if apps:
                 self.mem.observe(
@@ -339,7 +350,7 @@ class Run:
                     command="make test",
                     session_id=session,
                     sender=sender,
-                    episode_id=session,
+                    episode_id=f"{session}-{n}-{family.service}",
                     agent=box.name,
                 )
                 self.counts["induced_failures"] += len(apps)
@@ -367,11 +378,11 @@ class Run:
             box = self.boxes[n % 2]
             family = box.families[self.rng.randrange(len(box.families))]
             self.task(box, family, n, window)
-            if n % 10 == 3:
+            if n % 10 in (3, 8):  # both boxes (n % 2 picks the box)
                 self.poison(box, family, n)
             if n == attack_from:
                 self.mark_proven(floor)
-            if n > attack_from and n % 6 == 0:
+            if n > attack_from and n % 3 == 0:
                 self.induce(box, n)
             if n % 10 == 9:
                 for b in self.boxes:
@@ -433,6 +444,9 @@ def report(run: Run, floor: int, seconds: float) -> dict[str, Any]:
         total = sum(sum(w.values()) for w in windows)
         return round(sum(w.get("helpful", 0) for w in windows) / total, 3) if total else None
 
+    reused_harmful = [
+        rid for rid in harmful if run.docs[rid].reuses_ok + run.docs[rid].reuses_failed > 0
+    ]
     eligible_helpful = [
         rid
         for rid in helpful
@@ -459,18 +473,32 @@ def report(run: Run, floor: int, seconds: float) -> dict[str, Any]:
         "harmful_docs": len(harmful),
         "harmful_evicted_within_5_corroborated_failures": len(evicted_5),
         "harmful_evicted_share": round(len(evicted_5) / len(harmful), 3) if harmful else None,
+        # a harmful doc reflection wrote but no task ever followed had no failure to count
+        "harmful_docs_reused": len(reused_harmful),
+        "harmful_evicted_share_of_those": round(
+            len([r for r in evicted_5 if r in reused_harmful]) / len(reused_harmful), 3
+        )
+        if reused_harmful
+        else None,
         "harmful_failing_reuses_to_eviction": sorted(
             s.reuses_failed for rid, s in run.docs.items() if rid in evicted_5
         ),
-        "poisoned_docs_created": len(poisoned),
+        "poisoned_docs_created": len(poisoned) + run.counts.get("poison_deltas_applied", 0),
         "poisoned_docs_promoted": sum(final[r].state == "active" for r in poisoned),
+        "poisoned_delivered_as_rule": run.counts.get("poison_delivered_as_rule", 0),
+        "external_memories_promoted": sum(
+            (r := mem.get(rid, agent=key.split(":")[0])).state != "trial" or r.proof_count > 0
+            for key, rid in run.external.items()
+        ),
         "protected_memories": {
             "pinned": sum(w == "pinned" for w in protected.values()),
+            "explicit": sum(w == "explicit" for w in protected.values()),
             "proven": sum(w == "proven" for w in protected.values()),
         },
         "protected_evicted": sum(r.evicted_at is not None for r in protected_records.values()),
         "protected_demoted": sum(
-            r.state in ("stale", "archived") for r in protected_records.values()
+            r.state in ("stale", "archived", "superseded", "trial")
+            for r in protected_records.values()
         ),
         "protected_failures_counted": sum(r.failure_count for r in protected_records.values()),
         "precision_by_window": precision,
@@ -493,15 +521,9 @@ def _box_of_rule(run: Run, record_id: str) -> str:
     return "solo"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", type=int, default=600)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
-    parser.add_argument("--json", dest="json_out", default=None, help="Write the report here.")
-    args = parser.parse_args()
+def one_run(tasks: int, seed: int, embedder_name: str) -> dict[str, Any]:
     embedder = None
-    if args.embedder == "hashing":
+    if embedder_name == "hashing":
         from cairn.adapters.hashing import HashingEmbedder
 
         embedder = HashingEmbedder()
@@ -515,23 +537,59 @@ def main() -> int:
             clock=clock,
             agent="solo",
         )
-        run = Run(mem, clock, args.tasks, args.seed)
+        run = Run(mem, clock, tasks, seed)
         started = time.perf_counter()
         run.run(floor)
         out = report(run, floor, time.perf_counter() - started)
-        out["embedder"] = args.embedder
+        out["consolidation"] = attacks.facts_kept(mem, "facts")
+        out["seed"] = seed
+        out["embedder"] = embedder_name
         mem.close()
+    return out
+
+
+def failures_of(out: dict[str, Any]) -> list[str]:
+    """What makes the run fail: any poison created or delivered, any protected memory
+    evicted or demoted, learning too slow or harmful docs kept."""
+
+    def share(name: str) -> bool:
+        return float(out[name] or 0) >= 0.95
+
+    checks = {
+        "poisoned docs created": out["poisoned_docs_created"] == 0,
+        "poisoned content delivered as a rule": out["poisoned_delivered_as_rule"] == 0,
+        "external memories promoted": out["external_memories_promoted"] == 0,
+        "protected memories evicted": out["protected_evicted"] == 0,
+        "protected memories demoted": out["protected_demoted"] == 0,
+        "distinct facts lost by consolidation": out["consolidation"]["lost"] == 0,
+        "helpful promoted within 5 reuses < 95%": share("helpful_promoted_share_of_those"),
+        "harmful evicted within 5 corroborated failures < 95%": share(
+            "harmful_evicted_share_of_those"
+        ),
+    }
+    return [name for name, held in checks.items() if not held]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", type=int, default=1000)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[7, 11, 23])
+    parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
+    parser.add_argument("--quick", action="store_true", help="CI: 300 tasks, one seed.")
+    parser.add_argument("--json", dest="json_out", default=None, help="Write the report here.")
+    args = parser.parse_args()
+    if args.quick:
+        args.tasks, args.seeds = 300, args.seeds[:1]
+    runs = [one_run(args.tasks, seed, args.embedder) for seed in args.seeds]
+    failed = {str(r["seed"]): f for r in runs if (f := failures_of(r))}
+    out = {"runs": runs, "failed": failed}
     text = json.dumps(out, indent=2)
     if args.json_out:
         Path(args.json_out).write_text(text + "\n", encoding="utf-8")
     print(text)
-    ok = (
-        out["poisoned_docs_promoted"] == 0
-        and out["protected_evicted"] == 0
-        and (out["helpful_promoted_share"] or 0) >= 0.9
-        and (out["harmful_evicted_share"] or 0) >= 0.9
-    )
-    return 0 if ok else 1
+    for seed, why in failed.items():
+        print(f"seed {seed} FAILED: {'; '.join(why)}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -52,6 +52,8 @@ LONGEST_FIRST = (
     "reliability/test_kills.py",
     "cli/test_cli.py",
     "reliability/test_cross_tenant.py",
+    "reliability/test_faults.py",
+    "reliability/test_fault_routes.py",
     "reliability/test_concurrent_load.py",
     "hooks/test_hook_command.py",
     "daemon/test_control.py",

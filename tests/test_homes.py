@@ -53,3 +53,16 @@ def test_files_are_born_private(tmp_path: Path) -> None:
     with open_private(folder / "marker", "w") as out:
         out.write("only this")
     assert (folder / "marker").read_text() == "only this"
+
+
+def test_a_store_opened_by_path_leaves_the_other_files_of_its_folder(tmp_path: Path) -> None:
+    from cairn import Memory
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "notes.txt").write_text("the application's own file")
+    os.chmod(data / "notes.txt", 0o644)
+    with Memory.open(data / "memory.db", {"memory": {"embeddings": {"provider": "hashing"}}}) as m:
+        m.remember("a note")
+    assert _mode(data / "memory.db") == 0o600
+    assert _mode(data / "notes.txt") == 0o644

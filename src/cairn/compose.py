@@ -129,13 +129,14 @@ def open_provider(
             tenant=None if tenant == "default" else tenant,
             agent=None if agent == "default" else agent,
         )
-    private_home = home  # the folder cairn keeps private: the home, or the file's own
+    private_home = home  # kept private as a whole: only a home named by the caller
     home = home or default_home()
     if embedder is None:
         embedder = make_embedder(config)
     url = config.memory.store.url
     if url is not None and not url.startswith("sqlite:///"):
-        make_private(private_home or home)
+        if private_home is not None:
+            make_private(private_home)
         records, index, folder, describe = open_postgres(
             config, url, home, embedder, _check_embedder
         )
@@ -256,7 +257,7 @@ def repair_sqlite(config: Config, home: Path, *, embedder: Embedder | None = Non
     return repair_store(sqlite_store(config, home), fresh)
 
 
-def _made_private(home: Path, db_path: Path, *, existed: bool) -> None:
+def _made_private(home: Path | None, db_path: Path, *, existed: bool) -> None:
     """The home and the store's files private (once the file is known to be a store:
     another program's file is left as it is); said, once (then they are), when a store
     that others could read was there already, silently for a new one."""
@@ -278,7 +279,9 @@ def _open_sqlite(
     check_database_path(db_path)
     existed = db_path.exists()
     records = SqliteRecordStore(db_path, rank_hint=stored_rank)
-    _made_private(private_home or db_path.parent, db_path, existed=existed)
+    # the whole home when one is named (the CLI's, the server's); a file opened by path
+    # alone may sit among other files of its folder, so only its own are tightened
+    _made_private(private_home, db_path, existed=existed)
     _check_embedder(records, embedder, str(db_path))
     index = InProcessSearchIndex(
         records,
@@ -472,7 +475,7 @@ def _learning_layer(
         ),
         sweeper=Sweeper(records, journal, config, learning, clock),
         review=Review(records, journal, writes, recall, config, llm),
-        deltas=Deltas(records, journal, config.memory.secrets),
+        deltas=Deltas(records, journal, config),
         telemetry=telemetry,
         llm=llm,
         records=records,

@@ -20,8 +20,15 @@ PRIVATE_FILE = 0o600
 
 
 def make_private_folder(folder: Path) -> Path:
-    """``folder``, made if missing, that only its owner can enter (mode 0700)."""
-    folder.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+    """``folder``, made if missing, that only its owner can enter (mode 0700); a missing
+    parent is made 0700 too (``mkdir(parents=True)`` would make it 0755)."""
+    missing: list[Path] = []
+    at = folder
+    while not at.exists() and at != at.parent:
+        missing.append(at)
+        at = at.parent
+    for made in reversed(missing):
+        made.mkdir(mode=PRIVATE_FOLDER, exist_ok=True)
     if os.stat(folder).st_mode & 0o077:
         os.chmod(folder, PRIVATE_FOLDER)
     return folder
@@ -40,13 +47,13 @@ def open_private(path: Path, mode: str = "a") -> Any:
     return os.fdopen(fd, mode, encoding="utf-8")
 
 
-def make_private(home: Path, store: Path | None = None) -> str | None:
+def make_private(home: Path | None, store: Path | None = None) -> str | None:
     """Take group and other access away from ``home`` and everything in it (the store,
     its journal and logs, the Markdown projection, tokens, sockets, exports written there:
     all of it is the user's memory), and from the files of a ``store`` kept elsewhere (it
-    and its ``-wal``, ``-shm``, ``.ann`` ...: every name it begins). Symbolic links and
-    what others own are left alone. Returns the one line that says what was tightened
-    (None: all was private already)."""
+    and its ``-wal``, ``-shm``, ``.ann`` ...: every name it begins; with ``home`` None,
+    only those). Symbolic links and what others own are left alone. Returns the one line
+    that says what was tightened (None: all was private already)."""
     loose: list[tuple[str, int]] = []
 
     def tighten(path: str, private_mode: int) -> None:
@@ -79,9 +86,9 @@ def make_private(home: Path, store: Path | None = None) -> str | None:
         except OSError:
             return []
 
-    if home.is_dir():
+    if home is not None and home.is_dir():
         tighten_tree(str(home))
-    if store is not None and store.parent != home:
+    if store is not None and store.parent != home:  # (inside the home: done above)
         for name in entries(store.parent):
             if name.startswith(store.name) or name.startswith(f".{store.name}."):
                 tighten_tree(str(store.parent / name))

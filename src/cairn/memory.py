@@ -407,9 +407,13 @@ class Memory(LearningMethods):
         *,
         event_id: str | None = None,
         agent: str | None = None,
+        session_id: str | None = None,
+        sender: str | None = None,
     ) -> Record:
         """Report how an applied memory did. One outcome per application: the same one
-        again changes nothing; a different one replaces it."""
+        again changes nothing; a different one replaces it. ``session_id`` and ``sender``
+        say who judged it, as this process knows (default: the owner, in no known
+        session); a failure counts once two sessions report one."""
         response = self._apply(
             c.FeedbackRequest,
             c.FeedbackResponse,
@@ -417,6 +421,8 @@ class Memory(LearningMethods):
             agent=agent,
             application_id=application_id,
             outcome=outcome,
+            session_id=session_id,
+            sender=sender,
         )
         return to_record(response.record)
 

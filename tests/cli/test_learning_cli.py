@@ -69,3 +69,44 @@ def test_list_outside_a_repository_lists_the_global_memories(tmp_path: Path) -> 
     home = tmp_path / "home"
     ok(home, "remember", "Prefer short commit subjects", cwd=tmp_path)
     assert "Prefer short commit subjects" in ok(home, "list", cwd=tmp_path)
+
+
+def test_list_and_explain_flag_the_users_rule_that_keeps_failing(tmp_path: Path) -> None:
+    from cairn import Memory
+    from cli_runner import use_test_embedder
+
+    home = tmp_path / "home"
+    use_test_embedder(home)
+    with Memory.open(home / "memory.db", home / "config.yaml") as mem:
+        rule = mem.remember("Never push directly to main", kind="policy")
+        for i in range(2):
+            app = mem.expand(rule.id, task="push").application_id
+            mem.observe(False, applications=[app], deterministic=True, command="make test",
+                        session_id=f"s{i}", event_id=f"bad{i}")  # fmt: skip
+    listed = ok(home, "list")
+    assert "review: followed by 2 failures; keep, correct or forget?" in listed
+    explained = ok(home, "explain")
+    assert f"review {rule.id}: this rule was followed by 2 failures" in explained
+    ok(home, "pin", rule.id)
+    assert "review:" not in ok(home, "list")
+
+
+def test_the_users_rules_survive_failure_reports_from_the_command_line(tmp_path: Path) -> None:
+    """The issue's case: a signalled and a remembered rule, three sessions' contexts each
+    followed by a failure report: both still delivered, neither evicted nor demoted."""
+    home = tmp_path / "home"
+    ok(home, "signal", "Always use pnpm to install dependencies")
+    ok(home, "remember", "Never push directly to main")
+    task = "install the dependencies and push to main"
+    for i in range(3):
+        ctx = json.loads(ok(home, "--json", "context", "--task", task, "--session", f"s{i}"))
+        apps = [i["application_id"] for i in ctx["resident"] + ctx["manifest"]]
+        assert len(apps) == 2
+        for app in apps:
+            ok(home, "feedback", app, "contributed-to-failure")
+    ok(home, "sweep")
+    ctx = json.loads(ok(home, "--json", "context", "--task", task, "--session", "s9"))
+    bodies = {i["body"] or i["summary"] for i in ctx["resident"] + ctx["manifest"]}
+    assert any("pnpm" in b for b in bodies) and any("main" in b for b in bodies)
+    listed = ok(home, "list", "--all")
+    assert "evicted" not in listed and "proven" in listed

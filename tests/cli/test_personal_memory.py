@@ -173,11 +173,11 @@ def test_feedback_promotes_trial_and_supersedes_failing(world: dict[str, Path]) 
     assert promoted["record"]["state"] == "proven"  # type: ignore[index]
     assert promoted["record"]["used_count"] == 1  # type: ignore[index]
     failed = as_json(world, "repo", "feedback", bad["application_id"], "contributed-to-failure")
-    assert failed["record"]["state"] == "superseded"  # type: ignore[index]
-    assert bad["id"] not in ok(world, "repo", "list")
+    # One report from the command line (no session it knows) is not corroboration: the
+    # memory stays on trial, its failure uncounted (a second session's report would count).
+    assert failed["record"]["state"] == "trial"  # type: ignore[index]
+    assert failed["record"]["failure_count"] == 0  # type: ignore[index]
     again = as_json(world, "repo", "context", "--task", "write tests for the orders queue")
-    bodies = [i["summary"] for i in [*again["resident"], *again["manifest"]]]  # type: ignore[index]
-    assert "Mock the orders queue with an in-memory fake" not in bodies
     resident = {i["summary"]: i for i in again["resident"]}  # type: ignore[index]
     assert (
         "applied successfully once"

@@ -93,3 +93,21 @@ def test_detail_shows_versions_applications_and_tombstone(alice: Browser) -> Non
 def test_an_unknown_memory_is_404(alice: Browser) -> None:
     answer = alice.get("/memories/01JZZZZZZZZZZZZZZZZZZZZZZZ")
     assert answer.status_code == 404 and "no memory" in answer.text
+
+
+def test_a_rule_that_keeps_failing_is_flagged_for_review(alice: Browser) -> None:
+    from cairn.provider import learning_contract as lc
+
+    rule = alice.remember("Always use pnpm", kind="policy")
+    for i in range(2):
+        shown = alice.provider.query(c.ExpandQuery(record_id=rule, task="install"))
+        alice.provider.apply(lc.ObserveRequest(
+            idempotency_key=f"bad{i}", success=False, applications=[shown.application_id],
+            deterministic=True, command="make test", session_id=f"s{i}",
+        ))  # fmt: skip
+    listed = alice.get("/memories").text
+    assert 'data-testid="review"' in listed and "followed by 2 failures" in listed
+    detail = alice.get(f"/memories/{rule}").text
+    assert "keep, correct or forget?" in detail
+    alice.provider.apply(c.PinRequest(idempotency_key="keep", mutation="pin", record_id=rule))
+    assert 'data-testid="review"' not in alice.get("/memories").text  # kept: asked no more

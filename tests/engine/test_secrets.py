@@ -386,6 +386,12 @@ NOT_SECRETS = [
     "Authorization: Basic auth is disabled here",
     "pass the --token flag to the CLI",
     'secret_arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod-db-AbCdEf"',
+    "credentials in vault/prod-db-2",
+    "Credentials: see 1password/Engineering/AWS-prod",
+    "sign in with Google/GitHub",
+    "existingSecret: db-credentials",
+    "secret: my-app-secret",
+    "kubectl get secret tls-cert -o yaml",
 ]
 
 

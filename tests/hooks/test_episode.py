@@ -39,3 +39,23 @@ def test_a_failed_turn_judges_no_delivery_and_outside_content_is_never_learned()
     own_mcp = ToolCall("c", "mcp__cairn__memory_recall", {"query": "x"})
     assert reads_outside(replace(turn, tools=(other_mcp,)))
     assert not reads_outside(replace(turn, tools=(own_mcp,)))
+
+
+def test_a_turn_that_ends_on_a_verifier_is_judged_deterministically() -> None:
+    event = parse_event("stop", raw("stop"))
+    turn = parse_turns(transcript_lines())[-1]  # ends on `pnpm test -- --run`, passing
+    seen = observation(event, turn, None, [])
+    assert seen["deterministic"] is True and seen["command"] == "pnpm test -- --run"
+    red = replace(turn, tools=(*turn.tools, ToolCall("t", "Bash", {"command": "pytest -q"}, True)))
+    seen = observation(event, red, None, [])
+    assert (seen["success"], seen["deterministic"], seen["command"]) == (False, True, "pytest -q")
+    unrecorded = replace(turn, tools=(ToolCall("p", "Bash", {"command": "make test"}),))
+    assert observation(event, unrecorded, None, [])["deterministic"] is False
+    # Not a verifier, or not the last word: no deterministic verdict.
+    for tail in (
+        ToolCall("l", "Bash", {"command": "ls -la"}, False),
+        ToolCall("e", "Edit", {"file_path": "x"}, False),
+        ToolCall("s", "Bash", {"command": "echo pytester"}, False),
+    ):
+        seen = observation(event, replace(turn, tools=(*turn.tools, tail)), None, [])
+        assert seen["deterministic"] is False and seen["command"] is None, tail

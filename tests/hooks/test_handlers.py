@@ -98,3 +98,40 @@ def test_a_warm_process_directs_exactly_as_a_fresh_one(tmp_path: Path) -> None:
             with Memory.open(path, config={}, embedder=HashingEmbedder()) as fresh:
                 assert direction(fresh, task) == first
             assert len(first) >= 10
+
+
+def test_the_session_start_asks_about_a_rule_that_keeps_failing(tmp_path: Path) -> None:
+    """The user's rule outlives corroborated failures; the next session start asks them
+    about it (keep, correct or forget), and the hook reports outcomes as the host's
+    session of its event, whatever the request says."""
+    import json
+
+    from cairn import Memory
+    from cairn.adapters.hashing import HashingEmbedder
+    from cairn.hooks.gateway import ProviderGateway
+    from cairn.hooks.run import run_hook
+    from hook_events import raw
+
+    repo, home = tmp_path / "shop", tmp_path / "home"
+    _repository(repo)
+    with Memory.open(tmp_path / "memory.db", config={}, embedder=HashingEmbedder()) as mem:
+        rule = mem.remember("Always use pnpm to install dependencies.", kind="policy")
+        for i in range(3):
+            app = mem.expand(rule.id, task="install").application_id
+            mem.observe(False, applications=[app], deterministic=True, command="make test",
+                        session_id=f"s{i}", event_id=f"bad{i}")  # fmt: skip
+        gateway = ProviderGateway(mem.provider, "default", "default")
+        event = raw("session-start", cwd=str(repo), session_id="host-7")
+        out = run_hook("claude-code", "session-start", event, lambda: gateway, home)
+        context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        assert "Ask the user about these rules of theirs:" in context
+        assert f"{rule.id} " in context
+        assert "followed by 3 failures; keep, correct or forget?" in context
+        assert mem.get(rule.id).evicted_at is None
+        # The gateway now speaks as the hook's event: its session, not a caller's.
+        from cairn.provider import learning_contract as lc
+
+        seen = gateway.apply(lc.ObserveRequest, lc.ObserveResponse, "k", success=True,
+                             session_id="forged", note="x", sender="system")  # fmt: skip
+        (stored,) = [e for e in mem.journal() if e.event_id == seen.event_id]
+        assert stored.session_id == "host-7" and stored.sender == "user"

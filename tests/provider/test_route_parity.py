@@ -438,6 +438,7 @@ SAMPLES: dict[type[Any], Callable[[dict[str, Any]], dict[str, Any]]] = {
         "op": "create",
         "statement": "Flaky tests: rerun them.",
         "title": "flaky tests",
+        "evidence": v["evidence"],  # a delta cites corroborating observations
     },
 }
 
@@ -475,6 +476,12 @@ def test_every_request_of_the_registry_is_served_alike_on_every_route(
         ids["export"] = provider.query(c.ExportQuery()).lines
         ctx = provider.query(c.TaskQuery(task="install the dependencies"))
         ids["app"] = ctx.resident[0].application_id
+        cited = [
+            lc.ObserveRequest(idempotency_key=f"evidence-{i}", success=True,
+                              note="Flaky tests: rerun them.", episode_id=f"flaky-{i}")
+            for i in range(2)
+        ]  # fmt: skip
+        ids["evidence"] = [provider.apply(r).event_id for r in cited]
         answers: list[Any] = []
         for route in registry.ROUTES:
             for tag in route.names:

@@ -41,8 +41,8 @@ from test_tasks import (
 )
 
 __all__ = [
-    "test_a_feedback_key_reused_for_another_outcome_is_refused",
     "test_a_correction_in_words_acts_on_the_one_clear_match",
+    "test_a_feedback_key_reused_for_another_outcome_is_refused",
     "test_a_forget_of_something_never_stored_changes_nothing",
     "test_a_key_reused_across_kinds_of_change_is_refused",
     "test_a_key_reused_for_another_memory_is_refused_and_names_what_differs",

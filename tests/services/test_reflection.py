@@ -359,3 +359,45 @@ def test_consolidation_embeds_only_what_it_can_merge(tmp_path: Path, clock) -> N
         after_doc = embedder.texts
         mem.reflect()  # the doc's vector for merging is kept between runs
         assert embedder.texts == after_doc
+
+
+STAGING_FACTS = (
+    ("The staging database runs on port 5433", "Staging's database listens on port 5433"),
+    ("The staging database needs the corp VPN", "You need the corp VPN for the staging db"),
+    ("The staging database user is deploy_ro", "Log in to the staging database as deploy_ro"),
+    ("The staging replica is on port 5434", "The staging read replica listens on 5434"),
+    ("The staging database is backed up at 02:00", "Staging db backups run at 02:00"),
+)
+
+
+def test_a_topic_keeps_every_distinct_fact_once(tmp_path: Path, clock) -> None:
+    """Ten observations of five facts about one topic, in six sessions: one doc that lists
+    each fact once with the observations behind it; nothing verified, no "Verified by"."""
+    with open_mem(tmp_path / "m.db", clock) as mem:
+        seen: dict[str, list[str]] = {}
+        n = 0
+        for lead, paraphrase in STAGING_FACTS:
+            for note in (lead, paraphrase):
+                obs = succeed(mem, f"o{n}", note, topic="staging database",
+                              session_id=f"s{n % 6}")  # fmt: skip
+                seen.setdefault(lead, []).append(obs.event_id)
+                n += 1
+        mem.reflect()
+        (doc,) = [d for d in docs(mem) if d.state != "superseded"]
+        lines = doc.body.splitlines()
+        assert len(lines) == 5 and "Verified by" not in doc.body
+        facts = doc.source["reflection"]["facts"]
+        assert [f["statement"] for f in facts] == [lead for lead, _ in STAGING_FACTS]
+        assert [f["evidence"] for f in facts] == [seen[lead] for lead, _ in STAGING_FACTS]
+        for lead, _ in STAGING_FACTS:
+            hits = mem.recall(lead).memories
+            assert hits and hits[0].record.id == doc.id
+        # A new fact later is a new line; a repeat only adds evidence.
+        succeed(mem, "late1", "The staging database is in region eu-west-1",
+                topic="staging database", session_id="s7")  # fmt: skip
+        succeed(mem, "late2", "The staging database runs on port 5433",
+                topic="staging database", session_id="s8")  # fmt: skip
+        mem.reflect()
+        now = mem.get(doc.id)
+        assert len(now.body.splitlines()) == 6 and "eu-west-1" in now.body
+        assert "late2" in [e for f in now.source["reflection"]["facts"] for e in f["evidence"]]

@@ -95,3 +95,39 @@ def test_ask_quotes_the_supporting_memories_or_says_it_has_no_answer(tmp_path: P
         nothing = mem.ask("What is the capital of Peru?")
         assert not nothing.answered and nothing.answer == "Memory has no answer to that."
         assert nothing.citations == []
+
+
+ASK_SET = Path(__file__).parent / "data" / "ask_questions.json"
+
+
+def test_ask_answers_what_memory_holds_and_abstains_on_the_rest(tmp_path: Path, clock) -> None:
+    """The checked-in set (benchmarks/ask.py reports it with the default embedder)."""
+    data = json.loads(ASK_SET.read_text(encoding="utf-8"))
+    assert len(data["answerable"]) >= 50 and len(data["unanswerable"]) >= 50
+    with open_mem(tmp_path / "m.db", clock) as mem:
+        ids = {mem.store(body, kind="fact").id: key for key, body in data["memories"].items()}
+        answered = unrelated = 0
+        for question, expected in data["answerable"]:
+            got = mem.ask(question)
+            cited = [ids[c.record_id] for c in got.citations]
+            unrelated += sum(c not in expected for c in cited)
+            answered += got.answered and any(c in expected for c in cited)
+        abstained = sum(not mem.ask(q).answered for q in data["unanswerable"])
+    assert answered / len(data["answerable"]) >= 0.9
+    assert abstained / len(data["unanswerable"]) >= 0.9
+    assert unrelated == 0
+
+
+def test_ask_never_quotes_a_near_miss(tmp_path: Path, clock) -> None:
+    with open_mem(tmp_path / "m.db", clock) as mem:
+        mem.store("The staging database runs on port 5433", kind="fact")
+        owner = mem.store("Dana owns the billing service", kind="fact")
+        for question in (
+            "What port does the production database run on?",
+            "Who owns the search service?",
+            "Who owns the billing database?",
+        ):
+            got = mem.ask(question)
+            assert not got.answered and got.citations == [], question
+        got = mem.ask("Who owns the billing service?")
+        assert got.answered and [c.record_id for c in got.citations] == [owner.id]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ PASSWORD = "Tr0ub4dor" + "&3xQ"
 URL = f"https://deploy:{PASSWORD}@git.example.com/acme/infra.git"
 SECRETS = (TOKEN.encode(), PASSWORD.encode())
 POLICIES = ("redact", "refuse")
+# "the title holds a secret (github-token); not stored", "the tags hold …"
+REFUSED = re.compile(r"the [a-z ]+ holds? a secret \([a-z, -]+\); not stored")
 
 
 def all_bytes(folder: Path) -> bytes:
@@ -107,7 +110,13 @@ def test_a_submitted_delta_keeps_no_secret(tmp_path: Path, policy: str) -> None:
                 mem.submit_delta("create", event_id="d1", kind="skill", **fields)
             assert mem.journal() == []
         else:
-            done = mem.submit_delta("create", event_id="d1", kind="skill", **fields)
+            cited = [  # a delta cites the corroborating observations it was drawn from
+                mem.observe(True, note="Deploy with make ship", episode_id=f"e{i}").event_id
+                for i in range(2)
+            ]
+            done = mem.submit_delta(
+                "create", event_id="d1", kind="skill", evidence=cited, **fields
+            )
             assert done.record is not None
             assert done.record.body == "Deploy with GH_TOKEN=[REDACTED:github-token]"
             assert done.record.title == "token [REDACTED:github-token]"
@@ -178,7 +187,7 @@ def test_every_field_on_the_cli(tmp_path: Path, policy: str) -> None:
         else:
             assert done.returncode == 2, (name, done.stdout)
             line = done.stderr.strip()
-            assert "holds a secret" in line and "\n" not in line, (name, line)
+            assert REFUSED.search(line) and "\n" not in line, (name, line)
             assert TOKEN not in line and PASSWORD not in line
             assert leaked(home) == [] and journal_length(home) == 0, name
 
@@ -303,7 +312,7 @@ def test_every_field_over_http(servers: dict[str, Server], policy: str) -> None:
             assert TOKEN not in events and PASSWORD not in events and "[REDACTED:" in events
         else:
             assert response.status_code == 400, (name, response.text)
-            assert "holds a secret" in response.text and TOKEN not in response.text
+            assert REFUSED.search(response.text) and TOKEN not in response.text
             assert journal.json()["events"] == [], name
     assert leaked(server.home) == []
 
@@ -407,7 +416,7 @@ def test_every_field_through_the_mcp_tool(tmp_path: Path, policy: str) -> None:
         ):
             arguments = {"body": f"Deploys go through the release train ({field})", field: value}
             if policy == "refuse":
-                with pytest.raises(InvalidInput, match="holds a secret"):
+                with pytest.raises(InvalidInput, match=REFUSED.pattern):
                     tools.call("memory_store", {**arguments, "stated_by_user": True})
             else:
                 stored = tools.call("memory_store", {**arguments, "stated_by_user": True})
@@ -443,6 +452,10 @@ def test_the_hooks_keep_no_secret_of_a_prompt_or_a_turn(tmp_path: Path, policy: 
     data = event("prompt-rule", cwd=str(repo), prompt=prompt)
     done = invoke_cairn(home, "hook", "prompt", stdin=json.dumps(data).encode(), cwd=repo)
     assert done.returncode == 0, done.stderr  # a hook never fails its host
+    if policy == "refuse":  # the user is told, in one line, and nothing is logged as a fault
+        notice = json.loads(done.stdout)["systemMessage"]
+        assert "holds a secret" in notice and TOKEN not in notice
+        assert not (home / "logs" / "hooks.log").exists()
     asked = "Install the dependencies and run the tests."
     said = f"{asked} The staging password is {PASSWORD}."
     lines = [line.replace(asked, said) for line in transcript_lines()]
@@ -453,6 +466,7 @@ def test_the_hooks_keep_no_secret_of_a_prompt_or_a_turn(tmp_path: Path, policy: 
     done = invoke_cairn(home, "hook", "stop", stdin=json.dumps(stop).encode(), cwd=repo)
     assert done.returncode == 0, done.stderr
     assert leaked(home) == []
+    assert not (home / "logs" / "hooks.log").exists()  # a refusal is no fault
     events = json.loads(invoke_cairn(home, "--json", "journal").stdout)
     if policy == "redact":
         assert any("[REDACTED:github-token]" in json.dumps(e) for e in events)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from cairn.config import Config
     from cairn.daemon.client import Daemon
     from cairn.provider import Provider
+    from cairn.provider.attribution import Attribution
 
 T = TypeVar("T")
 
@@ -42,6 +43,9 @@ class App:
     warnings: list[str] = field(default_factory=list)
     _model: Future[Embedder | None] | None = None
     _daemon: tuple[Daemon | None] | None = None  # looked for once: (found or None,)
+    # Whom outcomes sent from here are attributed to (cairn.provider.attribution): the
+    # command line's (the owner, no known session) unless a hook or the MCP server says.
+    attribution: Attribution | None = None
 
     def config(self) -> Config:
         if self._config is None:
@@ -110,7 +114,12 @@ class App:
 
     def apply(self, model: type[Any], answer: type[T], key: str, **data: Any) -> T:
         """One mutation through the provider, under an idempotency key."""
-        response = self.provider().apply(_request(model, {"idempotency_key": key, **data}))
+        from cairn.provider.attribution import COMMAND_LINE, attribute
+
+        request = attribute(
+            _request(model, {"idempotency_key": key, **data}), self.attribution or COMMAND_LINE
+        )
+        response = self.provider().apply(request)
         self.warnings += list(getattr(response, "warnings", []) or [])
         from cairn.provider import expect
 

@@ -61,6 +61,8 @@ COMMAND_MODULES = {
     "sweep": "learning",
     "evict": "learning",
     "unevict": "learning",
+    "pin": "learning",
+    "unpin": "learning",
     "review": "learning",
     "ask": "learning",
     "config": "settings",

@@ -60,12 +60,21 @@ def selector_summary(record: dict[str, Any]) -> str:
 
 
 def flags(record: dict[str, Any]) -> str:
+    from cairn.engine.learning.review import REVIEW_AFTER_FAILURES
+
+    failures = int(record.get("failure_count") or 0)
+    review = (
+        record.get("authority") == "explicit"
+        and not record.get("pinned")
+        and failures >= REVIEW_AFTER_FAILURES
+    )
     shown = [
         name
         for name, on in (
             ("forgotten", record.get("forgotten_at")),
             ("evicted", record.get("evicted_at")),
             ("pinned", record.get("pinned")),
+            (f"review: followed by {failures} failures; keep, correct or forget?", review),
         )
         if on
     ]

@@ -36,4 +36,17 @@ def pretty(value: Any, limit: int = 4000) -> str:
     return text if len(text) <= limit else text[:limit] + "\n…"
 
 
-FILTERS = {"when": when, "excerpt": excerpt, "number": number, "pretty": pretty}
+def review(record: Any) -> str | None:
+    """The question to the user about their own rule that outcomes keep failing."""
+    from cairn.provider.review import review_flag
+
+    return review_flag(record)
+
+
+FILTERS = {
+    "when": when,
+    "excerpt": excerpt,
+    "number": number,
+    "pretty": pretty,
+    "review": review,
+}

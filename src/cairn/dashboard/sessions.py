@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from cairn.homes import make_private_folder
+
 COOKIE = "cairn_session"
 LOGIN_COOKIE = "cairn_login"  # a pre-session nonce: the login form's CSRF token
 LIFETIME_S = 12 * 3600
@@ -107,7 +109,7 @@ def load_key(path: Path) -> bytes:
     except FileNotFoundError:
         pass
     key = secrets.token_bytes(KEY_BYTES)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_folder(path.parent)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:  # another worker made it first: wait until it is written

@@ -76,7 +76,7 @@ def why_applied(candidate: DirectorCandidate, now: datetime) -> tuple[str, ...]:
     reasons = list(candidate.match.reasons) + list(candidate.match.unstated)
     if record.authority == "explicit":
         reasons.append("set explicitly by the user")
-    if record.used_count:
+    if record.used_count and record.trust != "external":
         times = "once" if record.used_count == 1 else f"{record.used_count} times"
         reasons.append(f"applied successfully {times}")
     since = age_days(record.last_success_at, now)
@@ -96,7 +96,9 @@ def _tier(record: Record, specificity: int) -> float:
     score += SPECIFICITY_BONUS * specificity
     score += SUCCESS_BONUS * record.used_count
     score -= IGNORE_PENALTY * record.ignored_count
-    score -= FAILURE_PENALTY * record.failure_count
+    if record.authority != "explicit":
+        # The user's word is not demoted by outcomes: failures flag it for their review.
+        score -= FAILURE_PENALTY * record.failure_count
     return score
 
 
@@ -148,8 +150,10 @@ def direct(
         item_score = scores[id(candidate)]
         size = len(record.body)
         delivery = "manifest"
-        if candidate.match.unstated:
-            pass  # applies only if the task turns out to match: offered, never resident
+        if candidate.match.unstated or record.trust == "external":
+            # applies only if the task turns out to match, or is content from outside
+            # (data, never a rule to apply): offered, never resident
+            pass
         elif record.kind == "profile" and profile_used + size <= profile_budget:
             profile_used += size
             delivery = "resident"

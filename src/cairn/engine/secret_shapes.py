@@ -272,13 +272,27 @@ SHAPES: tuple[_Shape, ...] = (
 _LONG_RUN = lazy_compile(r"[A-Za-z0-9_\-+/%]{14}")
 
 
+_BY_NEEDLE: dict[str, tuple[int, ...]] = {}
+
+
+def _needle_table() -> dict[str, tuple[int, ...]]:
+    """Each needle -> the shapes that want it (built at first use)."""
+    if not _BY_NEEDLE:
+        table: dict[str, list[int]] = {}
+        for at, shape in enumerate(SHAPES):
+            for needle in shape.needles:
+                table.setdefault(needle, []).append(at)
+        _BY_NEEDLE.update({needle: tuple(ats) for needle, ats in table.items()})
+    return _BY_NEEDLE
+
+
 def shapes(text: str) -> Iterator[SecretMatch]:
     if _LONG_RUN.search(text) is None:
         return
     low = text.lower()
-    for shape in SHAPES:
-        if shape.needles and not any(n in low for n in shape.needles):
-            continue
+    wanted = {at for needle, ats in _needle_table().items() if needle in low for at in ats}
+    for at in sorted(wanted):
+        shape = SHAPES[at]
         for m in shape.pattern.finditer(text):
             if shape.check is None or shape.check(m.group(shape.group)):
                 yield SecretMatch(shape.kind, m.start(shape.group), m.end(shape.group))

@@ -1,13 +1,21 @@
 """Secrets in text written as memory: find them, or redact them to ``[REDACTED:kind]``.
 
 A memory store keeps what it is told for a long time and prints it into prompts, so a key
-pasted into a note must not be kept. Two kinds of detectors:
+pasted into a note must not be kept. Three kinds of detectors:
 
-- *shapes*: credentials with a recognisable form (provider prefixes, JWTs, private key
-  blocks, connection strings, passwords inside URLs), matched whole;
-- *assignments*: a secret-named key followed by a value (``password=…``, ``"api_key":
-  "…"``, ``token: …``, ``密码：…``), where only the value is redacted so the note keeps its
-  meaning.
+- *shapes* (:mod:`cairn.engine.secret_shapes`): credentials with a recognisable form
+  (provider prefixes, JWTs, private key blocks), matched whole;
+- *places* (:mod:`cairn.engine.secret_values`): a value that is a secret by where it is
+  written (a password in a URL, a Basic header, ``.netrc``, a command's password flag, a
+  Kubernetes ``name``/``value`` pair), of which only the value is redacted;
+- *assignments* and *prose* (here): a secret-named key followed by a value
+  (``password=…``, ``"api_key": "…"``, ``token: …``), or a sentence saying one ("the wifi
+  password for the office is …", "密码是 …"), where only the value is redacted so the note
+  keeps its meaning.
+
+They read the text folded (:mod:`cairn.engine.secret_text`: full-width forms to ASCII,
+zero-width characters dropped, a key wrapped across lines joined) and report spans of the
+text as written.
 
 False positives mangle memories, so every detector wants evidence beyond a keyword: a
 value after the key, of a plausible length, not a placeholder (``${VAR}``, ``None``,
@@ -105,6 +113,7 @@ _FOREIGN = lazy_compile(
 # Words that follow "the password is" in prose: "case-sensitive", "short-lived".
 _PROSE_WORD = lazy_compile(r"^[a-z]+(?:-[a-z]+)*$")
 _IDENTIFIER = lazy_compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SLUG = lazy_compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")  # a path segment, a name
 
 
 def _kind_of(word: str) -> tuple[str, int]:
@@ -151,6 +160,11 @@ def _assignment(text: str, m: re.Match[str]) -> SecretMatch | None:
     if not quoted and (cut := _NEXT_FIELD.search(value)):
         value, hi = value[: cut.start()], lo + cut.start()
     if len(value) < minimum or placeholder(value, m.group("key"), quoted):
+        return None
+    named = kind != "password" and "-" in value and _PROSE_WORD.match(value)
+    if named and m.group("op") in (":", "："):
+        # ``existingSecret: db-credentials``: in YAML, the name of a secret object. (A
+        # password of such words, "correct-horse-battery", still counts.)
         return None
     if m.group("op") == "=" and not quoted and _IDENTIFIER.match(value) and not has_digit(value):
         # ``self.token = nextchar``, ``password=getpass_unicode``: code naming a variable.
@@ -231,8 +245,8 @@ def _natural(text: str) -> Iterator[SecretMatch]:
             if pattern is _BARE and not _strong(value):
                 continue
             start = m.start("value") + lo
-            if pattern is _USER_SLASH and not plausible(value, 6):
-                continue  # "login with dana/main": a word, not a password
+            if pattern is _USER_SLASH and (not plausible(value, 6) or _SLUG.match(value)):
+                continue  # "login with dana/main", "credentials in vault/prod-db-2": a path
             kind = "password" if pattern in (_FOREIGN, _USER_SLASH) else _kind_of(key)[0]
             yield SecretMatch(kind, start, start + (hi - lo))
 

@@ -4,7 +4,11 @@ reviewed.
 - ``observe`` (``episode.completed``): what was asked, whether the turn ended well (not
   on a failed tool call), the tools used and how many steps, the agent's last words as
   its note, and the deliveries the turn plainly used (:mod:`cairn.hooks.outcomes`) —
-  which the observation marks ``used-successfully``. A turn that read the web or another
+  which the observation marks ``used-successfully``. When the turn ended on a test or
+  verifier command (``pytest``, ``make test``, ``cargo test`` …) whose exit code the
+  transcript records, the hook itself saw a deterministic verdict: the observation says
+  so, with the command (a caller's own "deterministic" flag is never taken, see
+  :mod:`cairn.provider.attribution`). A turn that read the web or another
   outside source is observed with ``content_trust: external``, so reflection never learns
   from it.
 - ``review``: the user's prompt, for the facts and rules stated in it (a rule the prompt
@@ -16,6 +20,7 @@ Both under keys of the session and the turn: a second stop of the same turn adds
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +35,12 @@ NOTE_CHARS = 2000
 MAX_TOOLS = 100
 # Tools whose results come from outside the user's machine and words.
 OUTSIDE_TOOLS = frozenset(("WebFetch", "WebSearch"))
+SHELL_TOOLS = frozenset(("Bash",))
+VERIFIER = re.compile(
+    r"(?:^|[\s;&|(])(?:pytest|python3? -m pytest|make (?:test|check|verify|lint)[\w-]*|"
+    r"(?:npm|pnpm|yarn|bun)(?: run)? test|cargo test|go test|tox|nox|mvn(?:w)? test|"
+    r"gradle(?:w)? test|ruff check|mypy|tsc(?: --noEmit)?)(?=$|[\s;&|)])"
+)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -51,6 +62,7 @@ def observation(
     """The ``observe`` request's fields for the turn; ``used``: the application ids the
     turn plainly used (counted only when it ended well)."""
     success = not turn.ended_in_failure
+    verifier = verified_by(turn)
     return {
         "type": "episode.completed",
         "success": success,
@@ -63,22 +75,43 @@ def observation(
         "note": _clip(turn.replies[-1], NOTE_CHARS) if turn.replies else None,
         "project_id": project_id,
         "applications": list(used) if success else [],
+        "deterministic": verifier is not None,
+        "command": verifier,
         "occurred_at": turn.started_at,
     }
+
+
+def verified_by(turn: Turn) -> str | None:
+    """The verifier command the turn ended on, when its result is recorded: the exit code
+    the hook saw decides the turn, deterministically."""
+    judged = [t for t in turn.tools if t.failed is not None]
+    if not judged or judged[-1].name not in SHELL_TOOLS:
+        return None
+    command = judged[-1].input.get("command")
+    if not isinstance(command, str) or VERIFIER.search(command) is None:
+        return None
+    return _clip(command, 2000)
 
 
 def record_turn(
     memory: Gateway, event: HookEvent, turn: Turn, project_id: str | None, used: Sequence[str]
 ) -> None:
+    from cairn.errors import InvalidInput
     from cairn.provider import learning_contract as lc
 
     turn_key = turn.uuid or turn.index
-    memory.apply(
-        lc.ObserveRequest,
-        lc.ObserveResponse,
-        memory.key("hook-observe", event.host, event.session_id, turn_key),
-        **observation(event, turn, project_id, used),
-    )
+    try:
+        memory.apply(
+            lc.ObserveRequest,
+            lc.ObserveResponse,
+            memory.key("hook-observe", event.host, event.session_id, turn_key),
+            **observation(event, turn, project_id, used),
+        )
+    except InvalidInput as exc:
+        # The policy refuse kept a turn holding a secret out (the words cross the daemon
+        # and HTTP, the exception's class does not): the review below still runs.
+        if " a secret (" not in str(exc):
+            raise
     if turn.prompt.strip():
         memory.apply(
             lc.ReviewRequest,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from cairn.provider import Provider
+    from cairn.provider.attribution import Attribution
 
 T = TypeVar("T")
 
@@ -22,6 +23,8 @@ T = TypeVar("T")
 class Gateway(Protocol):
     tenant: str
     agent: str
+    # Whom the outcomes sent through it are attributed to (set by the hook for its event).
+    attribution: Attribution | None
 
     def query(self, model: type[Any], answer: type[T], **data: Any) -> T:
         """One query through the provider; its response, of the type it must have."""
@@ -62,6 +65,7 @@ class ProviderGateway:
         self.tenant = tenant
         self.agent = agent
         self.warnings: list[str] = []
+        self.attribution: Attribution | None = None
 
     def query(self, model: type[Any], answer: type[T], **data: Any) -> T:
         from cairn.provider import expect
@@ -70,8 +74,10 @@ class ProviderGateway:
 
     def apply(self, model: type[Any], answer: type[T], key: str, **data: Any) -> T:
         from cairn.provider import expect
+        from cairn.provider.attribution import COMMAND_LINE, attribute
 
-        response = self.provider.apply(build(model, {"idempotency_key": key, **data}))
+        request = build(model, {"idempotency_key": key, **data})
+        response = self.provider.apply(attribute(request, self.attribution or COMMAND_LINE))
         self.warnings += list(getattr(response, "warnings", []) or [])
         return expect(response, answer)
 

@@ -115,9 +115,27 @@ def session_start(event: HookEvent, memory: Gateway, log: SessionLog) -> HookRep
     response = _task(memory, event, f"Start of a coding session in {place}", where)
     log.start_epoch()
     log.add(_delivered([*response.resident, *response.manifest]))
-    if not response.text:
+    text = "\n\n".join(part for part in (response.text, _reviews(memory)) if part)
+    if not text:
         return SILENT
-    return HookReply(context=f"From cairn, long-term memory for {place}:\n\n{response.text}")
+    return HookReply(context=f"From cairn, long-term memory for {place}:\n\n{text}")
+
+
+def _reviews(memory: Gateway) -> str:
+    """The user's rules that outcomes keep failing: asked about, never changed (SPEC §6)."""
+    from cairn.engine.recall.formatting import safe_field
+    from cairn.provider import contract as c
+    from cairn.provider.review import review_flag
+
+    found = memory.query(c.ListQuery, c.RecordsResponse, owned=True)
+    lines = [
+        f"- {r.id} \"{safe_field(_clip(r.body))}\": {question}"
+        for r in found.records
+        if (question := review_flag(r)) is not None
+    ]
+    if not lines:
+        return ""
+    return "\n".join(["Ask the user about these rules of theirs:", *lines[:5]])
 
 
 def prompt(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
@@ -126,7 +144,17 @@ def prompt(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
     if not text:
         return SILENT
     notice = _signal(event, memory, log, text, where) if len(text) <= SIGNAL_MAX_CHARS else ""
-    response = _task(memory, event, text, where)
+    from cairn.errors import InvalidInput
+
+    try:
+        response = _task(memory, event, text, where)
+    except InvalidInput as exc:
+        # The policy refuse kept a prompt holding a secret out (the words cross the daemon
+        # and HTTP, the exception's class does not); any other error is the host's to miss.
+        if " a secret (" not in str(exc):
+            raise
+        said = f"cairn gave no memory for this prompt: {exc}"
+        return HookReply(notice=f"{notice}; {said}" if notice else said)
     seen = log.seen()
     items = [*response.resident, *response.manifest]
     fresh = [i for i in items if (i.id, i.version) not in seen]

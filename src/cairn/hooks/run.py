@@ -42,8 +42,12 @@ def run_hook(
         adapter: HostAdapter = HOSTS[host]
         event = adapter.parse_event(kind, raw)
         from cairn.hooks.handlers import handle
+        from cairn.provider.attribution import Attribution
 
-        reply = handle(event, memory(), home / "hooks" / "sessions")
+        gateway = memory()
+        # The hook knows the host's session of the event, and judges verifiers itself.
+        gateway.attribution = Attribution(event.session_id or None, verified=True)
+        reply = handle(event, gateway, home / "hooks" / "sessions")
         return adapter.render_reply(event, reply)
     except Exception:
         log_error(home, f"{host} {kind}")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cairn.errors import InvalidInput
+from cairn.homes import make_private_folder
 from cairn.projection.markdown_format import FILE_META
 from cairn.projection.markdown_parse import split_lines
 
@@ -71,7 +72,7 @@ def relocate_foreign_files(home: Path) -> None:
         target = projection_folder(home, tenant, agent) / path.relative_to(home)
         if target.exists():
             continue  # both exist: the header check refuses the stray file, loudly
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private_folder(target.parent)
         os.replace(path, target)
 
 
@@ -138,7 +139,7 @@ def write_if_changed(path: Path, text: str) -> None:
             return
     except FileNotFoundError:
         pass
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # memory is private
+    make_private_folder(path.parent)  # memory is private
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as out:

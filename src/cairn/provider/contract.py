@@ -250,6 +250,7 @@ class ExplainResponse(_Model):
     with_outcome: int
     hit_rate: float | None
     records: dict[str, dict[str, Any]]
+    review: list[dict[str, Any]] = []  # the user's rules that outcomes keep failing
 
 
 class ExportResponse(_Model):
@@ -347,6 +348,8 @@ class FeedbackRequest(_Mutation):
     mutation: Literal["feedback"] = "feedback"
     application_id: RecordId
     outcome: Outcome
+    session_id: Short | None = None  # who judged it: set by the serving process (attribution)
+    sender: Short | None = None
 
 
 class SignalRequest(_Mutation):

@@ -151,7 +151,12 @@ def pin(p: LocalProvider, request: PinRequest, ns: Namespace) -> WriteResponse:
 
 def feedback(p: LocalProvider, request: FeedbackRequest, ns: Namespace) -> FeedbackResponse:
     result = p.services.tasks.feedback(
-        request.application_id, request.outcome, ns, event_id=request.idempotency_key
+        request.application_id,
+        request.outcome,
+        ns,
+        event_id=request.idempotency_key,
+        session=request.session_id,
+        sender=request.sender,
     )
     return FeedbackResponse.model_construct(
         record=record_model(result.record),

@@ -43,6 +43,7 @@ from starlette.concurrency import run_in_threadpool
 from cairn.errors import CairnError, InvalidInput, StorageUnavailable
 from cairn.provider import Provider
 from cairn.provider import contract as c
+from cairn.provider.attribution import attribute, token_session
 from cairn.provider.convert import invalid
 from cairn.provider.registry import MUTATIONS, QUERIES
 from cairn.provider.remote import error_of, one_line
@@ -256,6 +257,9 @@ def create_app(
             seen["operation"] = parsed.view if is_query else parsed.mutation
             provider = provider_for(binding, parsed)
             call = provider.query if is_query else provider.apply
+            if not is_local(request.scope, local_socket):
+                # Outcomes count per (session, sender) the server knows: the token's.
+                parsed = attribute(parsed, token_session(binding.token_id))
 
             def work() -> Response:
                 response = answered_once_more(call, parsed)

@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 
 from cairn.errors import InvalidInput, NotFound
+from cairn.homes import make_private_folder
 from cairn.identifiers import check_name
 from cairn.timeutil import to_iso
 
@@ -183,7 +184,7 @@ class TokenStore:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_folder(self.path.parent)
             lock = os.open(
                 self.path.with_name(f".{self.path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600
             )

@@ -1,7 +1,13 @@
 """A learning delta from outside (the contract's ``delta`` mutation): a reflection run
 elsewhere — another process, a remote worker, a model — proposes a doc change; it is
 applied as reflection's own are, as a mental-model doc of trust ``learned`` and origin
-``reflection`` (the database refuses ``system`` for it), never to an explicit record."""
+``reflection`` (the database refuses ``system`` for it), never to an explicit record.
+
+A delta is only as good as its evidence: a create, update or supersede cites the
+observations it was drawn from, and each must be in this journal, a success, from a
+trusted sender about trusted content, and together they must pass the same corroboration
+gate as reflection's own topics. A forget cannot retire a protected doc (pinned, or
+proven at least ``highProofFloor`` times)."""
 
 from __future__ import annotations
 
@@ -10,10 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cairn.config import Config
+from cairn.engine.learning.corroboration import corroborate
 from cairn.engine.learning.deltas import Delta, doc_id, is_doc, selector_of
+from cairn.engine.learning.observations import observation_of
 from cairn.errors import Conflict, InvalidInput, NotFound
-from cairn.model import DEFAULT_MEMORY_TYPE, DOC_KINDS, Record, record_from_dict
+from cairn.model import DEFAULT_MEMORY_TYPE, DOC_KINDS, OBSERVATION_TYPES, Record, record_from_dict
 from cairn.services.journal import Journal, Namespace
+from cairn.services.reflection import gate_of
 from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordStore
 from cairn.text import text_hash
@@ -43,17 +53,22 @@ class Submitted:
 
 
 class Deltas:
-    def __init__(self, records: RecordStore, journal: Journal, secrets: str = "redact") -> None:
+    def __init__(self, records: RecordStore, journal: Journal, config: Config) -> None:
         self._records = records
         self._journal = journal
-        self._secrets = secrets  # the policy memory.secrets
+        self._config = config
+        self._secrets = config.memory.secrets  # the policy memory.secrets
         self._guard = SecretGuard()
 
     def submit(self, item: DeltaInput, ns: Namespace, *, event_id: str) -> Submitted:
         check_choice("delta", item.op, ("create", "update", "supersede", "forget"))
         check_choice("kind", item.kind, DOC_KINDS)
-        evidence = tuple(check_text("evidence", e, 200) for e in item.evidence)
+        evidence = tuple(
+            dict.fromkeys(check_text("evidence", e, 200).strip() for e in item.evidence)
+        )
         if item.op == "create":
+            self._statement(item)
+            self._check_evidence(evidence, ns)
             delta = self._create(item, ns, evidence, event_id)
         else:
             delta = self._change(item, ns, evidence)
@@ -68,6 +83,30 @@ class Deltas:
         target = delta.target or (delta.record.id if delta.record else None)
         record = self._records.get(ns.tenant, ns.agent, target) if target else None
         return Submitted(fresh, delta, record)
+
+    def _check_evidence(self, evidence: tuple[str, ...], ns: Namespace) -> None:
+        """Refuse (one line) a delta whose cited observations do not corroborate it."""
+        if len(evidence) > 1000:
+            raise InvalidInput("a delta cites at most 1,000 observations")
+        observations = []
+        for event_id in evidence:
+            event = self._records.event(ns.tenant, ns.agent, event_id)
+            if event is None or event.type not in OBSERVATION_TYPES:
+                raise InvalidInput(f"evidence {event_id!r} is no observation in this journal")
+            seen = observation_of(event)
+            if not seen.success:
+                raise InvalidInput(f"evidence {event_id!r} is not a success")
+            if "external" in (seen.sender_trust, seen.content_trust):
+                raise InvalidInput(f"evidence {event_id!r} is from an untrusted source")
+            observations.append(seen)
+        if not observations:
+            raise InvalidInput("a delta cites the observations it was drawn from (evidence)")
+        verdict = corroborate(observations, gate_of(self._config.agent(ns.agent)))
+        if not verdict.corroborated:
+            raise InvalidInput(
+                "the evidence does not corroborate the delta: it needs successes from two "
+                "distinct sessions or senders, or the owner's repeated ones"
+            )
 
     def _statement(self, item: DeltaInput) -> str:
         if item.statement is None:
@@ -134,11 +173,15 @@ class Deltas:
         if not is_doc(doc):
             raise Conflict(f"memory {doc.id} is not a learned doc; a delta cannot change it")
         topic = str(doc.source.get("reflection", {}).get("topic") or "")
+        floor = self._config.agent(ns.agent).learning.forget.highProofFloor
+        if item.op != "update" and (doc.pinned or doc.proof_count >= floor):
+            raise Conflict(f"memory {doc.id} is protected (pinned or well proven): kept as is")
         if item.op == "forget":
             return Delta(
                 "forget", doc.id, doc.kind, topic, None, selector_of(doc), (), None, "submitted"
             )
         body = self._statement(item)
+        self._check_evidence(evidence, ns)
         now = self._journal.now()
         changes: dict[str, Any] = {
             "body": body,

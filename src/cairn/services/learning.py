@@ -89,7 +89,9 @@ class Observed:
 def lifecycle_rules(agent: AgentConfig) -> LifecycleRules:
     reflect = agent.learning.reflect
     return LifecycleRules(
-        promote_at=reflect.promoteAtProofCount, demote_at=reflect.demoteAtFailures
+        promote_at=reflect.promoteAtProofCount,
+        demote_at=reflect.demoteAtFailures,
+        protect_at=agent.learning.forget.highProofFloor,
     )
 
 

@@ -15,7 +15,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from cairn.config import Config
-from cairn.engine.learning.answers import Answer, answer
+from cairn.engine.learning.answers import Answer, answer, answering
 from cairn.engine.learning.extraction import Extracted, Skipped, extract
 from cairn.engine.learning.transcripts import read_transcript
 from cairn.engine.secrets import redact
@@ -163,7 +163,7 @@ class Review:
             off = Answer(False, "Retrieval is off for this agent: memory gives no answer.", ())
             return Asked(off)
         result = self._recall.recall(question, ns, project_id=project_id)
-        hits = [(c.record, c.score) for c in result.memories]
+        hits = answering(question, [(c.record, c.score) for c in result.memories])
         warnings: list[str] = []
         found = self._llm.answer(question, hits, warnings)
         if found is not None:

@@ -25,9 +25,16 @@ class SecretRefused(InvalidInput):
     """A write refused by the policy ``refuse``: its text holds a secret."""
 
 
+# No detector finds a secret in fewer characters ("pw=abcd"): shorter strings (most tags,
+# source channels, selector words) are spared the detection.
+_SHORTEST = 7
+
+
 def _scrubbed(value: Any, kinds: list[str]) -> Any:
     """``value`` with every string in it redacted (lists, tuples and objects walked)."""
     if isinstance(value, str):
+        if len(value) < _SHORTEST:
+            return value
         out, found = redact(value)
         kinds += found
         return out
@@ -40,8 +47,13 @@ def _scrubbed(value: Any, kinds: list[str]) -> Any:
     return value
 
 
-def _field_name(name: str) -> str:
-    return "text" if name == "body" else name.replace("_", " ")
+_PLURALS = frozenset(("tags", "tools", "path_patterns", "operations", "phases", "task_types"))
+
+
+def _holds(name: str) -> str:
+    """``the tags hold``, ``the title holds``: the field named as a sentence says it."""
+    field = "text" if name == "body" else name.replace("_", " ")
+    return f"the {field} {'hold' if name in _PLURALS else 'holds'}"
 
 
 class SecretGuard:
@@ -65,7 +77,7 @@ class SecretGuard:
                 prefix = f"{where}: " if where else ""
                 listed = ", ".join(dict.fromkeys(found))
                 raise SecretRefused(
-                    f"{prefix}the {_field_name(name)} holds a secret ({listed}); not stored"
+                    f"{prefix}{_holds(name)} a secret ({listed}); not stored"
                     " (policy memory.secrets: refuse)"
                 )
             kinds += found

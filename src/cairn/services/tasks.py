@@ -10,6 +10,8 @@ from typing import Any
 
 from cairn.config import Config
 from cairn.engine.director import PRERANK_LIMIT, DirectedItem, DirectorCandidate, direct
+from cairn.engine.learning.observations import sender_trust
+from cairn.engine.learning.review import needs_review, review_flag
 from cairn.engine.learning.surface import surface
 from cairn.engine.selector_words import mentioned_actions
 from cairn.engine.selectors import (
@@ -28,7 +30,7 @@ from cairn.services.idempotency import check_same_request
 from cairn.services.journal import Journal, Namespace
 from cairn.services.recall import Recall
 from cairn.services.secrets import SecretGuard
-from cairn.storage.ports import RecordStore, RuleQuery
+from cairn.storage.ports import RecordQuery, RecordStore, RuleQuery
 from cairn.timeutil import to_iso
 from cairn.validation import (
     MAX_SELECTOR_CHARS,
@@ -318,10 +320,22 @@ class Tasks:
         )
 
     def feedback(
-        self, application_id: str, outcome: str, ns: Namespace, *, event_id: str | None
+        self,
+        application_id: str,
+        outcome: str,
+        ns: Namespace,
+        *,
+        event_id: str | None,
+        session: str | None = None,
+        sender: str | None = None,
     ) -> FeedbackResult:
         """Report how an applied memory did. An application has one outcome: the same one
-        again changes nothing, a different one replaces it; counters follow."""
+        again changes nothing, a different one replaces it; counters follow.
+
+        The verdict is attributed to ``session`` and ``sender`` as the serving process
+        knows them (unknown: the owner, in no known session), judged at the sender's
+        configured trust: it is an observed outcome like any other, so a failure counts
+        only once corroborated. With learning off it is kept for telemetry only."""
         check_choice("outcome", outcome, OUTCOMES)
         app_id = record_id_of(application_id)
         known = next(
@@ -337,12 +351,21 @@ class Tasks:
         before = self._records.get(ns.tenant, ns.agent, known.record_id)
         if before is None:
             raise NotFound(f"memory {known.record_id} is gone")
-        payload = {"application_id": app_id, "outcome": outcome}
+        same = {"application_id": app_id, "outcome": outcome}  # what a retry must repeat
         done = self._records.event(ns.tenant, ns.agent, event_id) if event_id else None
         if event_id is not None and done is not None:  # a retry, or the key reused: 409
-            check_same_request(event_id, done, "context.outcome", payload)
+            check_same_request(event_id, done, "context.outcome", same)
         elif known.outcome != outcome:
-            event = self._journal.event("context.outcome", payload, ns, event_id)
+            provenance = self._provenance(ns, session, sender)
+            payload = {**same, "provenance": provenance}
+            event = self._journal.event(
+                "context.outcome",
+                payload,
+                ns,
+                event_id,
+                session_id=provenance["session"],
+                sender=provenance["sender"],
+            )
             self._journal.commit([event], {})
         after = self._records.get(ns.tenant, ns.agent, known.record_id)
         assert after is not None
@@ -352,6 +375,22 @@ class Tasks:
             if getattr(before, name) != getattr(after, name)
         }
         return FeedbackResult(after, app_id, outcome, known.outcome, changes)
+
+    def _provenance(
+        self, ns: Namespace, session: str | None, sender: str | None
+    ) -> dict[str, Any]:
+        learning = self._config.agent(ns.agent).learning
+        who = check_text("sender", sender or learning.owner, 200).strip()
+        trust = sender_trust(who, None, learning.senders, learning.defaultSenderTrust)
+        provenance: dict[str, Any] = {
+            "session": check_text("session", session, 200) if session else None,
+            "sender": who,
+            "trust": trust.trust,
+            "deterministic": False,  # a verdict reported by a caller is never a verifier's
+        }
+        if not learning.enabled:
+            provenance["counted"] = False
+        return provenance
 
     def explain(self, ns: Namespace) -> dict[str, Any]:
         """Hit rate (relevance) and outcome value per memory, and totals."""
@@ -367,6 +406,14 @@ class Tasks:
             bad = sum(row["outcomes"].get(o, 0) for o in NEGATIVE_OUTCOMES)
             row["hit_rate"] = (used / row["with_outcome"]) if row["with_outcome"] else None
             row["value"] = (used - bad) / row["with_outcome"] if row["with_outcome"] else None
+        review = [
+            {"record_id": r.id, "body": r.body, "failure_count": r.failure_count,
+             "question": review_flag(r)}
+            for r in self._records.list_records(RecordQuery(ns.tenant, ns.agent, owned=True))
+            if needs_review(r)
+        ]  # fmt: skip
+        for item in review:
+            per.get(str(item["record_id"]), {})["review"] = item["question"]
         delivered = sum(r["delivered"] for r in per.values())
         judged = sum(r["with_outcome"] for r in per.values())
         used_total = sum(r["outcomes"].get("used-successfully", 0) for r in per.values())
@@ -375,4 +422,5 @@ class Tasks:
             "with_outcome": judged,
             "hit_rate": used_total / judged if judged else None,
             "records": per,
+            "review": review,
         }

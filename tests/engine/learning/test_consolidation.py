@@ -75,3 +75,20 @@ def test_no_learned_records_means_no_participants() -> None:
         doc(f"R{i}", f"rule number {i}", authority="explicit", origin="user") for i in range(50)
     ]
     assert merge_participants(rules) == []
+
+
+def test_a_merge_keeps_every_distinct_fact_of_both() -> None:
+    port = doc("D1", "The staging database runs on port 5433", evidence=("E1",), proof_count=2)
+    again = doc("D2", "The staging database runs on port 5433 (via the VPN)", evidence=("E2",))
+    other_port = doc("D3", "The staging database runs on port 5434", evidence=("E3",))
+    survivor, _ = merges([port, again], words_alike, 0.5)
+    # A repeat adds evidence, not a line.
+    assert survivor.in_place and survivor.changes["evidence"] == ["E1", "E2"]
+    survivor, retired = merges([port, other_port], words_alike, 0.5)
+    assert retired.target == "D3" and not survivor.in_place
+    assert survivor.changes["body"].splitlines() == [
+        "- The staging database runs on port 5433",
+        "- The staging database runs on port 5434",
+    ]
+    facts = survivor.changes["source"]["reflection"]["facts"]
+    assert [f["evidence"] for f in facts] == [["E1"], ["E3"]]

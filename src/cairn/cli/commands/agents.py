@@ -142,6 +142,12 @@ def mcp_command(app: App, transport: str, bind: str, port: int, project: str | N
     binding = Binding(
         found.id if found else None, found.name if found else None, found.root if found else None
     )
+    import secrets
+
+    from cairn.provider.attribution import Attribution
+
+    # This server's outcomes are one session's: the MCP client's, this process.
+    app.attribution = Attribution("mcp:" + secrets.token_hex(8))
     worker = server.Worker()
     built = server.build_server(app, binding, worker)
     try:

@@ -31,8 +31,13 @@ _PROJECT_HELP = "A folder in the repository, or its id (default: the current rep
 @click.option("--note", default=None, help="What worked (the lesson), in the agent's words.")
 @click.option("--task", default=None, help="The task, as stated.")
 @click.option("--episode", "episode_id", default=None, help="Episode id (links events).")
-@click.option("--session", "session_id", default=None, help="Session id.")
-@click.option("--sender", default=None, help="Who reported it (default learning.owner).")
+@click.option(
+    "--session",
+    "session_id",
+    default=None,
+    help="Session id (from the command line outcomes count in no known session).",
+)
+@click.option("--sender", default=None, help="Who reported it (the command line: the owner).")
 @click.option("--sender-trust", type=click.Choice(TRUST_LEVELS), default=None)
 @click.option(
     "--content-trust",
@@ -41,7 +46,11 @@ _PROJECT_HELP = "A folder in the repository, or its id (default: the current rep
     show_default=True,
     help="Trust of the content the lesson came from (external: never learned from).",
 )
-@click.option("--deterministic", is_flag=True, help="Judged by a test run or a verifier.")
+@click.option(
+    "--deterministic",
+    is_flag=True,
+    help="Judged by a test run or a verifier (taken only from a hook that saw it run).",
+)
 @click.option("--command", "command_", default=None, help="The verifying command.")
 @click.option("--tool", "tools", multiple=True, help="A tool the run used (repeatable).")
 @click.option("--steps", type=click.IntRange(0, 100_000), default=None)
@@ -171,6 +180,38 @@ def unevict(app: App, record_id: str) -> None:
     _eviction(app, record_id, "unevict")
 
 
+def _pinning(app: App, record_id: str, mutation: str) -> None:
+    from cairn.identifiers import record_id_of
+
+    wanted = record_id_of(record_id)
+    current = app.query(c.ShowQuery, c.RecordResponse, record_id=wanted).record
+    response = app.apply(
+        c.PinRequest,
+        c.WriteResponse,
+        app.key(mutation, current.id, current.version, current.pinned),
+        record_id=current.id,
+        mutation=mutation,
+    )
+    emit(app, response.model_dump(), f"{mutation}ned {response.record.id}")
+
+
+@click.command()
+@click.argument("record_id")
+@pass_app
+def pin(app: App, record_id: str) -> None:
+    """Pin a memory: it never fades and is never evicted. Pinning your own rule that
+    outcomes keep failing keeps it as it is ('unpin' reverses)."""
+    _pinning(app, record_id, "pin")
+
+
+@click.command()
+@click.argument("record_id")
+@pass_app
+def unpin(app: App, record_id: str) -> None:
+    """Unpin a memory."""
+    _pinning(app, record_id, "unpin")
+
+
 @click.command()
 @click.argument("transcript", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
@@ -273,4 +314,4 @@ def telemetry_lines(app: App) -> tuple[dict[str, Any], list[str]]:
     return data, lines
 
 
-COMMANDS = (observe, reflect, sweep, evict, unevict, review, ask)
+COMMANDS = (observe, reflect, sweep, evict, unevict, pin, unpin, review, ask)

@@ -251,6 +251,8 @@ def explain(app: App) -> None:
         lines.append(
             f"  {record_id}  delivered {row['delivered']}  value {value}  {row['outcomes']}"
         )
+    for item in data.get("review") or []:
+        lines.append(f"  review {item['record_id']}: {one_line(item['question'], 200)}")
     emit(app, data, "\n".join([*lines, *learned]))
 
 

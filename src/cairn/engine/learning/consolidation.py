@@ -2,7 +2,8 @@
 
 Two live inferred memories of one kind whose bodies are at least ``threshold`` similar
 merge: the survivor (more proof, else the older) keeps the more specific selector and
-links the other's evidence; the other is superseded into it. Memories of two different
+links the other's evidence, and lists every distinct fact of both (a repeated one once,
+with the evidence of both); the other is superseded into it. Memories of two different
 projects never merge. Explicit records are never merged into inferred ones and never
 changed by them: an inferred near-duplicate of an explicit record is only retired.
 """
@@ -13,7 +14,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cairn.engine.learning.deltas import Delta, reflection_of, selector_of, specificity
+from cairn.engine.learning.distill import Fact, compose_body, fact_of, merge_facts
 from cairn.model import Record
+from cairn.text import text_hash
 
 Similarity = Callable[[Record, Record], float]
 MERGED_ORIGINS = ("reflection", "review")
@@ -55,6 +58,20 @@ def _absorb(survivor: Record, dup: Record) -> Delta:
     }
     selector = selector_of(survivor)
     in_place = True
+    body = survivor.body
+    if survivor.kind != "profile":
+        facts = merge_facts(facts_of(survivor), facts_of(dup))
+        if len(facts) > len(facts_of(survivor)):  # the other says something new: a line
+            info = {**reflection_of(survivor), "facts": [f.as_dict() for f in facts]}
+            body = compose_body(survivor.kind, facts[0].statement,
+                                list(info.get("tools") or ()), (), facts)  # fmt: skip
+            changes.update(
+                body=body,
+                text_hash=text_hash(body),
+                recorded_at=max(survivor.recorded_at, dup.recorded_at),
+                source={**changes["source"], "reflection": info},
+            )
+            in_place = False
     if specificity(selector_of(dup)) > specificity(selector):
         selector = selector_of(dup)
         changes.update(selector)
@@ -65,7 +82,7 @@ def _absorb(survivor: Record, dup: Record) -> Delta:
         survivor.id,
         survivor.kind,
         str(reflection_of(survivor).get("topic") or ""),
-        survivor.body,
+        body,
         selector,
         tuple(e for e in dup.evidence if e not in survivor.evidence),
         survivor.state,
@@ -73,6 +90,15 @@ def _absorb(survivor: Record, dup: Record) -> Delta:
         changes=changes,
         in_place=in_place,
     )
+
+
+def facts_of(record: Record) -> tuple[Fact, ...]:
+    """A memory's distinct facts: a doc's as reflection kept them, else its body."""
+    kept = [f for f in map(fact_of, reflection_of(record).get("facts") or ()) if f is not None]
+    if kept:
+        return tuple(kept)
+    note = str(reflection_of(record).get("note") or "") or record.body
+    return (Fact(" ".join(note.split()), tuple(record.evidence)),)
 
 
 def merge_participants(records: Sequence[Record]) -> list[Record]:

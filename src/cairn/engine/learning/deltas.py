@@ -23,7 +23,7 @@ from typing import Any
 
 from cairn.engine.learning.clustering import Topic, jaccard
 from cairn.engine.learning.corroboration import Verdict
-from cairn.engine.learning.distill import Draft, compose_body
+from cairn.engine.learning.distill import Draft, Fact, add_facts, compose_body, fact_of
 from cairn.engine.learning.observations import Observation
 from cairn.model import DEFAULT_MEMORY_TYPE, DOC_KINDS, Record, record_from_dict
 from cairn.text import text_hash
@@ -180,6 +180,7 @@ def _create(tenant: str, agent: str, c: Candidate) -> Delta:
                 "note": c.draft.note,
                 "tools": list(c.draft.tools),
                 "commands": list(c.draft.commands),
+                "facts": [f.as_dict() for f in c.draft.facts],
                 "episodes": c.verdict.episodes,
                 "cardinality": c.verdict.cardinality,
                 "via": c.verdict.via,
@@ -209,13 +210,22 @@ def _update(doc: Record, c: Candidate, new: list[Observation]) -> Delta:
     tools += [t for t in c.draft.tools if t not in tools]
     commands = sorted(set(info.get("commands") or []) | set(c.draft.commands))
     episodes = int(info.get("episodes") or 0) + len({o.episode for o in new})
+    facts: tuple[Fact, ...] = ()
+    if doc.kind != "profile":
+        known = [f for f in map(fact_of, info.get("facts") or ()) if f is not None]
+        if not known:  # a doc written before facts were kept: its note is its one fact
+            note = str(info.get("note") or doc.body)
+            known = [Fact(note, tuple(doc.evidence), tuple(info.get("commands") or ()))]
+        facts = add_facts(known, new)
+        commands = sorted({c for f in facts for c in f.commands})
+        info["facts"] = [f.as_dict() for f in facts]
     info.update(tools=tools, commands=commands, episodes=episodes)
     evidence = (*doc.evidence, *(o.event_id for o in new))
     changes: dict[str, Any] = {
         "evidence": list(evidence),
         "source": {**doc.source, "reflection": info},
     }
-    body = compose_body(doc.kind, str(info.get("note") or doc.body), tools, commands)
+    body = compose_body(doc.kind, str(info.get("note") or doc.body), tools, commands, facts)
     if body != doc.body:  # a wider tool footprint: a new version of the text
         changes.update(body=body, text_hash=text_hash(body), recorded_at=_newest(new).recorded_at)
     return Delta(

@@ -75,8 +75,10 @@ def transition(record: Record, rules: LifecycleRules) -> Transition | None:
     proofs, failures = mark(record)
     gained = record.proof_count - proofs
     failed = record.failure_count - failures
-    protected = record.pinned or (
-        rules.protect_at is not None and record.proof_count >= rules.protect_at
+    protected = (
+        record.pinned
+        or record.authority == "explicit"
+        or (rules.protect_at is not None and record.proof_count >= rules.protect_at)
     )
     sustained = failed >= rules.demote_at and failed > gained and not protected
     state = record.state

@@ -3,7 +3,8 @@
 An application has one outcome; the same one again (from the same judge) is a no-op, a
 different one replaces it and takes the earlier one's count back, so a record's counters
 always follow its applications' current outcomes. Uses and ignores count unless an
-untrusted sender reported them. ``failure_count`` moves by the *corroborated* failures
+untrusted sender reported them, or the memory is ``external`` content (data, never a
+rule: nothing it does promotes it). ``failure_count`` moves by the *corroborated* failures
 among the memory's applications (:func:`counted_failures`): one session's repeated
 failures are not corroboration, a second independent session or a deterministic source
 is.
@@ -33,15 +34,21 @@ _COUNTED = ("used_count", "proof_count", "ignored_count")
 def judge_of(
     provenance: Mapping[str, Any] | None, application: Application
 ) -> tuple[str, str | None]:
-    """(source, session) of an outcome. No provenance: the owner's own verdict (``cairn
-    feedback``); else who observed it, in which session (default: the delivery's)."""
+    """(source, session) of an outcome, from what the serving process attributed it to
+    (never from the delivery: a task's session is a field its caller set). No provenance:
+    an outcome journaled before attribution, the owner's own verdict then. An outcome
+    kept only for telemetry (learning off) is judged as an untrusted one: it counts for
+    nothing."""
     if not provenance:
         return "owner", application.session_id
-    source = outcome_source(
-        str(provenance.get("trust") or "external"), provenance.get("deterministic") is True
-    )
+    if provenance.get("counted") is False:
+        source = "untrusted"
+    else:
+        source = outcome_source(
+            str(provenance.get("trust") or "external"), provenance.get("deterministic") is True
+        )
     session = provenance.get("session")
-    return source, session if isinstance(session, str) and session else application.session_id
+    return source, session if isinstance(session, str) and session else None
 
 
 def apply_outcome(
@@ -77,17 +84,27 @@ def apply_outcome(
         return
     row, record = found
     counts = {name: int(getattr(record, name)) for name in _COUNTED}
-    if previous is not None and previous_source != "untrusted":
+
+    # External content is data, never a rule: its successes prove nothing (it is never
+    # promoted), whoever reports them.
+    def counts_for(judge: str) -> bool:
+        return judge != "untrusted" and record.trust != "external"
+
+    if previous is not None and previous_source is not None and counts_for(previous_source):
         for name in OUTCOME_COUNTERS.get(previous, ()):
             counts[name] = max(0, counts[name] - 1)
-    if source != "untrusted":
+    if counts_for(source):
         for name in OUTCOME_COUNTERS[outcome]:
             counts[name] += 1
     failures = max(0, record.failure_count + after - before)
     changes: dict[str, Any] = {**counts, "failure_count": failures, "last_applied_at": at}
-    if outcome == "used-successfully" and source != "untrusted":
+    if outcome == "used-successfully" and counts_for(source):
         changes["last_success_at"] = at
-    if record.authority == "inferred" and record.state in ("trial", "proven"):
+    if (
+        record.authority == "inferred"
+        and record.trust != "external"
+        and record.state in ("trial", "proven")
+    ):
         # An inferred memory is proven by a successful use; when the only success is
         # taken back, it is on trial again; a corroborated failure with no success
         # retires it.

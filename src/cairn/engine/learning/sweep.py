@@ -3,7 +3,9 @@
 A memory is evicted (``evicted_at``: out of recall, still inspectable, reversible) when
 it has been idle longer than ``max_dormant_days`` — not applied since, or since it was
 recorded — or when it reached ``failure_floor`` corroborated failures. Exempt whatever
-its record says: pinned, ``system`` trust, or ``proof_count >= high_proof_floor``. A
+its record says: the user's explicit word (failures against it raise a review flag, see
+:mod:`cairn.engine.learning.review`), pinned, ``system`` trust, or ``proof_count >=
+high_proof_floor``. A
 memory the user took back from eviction is not evicted again for what they already saw:
 only failures beyond those it had then, and idleness counted from then.
 """
@@ -55,6 +57,8 @@ def idle_before(now: datetime, rules: SweepRules) -> str:
 
 
 def exemption(record: Record, rules: SweepRules) -> str | None:
+    if record.authority == "explicit":
+        return "explicit"  # the user's word: failures flag it for their review instead
     if record.pinned:
         return "pinned"
     if record.trust == "system":

@@ -31,6 +31,7 @@ from cairn.errors import (
     StorageError,
     StoreUnusable,
 )
+from cairn.homes import make_private_folder
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 60.0
@@ -119,9 +120,11 @@ def open_store(path: Path) -> tuple[sqlite3.Connection, str | None]:
         conn = connect(path, immutable=True)
         try:
             check_tables(conn, path)
-        except sqlite3.Error as again:
+        except BaseException as again:
             conn.close()
-            raise failure(again, path) from None
+            if isinstance(again, sqlite3.Error):
+                raise failure(again, path) from None
+            raise
         why = why or (DISK_FULL if isinstance(problem, DiskFull) else str(problem))
     except BaseException:
         if conn is not None:
@@ -154,7 +157,8 @@ def create_store(path: Path, build: Callable[[sqlite3.Connection], None]) -> Non
     temporary name, then linked to ``path`` — so a kill never leaves an empty or half-made
     file under the real name. Another process making it meanwhile wins; its file is used."""
     try:
-        path.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+        if not path.parent.exists():  # an existing folder is the user's to set
+            make_private_folder(path.parent)
     except OSError as exc:
         raise failure_of_os(exc, path, "create the folder for") from None
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.new")

@@ -1,0 +1,57 @@
+"""Who an outcome comes from, as the serving process knows it (SPEC §6, attribution).
+
+Learning counts outcomes per (session, sender): a failure counts once two independent
+sessions report one, or once a deterministic source the system observed itself (a test
+or verifier command whose exit code a hook saw) does. So those fields cannot be the
+caller's word. Each process that serves a request on someone's behalf sets them from what
+it knows itself, before the request reaches the engine:
+
+* a hook: the host's session of the event, the owner, and its own verdict on whether a
+  verifier ran (it read the exit code in the transcript);
+* the command line and the MCP server: the owner, in no known session (the command line)
+  or the MCP process's own session; never a caller's deterministic flag;
+* the server: the session of the token the request carried, the owner of its tenant.
+
+The embedded library (:class:`cairn.Memory`) is its own serving process: what it passes
+is what it knows. The daemon's socket (mode 0600, the owner's own cairn processes) keeps
+what the cairn process that sent the request attributed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeVar
+
+from cairn.provider.contract import FeedbackRequest
+from cairn.provider.learning_contract import ObserveRequest
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class Attribution:
+    session: str | None  # None: no session this process knows (never independent)
+    sender: str | None = None  # None: the owner (``learning.owner``)
+    verified: bool = False  # this process judged "deterministic" itself (a hook)
+
+
+COMMAND_LINE = Attribution(None)
+
+
+def token_session(token_id: str) -> Attribution:
+    return Attribution(f"token:{token_id}"[:200])
+
+
+def attribute(request: R, who: Attribution | None) -> R:
+    """``request`` with its attribution fields set from ``who`` (None: as given)."""
+    if who is None:
+        return request
+    if isinstance(request, ObserveRequest):
+        update: dict[str, object] = {"session_id": who.session, "sender": who.sender}
+        if not who.verified:
+            update["deterministic"] = False
+        return request.model_copy(update=update)
+    if isinstance(request, FeedbackRequest):
+        update = {"session_id": who.session, "sender": who.sender}
+        return request.model_copy(update=update)
+    return request
