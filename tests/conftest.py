@@ -58,6 +58,7 @@ LONGEST_FIRST = (
     "hooks/test_hook_command.py",
     "daemon/test_control.py",
     "provider/test_remote.py",
+    "provider/test_route_parity.py",
 )
 
 

@@ -4,7 +4,7 @@ reads no clock, and no module grows past what one reads in a sitting.
 
 Layers, top to bottom (a layer may import the ones below it, never those above):
 
-    composition roots   cairn.compose (and the entry points' own)
+    composition roots   cairn.compose, cairn.compose_markdown (and the entry points' own)
     interfaces          cairn.memory + cairn.memory_learning + cairn.results (Python API),
                         cairn.cli, cairn.projection, cairn.hooks (agent hooks),
                         cairn.mcp_server (MCP),

@@ -49,6 +49,7 @@ def test_files_are_born_private(tmp_path: Path) -> None:
     with open_private(folder / "errors.log") as log:
         log.write("two\n")
     assert _mode(folder) == 0o700 and _mode(folder / "errors.log") == 0o600
+    assert _mode(tmp_path / "a") == 0o700  # the folder made on the way too, not the umask's
     assert (folder / "errors.log").read_text() == "one\ntwo\n"
     with open_private(folder / "marker", "w") as out:
         out.write("only this")

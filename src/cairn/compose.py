@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cairn.adapters.embedding import Embedder
 from cairn.adapters.llm import ChatModel, chat_model
+from cairn.compose_markdown import Projections
 from cairn.compose_postgres import migration_plan as migration_plan
 from cairn.compose_postgres import open_postgres
 from cairn.compose_postgres import open_records as open_records
@@ -32,7 +33,7 @@ from cairn.identifiers import check_name
 from cairn.provider.learning import LearningServices
 from cairn.provider.local import LocalProvider, Ports, Services
 from cairn.services.deltas import Deltas
-from cairn.services.journal import Journal, Namespace
+from cairn.services.journal import Journal
 from cairn.services.learning import Learning
 from cairn.services.llm import LlmFeatures, active_features, first_run_notice
 from cairn.services.purges import Purges
@@ -49,7 +50,7 @@ from cairn.services.telemetry import Telemetry
 from cairn.services.transfer import Transfer
 from cairn.services.writes import Writes
 from cairn.storage.inprocess import InProcessSearchIndex
-from cairn.storage.ports import PendingPurge, RecordStore, SearchIndex
+from cairn.storage.ports import RecordStore, SearchIndex
 from cairn.storage.sqlite.record_store import SqliteRecordStore
 from cairn.timeutil import utc_now
 from cairn.validation import check_database_path, check_path_or_none
@@ -325,7 +326,7 @@ def assemble(
     recall = Recall(pipeline, config, clock, on_recall=telemetry.recall)
     learning = _learning_layer(config, records, journal, writes, recall, embedder, clock, telemetry)
     purges = Purges(records, index)
-    projections = _Projections(
+    projections = Projections(
         markdown_folder, config, enabled=markdown if markdown_folder is not None else False
     )
     info = {**(describe or {}), "embedder": embedder.model_id}
@@ -361,70 +362,6 @@ def assemble(
     except StoreUnusable as exc:  # a read-only store or a full disk: they wait, reads go on
         log.info("pending work waits for a writable store: %s", exc)
     return provider
-
-
-class _Projections:
-    """The Markdown projection of each namespace written through this provider: the
-    memories a person owns (their explicit statements and rules), beside the file."""
-
-    def __init__(self, folder: Path | None, config: Config, *, enabled: bool | None) -> None:
-        self._folder = folder or Path(".")
-        self._enabled = config.memory.markdown.enabled if enabled is None else enabled
-        self._provider: LocalProvider | None = None
-        self._busy = False
-
-    def attach(self, provider: LocalProvider) -> None:
-        self._provider = provider
-
-    def view(self, agent: str) -> Any:
-        """A Memory over this provider whose ``list`` holds what a person owns."""
-        from cairn.memory import Memory
-
-        assert self._provider is not None
-        bound = self._provider.bound(agent=agent)
-
-        class OwnedView(Memory):
-            def list(self, **kwargs: Any) -> list[Any]:
-                return super().list(owned=True, **kwargs)
-
-        return OwnedView(bound)
-
-    def _projection(self, mem: Any) -> Any:
-        from cairn.projection import MarkdownProjection
-
-        return MarkdownProjection.for_memory(self._folder, mem)
-
-    def refresh(self, ns: Namespace) -> list[str]:
-        """Regenerate the namespace's files after a change; a failure is a warning (the
-        change itself is committed)."""
-        if not self._enabled or self._busy:
-            return []
-        self._busy = True
-        try:
-            mem = self.view(ns.agent)
-            self._projection(mem).write_all(mem)
-        except Exception as exc:  # a derived file must never undo a committed change
-            log.warning("the Markdown projection was not refreshed: %s", exc)
-            return [f"the Markdown files were not updated: {exc}"]
-        finally:
-            self._busy = False
-        return []
-
-    def purge(self, pending: Sequence[PendingPurge]) -> None:
-        """Take permanently forgotten memories out of every file (idempotent; raises when
-        a file cannot be cleaned, so the purge stays pending)."""
-        if not self._enabled:
-            return
-        by_agent: dict[str, list[str]] = {}
-        for p in pending:
-            by_agent.setdefault(p.agent, []).append(p.record_id)
-        self._busy = True
-        try:
-            for agent, ids in sorted(by_agent.items()):
-                mem = self.view(agent)
-                self._projection(mem).purge(mem, ids)
-        finally:
-            self._busy = False
 
 
 # -- the learning layer (SPEC §6) ---------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from cairn.model import Record
 from cairn.provider import contract as c
 from cairn.provider import learning_contract as lc
-from cairn.provider.convert import to_record
+from cairn.provider.convert import request_list, to_record
 
 T = TypeVar("T")
 
@@ -48,7 +48,7 @@ class LearningMethods:
             agent=agent,
             type=type,
             success=success,
-            **fields,
+            **_lists(fields),
         )
 
     def reflect(self, *, if_due: bool = False, agent: str | None = None) -> lc.ReflectResponse:
@@ -125,5 +125,10 @@ class LearningMethods:
     ) -> lc.DeltaResponse:
         """Apply one learning delta from outside (a doc of trust ``learned``)."""
         return self._apply(
-            lc.DeltaRequest, lc.DeltaResponse, event_id, agent=agent, op=op, **fields
+            lc.DeltaRequest, lc.DeltaResponse, event_id, agent=agent, op=op, **_lists(fields)
         )
+
+
+def _lists(fields: dict[str, Any]) -> dict[str, Any]:
+    """A tuple of the caller's given as the list the (strict) request takes."""
+    return {k: request_list(k, v) if isinstance(v, tuple) else v for k, v in fields.items()}

@@ -105,10 +105,6 @@ PROJECT_RULES = (
     ("本项目的 Python 代码一律用 4 个空格缩进", "policy", ["*.py"], [], []),
     ("以后在这个项目里，每次提交前都要先跑 make lint", "policy", [], ["commit"], []),
     ("本仓库的 docs/ 目录下一律用中文写文档", "policy", ["docs/**"], [], []),
-)  # fmt: skip
-GLOBAL_RULES = (
-    ("我喜欢用 tab 缩进", "preference", [], [], []),
-    ("I'd rather you answer in English.", "preference", [], [], []),
     ("我们团队一律用 squash 合并", "policy", [], ["merge"], []),
     ("During review, always check that every endpoint in src/api has a test.", "policy",
      ["src/api/**"], [], ["review"]),
@@ -116,6 +112,14 @@ GLOBAL_RULES = (
      ["review"]),
     ("发布阶段一律先跑冒烟测试", "policy", [], [], ["release"]),
     ("记住：我们的 staging 数据库在 10.0.0.5", "fact", [], [], []),
+)  # fmt: skip
+# The speaker's own taste and how the agent talks to them are global wherever said; a team's
+# convention said inside a repository without a scope word is that repository's (above).
+GLOBAL_RULES = (
+    ("我喜欢用 tab 缩进", "preference", [], [], []),
+    ("I'd rather you answer in English.", "preference", [], [], []),
+    ("我一般 commit message 用英文写", "preference", [], ["commit"], []),
+    ("In every project, keep functions under 50 lines.", "policy", [], [], []),
 )  # fmt: skip
 
 

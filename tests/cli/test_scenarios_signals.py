@@ -127,11 +127,11 @@ def test_a_clear_match_is_forgotten_and_can_be_restored(
 def test_a_correction_without_a_clear_match_changes_nothing(
     world: World, rules: dict[str, dict[str, Any]]
 ) -> None:
-    # Nothing about yarn or Java is stored; the blog has no pnpm rule (the shop's is not in
-    # its scope). Clear corrections are tested with the real model below: how close a
-    # correction is in meaning is the model's to say, not the hashing embedder's.
+    # Nothing about Terraform or Java is stored; the blog has no pnpm rule (the shop's is not
+    # in its scope). A correction that names a package manager would take the shop's pnpm
+    # rule (test_scenarios_corrections.py).
     for place, text in (
-        ("shop", "Actually, use yarn 4"),
+        ("shop", "Actually, use Terraform 1.6"),
         ("shop", "不对，应该用 Java 21"),
         ("blog", "Actually, use pnpm 11"),
         ("outside", "No, use pnpm 12"),
@@ -249,12 +249,14 @@ def test_chinese_and_clear_corrections_by_words_with_the_real_model(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     real = make_world(tmp_path_factory.mktemp("signals-real"), real=True)
+    # Conventions said in a repository without a scope word are that repository's: both
+    # commit-message rules are the shop's.
     ids = {
         name: real.js(place, "signal", text)["record"]["id"]
         for name, place, text in (
             ("integration", "shop", "在这个仓库里，部署前一定要先跑集成测试"),
             ("english", "shop", "以后提交信息一律用英文写"),
-            ("one-line", "blog", "提交信息以后一律写成一行"),
+            ("one-line", "shop", "提交信息以后一律写成一行"),
         )
     }
     for place, text, outcome in (

@@ -41,9 +41,11 @@ def test_folders_are_distinct_safe_and_readable(tmp_path: Path) -> None:
 
 
 def test_write_if_changed_replaces_atomically_and_skips_equal_text(tmp_path: Path) -> None:
-    path = tmp_path / "deep" / "profile.md"
+    path = tmp_path / "tenants" / "acme" / "default" / "profile.md"
     write_if_changed(path, "one\n")
     assert path.read_text() == "one\n" and oct(path.parent.stat().st_mode & 0o777) == "0o700"
+    for made in (tmp_path / "tenants", tmp_path / "tenants" / "acme"):  # on the way too
+        assert oct(made.stat().st_mode & 0o777) == "0o700", made
     stat = os.stat(path)
     write_if_changed(path, "one\n")
     assert os.stat(path).st_mtime_ns == stat.st_mtime_ns

@@ -35,6 +35,7 @@ from server.serving import Server
 
 ROUTE_NAMES = ("local", "daemon", "remote")
 TOKEN_ENV = "CAIRN_PARITY_TOKEN"
+TICK_ENV = "CAIRN_LEARNING_TICK_S"
 
 # ids (ULIDs), and keys and digests (a key derived from an id differs as the id does)
 _ID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b|\b[0-9a-f]{32,}\b")
@@ -42,8 +43,12 @@ _TIME = re.compile(
     r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
 )
 _MS_LINE = re.compile(r"(mean ms by stage: ).*")
-# JSON keys whose values are durations or a route's own facts (its file, its size)
+_SEQ_LINE = re.compile(r"^ *\d+(?=  <time>)", re.MULTILINE)  # the journal's seq column
+# JSON keys whose values are durations
 TIMING_KEYS = frozenset(("timings_ms", "ms"))
+# JSON keys whose values count the store's journal, every tenant's (each route's store
+# holds other tenants, written by other tests)
+SEQ_KEYS = frozenset(("seq", "resume_seq", "through_seq", "cursor"))
 
 
 def _timing(key: str) -> bool:
@@ -72,6 +77,7 @@ class Masks:
             text = text.replace(path, "<home>")
         text = _ID.sub(self._id, text)
         text = _TIME.sub("<time>", text)
+        text = _SEQ_LINE.sub("<seq>", text)
         return _MS_LINE.sub(r"\1<ms>", text)
 
     def _id(self, match: re.Match[str]) -> str:
@@ -79,12 +85,19 @@ class Masks:
 
     def value(self, data: Any) -> Any:
         if isinstance(data, dict):  # in the route's order: ids are numbered as it shows them
-            return {self.text(k): "<ms>" if _timing(k) else self.value(v) for k, v in data.items()}
+            return {self.text(k): self._field(k, v) for k, v in data.items()}
         if isinstance(data, list):
             return [self.value(v) for v in data]
         if isinstance(data, str):
             return self.text(data)
         return data
+
+    def _field(self, key: str, value: Any) -> Any:
+        if _timing(key):
+            return "<ms>"
+        if key in SEQ_KEYS and isinstance(value, int):
+            return "<seq>"
+        return self.value(value)
 
     def result(self, result: Result) -> tuple[int, Any, str]:
         """The exit code, the output (a JSON document as data, else text) and the error."""
@@ -187,7 +200,17 @@ def started(root: Path) -> Iterator[Routes]:
     for home in (local_home, daemon_home):
         home.mkdir()
         (home / "config.yaml").write_text(TEST_CONFIG, encoding="utf-8")
-    server = Server.start(root / "server")
+    # The server's learning schedule reflects and sweeps each tenant when due, on its own
+    # clock: its first tick (at start) finds no tenant, the next one comes after the tests.
+    tick = os.environ.get(TICK_ENV)
+    os.environ[TICK_ENV] = "86400"
+    try:
+        server = Server.start(root / "server")
+    finally:
+        if tick is None:
+            os.environ.pop(TICK_ENV)
+        else:
+            os.environ[TICK_ENV] = tick
     try:
         remote_home.mkdir()
         remote = {"memory": {"remote": {"endpoint": server.url, "tokenEnv": TOKEN_ENV}}}
@@ -219,5 +242,31 @@ def differences(results: dict[str, Result], masks: dict[str, Masks]) -> list[str
     for name, other in seen.items():
         for part, a, b in zip(("exit code", "output", "error"), first, other, strict=True):
             if not alike(a, b):
-                out.append(f"{part}: local {a!r}\n   {name} {b!r}")
+                where = first_difference(a, b)
+                out.append(f"{part}{where}: local {_at(a, where)!r}\n   {name} {_at(b, where)!r}")
     return out
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> str:
+    """Where two outputs first differ (``[3].payload.sender``), to name it in a failure."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in [*a, *(k for k in b if k not in a)]:
+            if key not in a or key not in b or not alike(a[key], b[key]):
+                inner = first_difference(a.get(key), b.get(key), f"{path}.{key}")
+                return inner if key in a and key in b else f"{path}.{key}"
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for n, (x, y) in enumerate(zip(a, b, strict=True)):
+            if not alike(x, y):
+                return first_difference(x, y, f"{path}[{n}]")
+    return path
+
+
+def _at(data: Any, path: str) -> Any:
+    """The part of ``data`` at ``path`` (as :func:`first_difference` names it)."""
+    for part in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path):
+        key, index = part
+        try:
+            data = data[int(index)] if index else data[key]
+        except (KeyError, IndexError, TypeError):
+            return "<absent>"
+    return data

@@ -17,6 +17,7 @@ import pytest
 
 from cairn import Memory
 from cairn.adapters.hashing import HashingEmbedder
+from cairn.errors import Conflict
 from cairn.provider.attribution import COMMAND_LINE, Attribution, attribute, token_session
 from cairn.provider.contract import FeedbackRequest, TaskQuery
 from cairn.provider.learning_contract import ObserveRequest
@@ -163,6 +164,10 @@ def test_learning_off_outcomes_are_telemetry_only(tmp_path: Path, clock) -> None
         now = mem.get(fact.id)
         assert (now.state, now.used_count, now.proof_count, now.failure_count) == ("trial", 0, 0, 0)
         assert mem.explain()["records"][fact.id]["with_outcome"] == 3  # kept, for telemetry
+        with pytest.raises(Conflict, match="learning is off"):  # learned state is frozen
+            mem.submit_delta("create", kind="topic", statement="Deploy on Fridays",
+                             evidence=["x"], event_id="d")  # fmt: skip
+        assert [r.id for r in mem.list()] == [fact.id]
 
 
 def test_the_command_line_claims_no_session(tmp_path: Path) -> None:

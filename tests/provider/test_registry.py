@@ -118,3 +118,25 @@ def _minimal(model: type[Any]) -> dict[str, Any]:
         for name, field in model.model_fields.items()
         if field.is_required() and name not in ("view", "mutation")
     }
+
+
+def test_every_request_is_strict_alike_in_process_and_over_http() -> None:
+    """One rule per field for every request: a boolean is true or false, never "yes";
+    the server's parse and the in-process model refuse it in the same words."""
+    from cairn.results import build_request
+
+    checked = 0
+    for route in registry.ROUTES:
+        for name, field in route.request.model_fields.items():
+            if field.annotation is not bool:
+                continue
+            data = {**_minimal(route.request), name: "yes"}
+            body = json.dumps({route.tag: route.names[0], **data}).encode()
+            with pytest.raises(InvalidInput) as over_http:
+                parse_request(body, route.tag, registry.BY_NAME[route.kind])
+            with pytest.raises(InvalidInput) as in_process:
+                build_request(route.request, **{route.tag: route.names[0], **data})
+            assert str(over_http.value) == str(in_process.value), route
+            assert name in str(in_process.value)
+            checked += 1
+    assert checked >= 10

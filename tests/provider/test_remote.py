@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cairn import Conflict, InvalidInput, Memory, NotFound, StorageError
-from cairn.errors import CairnError
+from cairn.errors import CairnError, StoreUnusable
 from cairn.provider import contract as c
 from cairn.provider.remote import RemoteProvider
 from cli_runner import run_cairn
@@ -83,6 +83,9 @@ def fails(provider: RemoteProvider, kind: type[CairnError], *words: str) -> str:
          ("failed (500)", "internal error (request ab12)")),
         (cairn_json(503, "database is locked", "storage_error"), StorageError,
          ("failed (503)", "database is locked")),
+        # a full disk, a read-only or damaged store: the engine's own words, not "failed"
+        (cairn_json(503, "the disk holding /srv/memory.db is full: nothing was changed",
+                    "store_unusable"), StoreUnusable, ("the disk holding /srv/memory.db",)),
         (lambda: (502, "text/html", b"<html>\n<h1>Bad Gateway</h1>\n</html>"), StorageError,
          ("failed (502", "Bad Gateway")),
         (cairn_json(401, "unknown or revoked token", "unauthorized"), InvalidInput,

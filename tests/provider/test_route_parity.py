@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from cairn.cli.main import COMMAND_MODULES
 from cairn.errors import CairnError
 from cairn.provider import contract as c
 from cairn.provider import learning_contract as lc
@@ -39,6 +41,11 @@ from provider.parity import (
 pytestmark = pytest.mark.slow  # a daemon and a server for the module
 
 ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+
+# The commands that work on this machine itself, never on the memory a route reaches:
+# the config file, a server or daemon to start, tokens of this home, agent host settings.
+LOCAL_ONLY = frozenset(("config", "serve", "token", "daemon", "install", "skill"))
+COMPARED: set[str] = set()  # every command a test of this module compared on the routes
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +94,7 @@ class Parity:
             argv = [self.vars[name][a.name] if isinstance(a, Var) else a for a in args]
             results[name] = route.cli(*argv, stdin=stdin, cwd=cwd(route) if cwd else None)
         shown = " ".join(a if isinstance(a, str) else f"<{a.name}>" for a in args)
+        COMPARED.update(a for a in args if isinstance(a, str) and a in COMMAND_MODULES)
         local = results["local"]
         assert local.code == code, f"cairn {shown}: {local}"
         found = differences(results, {n: r.masks for n, r in self.routes.items()})
@@ -177,6 +185,8 @@ def test_bad_input_is_the_same_one_line_error_everywhere(parity: Parity) -> None
         (("remember", "   "), 2),
         (("remember", "a rule", "--occurred-at", "yesterday-ish"), 2),
         (("recall", "x", "--as-of", "not a time"), 2),
+        (("recall", "x", "--as-of", "9999-12-31T23:59:59-14:00"), 2),  # past year 9999 in UTC
+        (("show", Var("rule"), "--as-of", "0999-12-31T23:00:00-02:00"), 2),
         (("list", "--as-of", "2026-13-45"), 2),
         (("expand", "01ARZ3NDEKTSV4RRFFQ69G5FAV"), 2),
         (("feedback", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "used-successfully"), 2),
@@ -247,6 +257,11 @@ def test_learning_observe_reflect_sweep_review_evict(parity: Parity) -> None:
     p.run("evict", Var("rule"))
     p.run("list", "--json")
     p.run("unevict", Var("rule"))
+    assert p.run("pin", Var("rule")).out.startswith("pinned ")
+    assert p.run("--json", "show", Var("rule")).json()["pinned"] is True
+    p.run("unpin", Var("rule"))
+    assert p.run("--json", "show", Var("rule")).json()["pinned"] is False
+    p.run("pin", "01ARZ3NDEKTSV4RRFFQ69G5FAV", code=2)
     transcript = p.file("talk.json", json.dumps([
         {"role": "user", "content": "Please always write tests with pytest, never unittest."},
         {"role": "assistant", "content": "Understood."},
@@ -286,6 +301,12 @@ def test_export_import_ingest_status(parity: Parity) -> None:
         path.write_text(dump[name], encoding="utf-8")
         p.vars[name]["dump"] = str(path)
     p.run("import", Var("dump"))  # into the same tenant: nothing new
+    for name, route in p.routes.items():
+        p.vars[name]["out"] = str(route.home / f"{route.tenant}-out.jsonl")
+    p.run("export", Var("out"))
+    files = {n: r.masks.text(Path(p.vars[n]["out"]).read_text(encoding="utf-8"))
+             for n, r in p.routes.items()}  # fmt: skip
+    assert files["daemon"] == files["local"] == files["remote"], files
     p.run("import", p.file("broken.jsonl", "not json\n"), code=2)
     p.run("list")
     p.check()
@@ -294,6 +315,7 @@ def test_export_import_ingest_status(parity: Parity) -> None:
     shown = {name: _route_neutral(r.json()) for name, r in said.items()}
     assert shown["local"]["counts"]["records"] == 3
     assert shown["daemon"] == shown["local"] == shown["remote"], shown
+    COMPARED.add("status")  # less what names the route itself
 
 
 def _route_neutral(status: dict[str, Any]) -> dict[str, Any]:
@@ -374,6 +396,7 @@ def test_every_mcp_tool_answers_alike_on_every_route(parity: Parity) -> None:
         return dict(zip(parity.routes, await asyncio.gather(*runs), strict=True))
 
     seen = asyncio.run(all_routes())
+    COMPARED.add("mcp")
     local = seen["local"]
     names = [step[0] for step in local[1:] if isinstance(step, list)]
     assert {n for n in names if n.startswith("memory_")} == {t for t, _ in local[0]}, names
@@ -507,3 +530,183 @@ def test_every_request_of_the_registry_is_served_alike_on_every_route(
         for a, b in zip(seen["local"], seen[name], strict=True):
             a_, b_ = masks["local"].value(a), masks[name].value(b)
             assert alike(a_, b_), f"{a[0]}:\n  local {a_!r}\n  {name} {b_!r}"
+
+
+def _markdown(route: Route) -> dict[str, str]:
+    """The Markdown files of the route's tenant in its home, masked (path -> text)."""
+    folder = route.home / "tenants" / route.tenant
+    return {
+        str(path.relative_to(folder)): route.masks.text(path.read_text(encoding="utf-8"))
+        for path in sorted(folder.rglob("*.md"))
+    }
+
+
+def test_the_markdown_projection_is_kept_alike_in_process_and_through_the_daemon(
+    parity: Parity,
+) -> None:
+    """The daemon is its home's engine: it keeps the home's Markdown as the command line
+    does in-process (a permanent forget purges it there too), and its file is the home's
+    to check; a remote memory has neither here, and says so in one line."""
+    p = parity
+    remote = p.routes.pop("remote")
+    for args, why in (
+        (("sync",), "with memory.remote the memory is the server's"),
+        (("rebuild", "--from-markdown"), "with memory.remote the memory is the server's"),
+        (("doctor",), "check it where it is served"),  # the store's file is the server's
+    ):
+        refused = remote.cli(*args)
+        assert refused.code == 2 and refused.out == "", refused
+        assert why in refused.err and refused.err.count("\n") == 1, refused
+    p.run("remember", "Always use pnpm to install dependencies.", keep={"rule": first_id})
+    p.run("remember", "Keep secrets out of the repository.", "--scope", "project",
+          keep={"secret": first_id})  # fmt: skip
+    files = {name: _markdown(route) for name, route in p.routes.items()}
+    assert any("Always use pnpm" in text for text in files["local"].values()), files
+    assert files["daemon"] == files["local"]
+    p.run("sync")
+    p.run("--json", "forget", "--permanent", Var("secret"))
+    files = {name: _markdown(route) for name, route in p.routes.items()}
+    assert not any("Keep secrets" in text for text in files["local"].values()), files
+    assert files["daemon"] == files["local"]
+    p.run("rebuild")
+    p.run("rebuild", "--from-markdown")
+    p.run("list")
+    checked = p.run("doctor")  # the file the daemon serves is this home's, as in-process
+    assert "integrity  SQLite's integrity_check: ok" in checked.out, checked
+    p.check()
+
+
+# -- the agent hooks: in-process, run whole by the daemon, over the remote provider -----
+
+
+def test_the_agent_hooks_do_alike_on_every_route(parity: Parity, routes: Routes) -> None:
+    from hook_events import event, transcript_lines
+
+    p = parity
+    transcript = routes.root / "session.jsonl"
+    transcript.write_text("\n".join(transcript_lines()) + "\n", encoding="utf-8")
+
+    def hook(kind: str, name: str, **changes: Any) -> Result:
+        data = event(name, cwd=str(routes.repo), **changes)
+        return p.run("hook", kind, stdin=json.dumps(data).encode())
+
+    p.run("remember", "Always use pnpm to install dependencies.")
+    started_ = hook("session-start", "session-start")
+    assert "Always use pnpm" in started_.out, started_
+    assert "always run the linter" in hook("prompt", "prompt-rule").out.lower()
+    listed = p.run("--json", "list")
+    assert any("linter" in m["body"] for m in listed.json()), listed
+    hook("prompt", "prompt-task")
+    hook("prompt", "prompt-one-off")
+    hook("prompt", "prompt-forget")
+    hook("prompt", "prompt-nothing")
+    hook("stop", "stop", transcript_path=str(transcript))
+    hook("stop", "stop", transcript_path=str(transcript))  # the same stop: nothing more
+    hook("session-start", "session-start-compact")
+    hook("prompt", "prompt-rule", prompt="not json \x00 at all")
+    p.run("--json", "list", "--all")
+    journals = {name: route.cli("--json", "journal") for name, route in p.routes.items()}
+    COMPARED.add("journal")
+    assert "episode.completed" in {e["type"] for e in journals["local"].json()}
+    # The one deliberate difference: an outcome is attributed by the process that serves
+    # it (SPEC §6). In-process and in the daemon the hook itself does (the host's session,
+    # and it read the verifier's exit code); a server attributes what a remote client
+    # sends to the client's token and takes no caller's word that a verifier ran.
+    remote = journals["remote"].json()
+    for seen in remote:
+        if seen["type"] == "episode.completed":
+            assert seen["session_id"].startswith("token:tok_"), seen
+            assert seen["payload"]["deterministic"] is False, seen
+            assert seen["payload"]["provenance"]["session"] == seen["session_id"], seen
+    local = {e["event_id"]: e for e in journals["local"].json()}
+    for seen in remote:
+        if seen["type"] == "episode.completed":
+            mine = local.get(seen["event_id"], {})
+            seen["session_id"] = mine.get("session_id")
+            for name in ("deterministic", "provenance"):
+                seen["payload"][name] = mine.get("payload", {}).get(name)
+    journals["remote"] = Result(0, json.dumps(remote), journals["remote"].err)
+    found = differences(journals, {n: r.masks for n, r in p.routes.items()})
+    assert not found, found
+    p.run("--json", "explain")
+    # a hook shows the host nothing when it fails; it logs the error, on every route alike
+    logged = {name: _hook_errors(route) for name, route in p.routes.items()}
+    assert logged["local"] == ["cairn.errors.InvalidInput: task contains a NUL byte"], logged
+    assert logged["daemon"] == logged["local"] == logged["remote"], logged
+    p.check()
+
+
+def _hook_errors(route: Route) -> list[str]:
+    log = route.home / "logs" / "hooks.log"
+    text = log.read_text(encoding="utf-8") if log.exists() else ""
+    return [line for line in text.splitlines() if line.startswith("cairn.errors.")]
+
+
+def test_the_entry_point_in_a_process_of_its_own_alike(parity: Parity) -> None:
+    """The installed ``cairn`` (its fast paths first) as a real process on each route."""
+    import subprocess
+
+    def real(*args: str) -> dict[str, Result]:
+        out = {}
+        for name, route in parity.routes.items():
+            proc = subprocess.run(
+                [sys.executable, "-m", "cairn.cli.fast", "--tenant", route.tenant, *args],
+                env=route.subprocess_env(), cwd=route.repo, capture_output=True, timeout=120,
+                check=False,
+            )  # fmt: skip
+            out[name] = Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+        found = differences(out, {n: r.masks for n, r in parity.routes.items()})
+        if found:
+            parity.failures.append(f"cairn {' '.join(args)}:\n  " + "\n  ".join(found))
+        return out
+
+    assert parity.run("remember", "Always use pnpm to install dependencies.").code == 0
+    recalled = real("recall", "how do I install dependencies?")  # the daemon's fast path
+    assert "Always use pnpm" in recalled["local"].out
+    refused = real("show", "01ARZ3NDEKTSV4RRFFQ69G5FAV")["local"]
+    assert refused.code == 2 and refused.err.startswith("cairn: error:"), refused
+    parity.check()
+
+
+def test_concurrent_writes_through_the_daemon_each_refresh_their_markdown(
+    routes: Routes,
+) -> None:
+    """The daemon answers on several threads: every write's Markdown is rewritten, none
+    skipped because another tenant's rewrite was under way."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cairn.daemon.paths import daemon_paths
+    from cairn.provider.remote import RemoteProvider
+
+    socket = str(daemon_paths(routes.daemon_home).socket)
+    tenants = [f"c{n}{uuid.uuid4().hex[:6]}" for n in range(8)]
+
+    def write(tenant: str) -> str:
+        provider = RemoteProvider.over_socket(socket, tenant=tenant, agent="default")
+        try:
+            for n in range(3):
+                body = f"Rule {n} of tenant {tenant}: always write tests first."
+                provider.apply(c.RememberRequest(body=body, idempotency_key=f"{tenant}-{n}"))
+        finally:
+            provider.close()
+        return tenant
+
+    with ThreadPoolExecutor(8) as pool:
+        done = list(pool.map(write, tenants))
+    assert done == tenants
+    for tenant in tenants:
+        profile = routes.daemon_home / "tenants" / tenant / "default" / "profile.md"
+        text = profile.read_text(encoding="utf-8")
+        assert all(f"Rule {n} of tenant {tenant}" in text for n in range(3)), (tenant, text)
+
+
+def test_every_command_is_compared_on_the_routes(request: pytest.FixtureRequest) -> None:
+    """Runs last: a command added to the command line without a parity step fails here."""
+    here = [i for i in request.session.items if i.path == request.path]
+    if len(here) < len(_MODULE_TESTS):
+        pytest.skip("only with the whole module (the other tests compare the commands)")
+    missing = sorted(set(COMMAND_MODULES) - LOCAL_ONLY - COMPARED)
+    assert not missing, f"no route-parity step runs {missing}: add one to this module"
+
+
+_MODULE_TESTS = [name for name in dict(globals()) if name.startswith("test_")]

@@ -88,3 +88,15 @@ def test_a_bulk_write_commits_a_chunk_at_a_time(mem: Memory) -> None:
     stored = mem.store_many([MemoryInput(body=f"bulk note {i}") for i in range(n)])
     assert len(stored) == n and len(mem.list(limit=10_000)) == n
     assert records.feed_position().seq - before == 3  # three transactions, not one
+
+
+def test_an_explicit_rule_is_never_rewritten_by_inferred_input(mem: Memory) -> None:
+    rule = mem.remember("Always use pnpm to install dependencies.", kind="policy")
+    journal = len(mem.journal())
+    with pytest.raises(InvalidInput, match="the user's own; inferred input never rewrites it"):
+        mem.correct(rule.id, "Always use npm to install dependencies.", authority="inferred")
+    assert mem.get(rule.id).body == "Always use pnpm to install dependencies."
+    assert len(mem.journal()) == journal
+    # The user's own correction still works.
+    fixed = mem.correct(rule.id, "Always use pnpm 10 to install dependencies.")
+    assert fixed.version == 2

@@ -74,9 +74,7 @@ def parse_recall(argv: list[str]) -> dict[str, str] | None:
 
 
 def _home(options: dict[str, str]) -> str:
-    return options.get("--home") or os.environ.get("CAIRN_HOME") or os.path.expanduser(
-        "~/.cairn"
-    )
+    return options.get("--home") or os.environ.get("CAIRN_HOME") or os.path.expanduser("~/.cairn")
 
 
 def fast_hook(argv: list[str]) -> str | None:

@@ -38,7 +38,6 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 from cairn.engine.selector_vocabulary import (
     FILE_EXTENSIONS,
@@ -49,6 +48,8 @@ from cairn.engine.selector_vocabulary import (
     OPERATIONS,
     PHASES,
     TASK_TYPES,
+    WORD_TABLE,
+    Dimension,
 )
 from cairn.engine.selectors import Scope, Selector
 from cairn.engine.signals import mask_quotes
@@ -138,7 +139,8 @@ _EN_HERE_AFTER = lazy_compile(
     re.IGNORECASE,
 )
 _ZH_PROJECT = lazy_compile(
-    r"(?:这个|这|本|该|当前|咱们|我们)\s*(?:仓库|项目|代码库|工程|repo|库|文件|模块|目录|服务|应用)"
+    r"(?:这个|这|本|该|当前|咱们|我们)\s*"
+    r"(?:仓库|项目|代码库|工程|repo|库|文件|模块|目录|服务|应用|专案|储存库|存储库)"
     r"(?!管理)|这里|这儿|这边|此处",
     re.IGNORECASE,
 )
@@ -221,7 +223,9 @@ _EN_OBJECT_IN = lazy_compile(
     r"(?:in|under|from|inside|at)\s+$",
     re.IGNORECASE,
 )
-_ZH_NOT_A_PLACE = lazy_compile(r"放到|放在|放进|放入|存到|存放|移到|挪到|搬到|更新|同步|生成")
+_ZH_NOT_A_PLACE = lazy_compile(
+    r"放到|放在|放进|放入|存到|存放|移到|挪到|搬到|更新|同步|生成|都在|全在|位于"
+)
 _ZH_TOOL = lazy_compile(r"(?:使用|用|按照|参考)\s*$")
 _ZH_NEGATION = lazy_compile(r"不要|别|禁止|不准|不许|千万|永远不|从不|不能|严禁")
 
@@ -348,7 +352,7 @@ def _is_specific(pattern: str) -> bool:
 
 # --- operations, phases, task types ----------------------------------------------------------
 
-_Dimension = Literal["operation", "phase", "task_type"]
+_Dimension = Dimension
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,57 +364,6 @@ class _Word:
     governs: bool
 
 
-# dimension, value, governs, English forms, Chinese forms. Longer phrases first: "release
-# phase" is a phase, not the release operation; "改" is edit only in a "when" position.
-# fmt: off
-_WORD_TABLE: tuple[tuple[_Dimension, str, bool, str, str], ...] = (
-    ("phase", "release", False, r"release (?:phase|stage)", r"(?:发布|上线|发版)阶段"),
-    ("phase", "plan", False, r"plan(?:ning)? (?:phase|stage)|planning",
-     r"规划|计划阶段|方案阶段|设计阶段"),
-    ("phase", "implement", False, r"implement(?:ing|ation)?|coding|writing code",
-     r"实现|开发|写代码|编码"),
-    ("phase", "verify", False, r"verif(?:y|ying|ication)|validat(?:e|ing|ion)", r"验证|验收"),
-    ("phase", "review", False, r"(?:code )?review(?:s|ing)?", r"代码审查|审查|评审"),
-    ("task_type", "bugfix", False,
-     r"bug ?fix(?:es|ing)?|fix(?:ing)? (?:a |the )?bugs?|hotfix(?:es)?|(?:quick )?fixes",
-     r"修复?\s*bug|修复(?:缺陷|问题)|改\s*bug"),
-    ("task_type", "feature", False, r"(?:new )?features?(?! branch)|feature work",
-     r"新功能|新特性|新需求|功能开发"),
-    ("task_type", "refactor", False, r"refactor(?:s|ing|ings)?", r"重构"),
-    ("task_type", "docs", False, r"docs|documentation|writing docs", r"写文档|文档"),
-    ("operation", "edit", True,
-     r"edit(?:s|ing)?|hand-edit(?:ing)?|modif(?:y|ies|ying)|touch(?:es|ing)?",
-     r"修改|编辑|改(?:代码|文件|配置)"),
-    ("operation", "edit", False, r"chang(?:e|es|ing)", r"改(?!成|为|名|用)"),
-    ("operation", "commit", True, r"commit(?:s|ting)?(?! (?:sha|hash|id)s?(?![A-Za-z]))",
-     r"提交"),
-    ("operation", "push", True, r"(?:force[- ])?push(?:es|ing)?",
-     r"推送|(?:往|向)[^，。；]{0,12}?推(?!荐|断|导|迟|进|广)|推(?:到|上去|上|代码)"),
-    ("operation", "merge", True, r"(?:squash[- ])?merg(?:e|es|ing)|squash(?:es|ing)?",
-     r"合并|合入"),
-    ("operation", "rebase", True, r"rebas(?:e|es|ing)", r"变基"),
-    ("operation", "install", True,
-     r"install(?:s|ing)?|add(?:ing)? (?:a |any |new )*(?:dependenc(?:y|ies)|packages?)",
-     r"安装|装依赖|加依赖|新增依赖|引入依赖|添加依赖|装包"),
-    ("operation", "test", True,
-     r"(?:run(?:ning)? )?(?:the )?tests? (?:with|using|via)"
-     r"|tests? (?:should |must )?run (?:with|using|via)",
-     r"用.{1,15}?(?:跑|运行|执行)(?:一下)?测试|测试.{0,4}用.{1,15}?(?:跑|运行)"),
-    ("operation", "test", False, r"testing|run(?:ning)? (?:the |all |your )?tests?", r"测试"),
-    ("operation", "build", True, r"build(?:s|ing)? (?:with|using|via|in)",
-     r"用.{1,15}?(?:构建|打包|编译)"),
-    ("operation", "build", False, r"build(?:s|ing)?(?! (?:system|tool|script|file)s?)",
-     r"构建|打包|编译"),
-    ("operation", "deploy", True,
-     r"deploy(?:s|ing|ed|ments?)?|ship(?:ping)? to (?:prod|production)|go(?:ing)? live",
-     r"部署|上线"),
-    ("operation", "release", True,
-     r"releas(?:e|es|ing)(?! (?:branch|notes?|train|profile))|publish(?:ing)?"
-     r"|cut(?:ting)? a release",
-     r"发布|发版|发包|打\s*tag|打标签"),
-    ("operation", "release", False, r"tag(?:s|ging)?", ""),
-)
-# fmt: on
 _WORDS = tuple(
     _Word(
         dimension,
@@ -423,7 +376,7 @@ _WORDS = tuple(
         ),
         governs,
     )
-    for dimension, value, governs, english, chinese in _WORD_TABLE
+    for dimension, value, governs, english, chinese in WORD_TABLE
 )
 
 _EN_WHEN = lazy_compile(

@@ -88,7 +88,9 @@ _CUES: tuple[_Cue, ...] = (
     ),
     _Cue(
         "rule",
-        _zh(r"(?:提交|推送|合并|部署|发布|上线|发版|打标签)(?:代码)?(?:之前|之后|以前|以后|前|后|的时候|时)"),
+        _zh(
+            r"(?:提交|推送|合并|部署|发布|上线|发版|打标签)(?:代码)?(?:之前|之后|以前|以后|前|后|的时候|时)"
+        ),
         0.8,
         "fronted",
     ),
@@ -148,6 +150,62 @@ _CUES: tuple[_Cue, ...] = (
         0.7,
     ),
     _Cue("rule", _en(r"how we do (?:it|things) (?:here|in this \w+)"), 1.0),
+    # "No deploys on Friday afternoons", "never merge on weekends": a prohibition on a day.
+    _Cue(
+        "rule",
+        _en(
+            r"(?:no|never|don't|do not)\b.{0,30}?\b(?:on|during|over) (?:the )?"
+            r"(?:mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?"
+            r"|weekends?|holidays?)"
+        ),
+        0.9,
+    ),
+    # "Don't merge anything without two approvals": a condition on every case.
+    _Cue("rule", _en(r"(?:don't|do not|never|no) \w+ (?:anything|any \w+|\w+s) without"), 0.9),
+    # "the message queue is RabbitMQ", "our database is Postgres": the stack, stated.
+    _Cue(
+        "rule",
+        _en(
+            r"(?<!why )(?<!if )(?<!whether )(?<!how )(?<!when )(?<!sure )(?<!know )"
+            r"(?:the|our) (?:[\w-]+ )?(?:queue|database|db|cache|broker|orm|framework|stack|cloud"
+            r"|registry|runtime|gateway|cdn|monorepo tool|package manager) is"
+        ),
+        0.7,
+    ),
+    # "I'm on the frontend team", "I'm a backend engineer": the speaker, stated.
+    _Cue("rule", _en(r"i'?m (?:on the \w+ team|an? (?:\w+ )?(?:engineer|developer|dev))"), 0.7),
+    # "the tests use jest", "this service is written in Go": what a part of the project uses.
+    _Cue(
+        "rule",
+        _en(
+            r"(?:the|our|this) (?:unit |integration |e2e )?(?:tests?|project|repo|app|service"
+            r"|frontend|backend|api|ci|build|docs|site)"
+            r" (?:uses?|runs? on|is (?:built|written) (?:with|in))"
+        ),
+        0.7,
+    ),
+    # "the default branch is main", "staging lives at …", "we're on Postgres 15".
+    _Cue(
+        "rule",
+        _en(
+            r"(?:the )?(?:default|main) branch is|(?:url|host|port|database|warehouse|endpoint)"
+            r" (?:is|lives at|is at)|(?:we're|we are) on (?=[a-z]+ ?\d)"
+        ),
+        0.7,
+    ),
+    # A habit said as one: "I usually rebase before committing", "we normally squash".
+    _Cue("rule", _en(r"(?:i|we) (?:usually|generally|normally|typically|tend to)"), 0.8),
+    _Cue(
+        "rule",
+        _en(r"(?:in|for|across) (?:every|all|any) (?:of my )?(?:repos?|projects?|codebases?)"),
+        0.8,
+    ),
+    # "design components live in packages/ui": where a kind of thing lives in this codebase.
+    _Cue(
+        "rule",
+        _en(r"(?:live|lives|belong|belongs|go|goes|are kept|is kept) (?:in|under) [\w.@-]+(?=/)"),
+        0.7,
+    ),
     _Cue(
         "rule",
         _zh(r"以后(?!再)|今后|往后|从今以后|从今往后|从现在(?:开始|起)|从此"),
@@ -180,6 +238,82 @@ _CUES: tuple[_Cue, ...] = (
     _Cue("rule", _zh(r"都(?:要|必须|得)"), 0.4),
     # "合并前都要 …": a requirement tied to a recurring step.
     _Cue("rule", _zh(r"(?:前|之前|以前|后|之后|时|的时候)(?:都|一定|必须|务必)(?:要|得|先)?"), 0.8),
+    # "别再往 main 直接 push 了": stop doing something, from now on.
+    _Cue("rule", _zh(r"别再|不要再|不许再|不准再|再也不要|以后别|以后不要"), 0.9),
+    # A convention for a whole class of things: "都走 PR", "文件名都用 PascalCase", "都放在 …".
+    _Cue("rule", _zh(r"都(?:走|用|放|放在|放到|写成|写在|改用|统一|按|按照|遵循|采用)"), 0.7),
+    # A personal habit said as one: "我一般 …", "我习惯 …", "我通常 …", "我平时都 …".
+    _Cue("rule", _zh(r"我(?:个人)?(?:一般|通常|平时|向来|一向|基本上?|习惯上?)(?:都|会|是)?"), 0.8),
+    # A step tied to a workflow event: "提交之前要跑", "部署的时候先发", "review 的时候重点看".
+    _Cue(
+        "rule",
+        _zh(
+            r"[\u4e00-\u9fffA-Za-z ]{0,6}?(?:之前|以前|前|之后|以后|后|的时候|时候|时)"
+            r"(?:都|一定|必须|务必)?"
+            r"(?:要|先|得|记得|需要|应该|重点|注意|优先|只|不要|别|不能|一律|统一)"
+        ),
+        0.8,
+    ),
+    # "这个仓库的单测用 vitest", "本项目用 pnpm": how this repository does a thing.
+    _Cue(
+        "rule",
+        _zh(
+            r"(?:这个|本|该|当前|咱们|我们)\s*(?:仓库|项目|代码库|工程|repo|服务|应用|专案|储存库|存储库)"
+            r"(?:的|里|里面|中|下)?[^，。,.；;！!？?]{0,16}?(?:用(?!户|得|起来)|使用|采用|放在|都在|基于)"
+        ),
+        0.7,
+    ),
+    # "设计组件都在 packages/ui", "配置文件放在 config/ 下面": where things live.
+    _Cue("rule", _zh(r"(?:都|统一|一律)?(?:在|放在|位于)\s*`?[\w.-]+/[\w./*-]*"), 0.7),
+    # "文件名用 PascalCase", "命名用 snake_case": a naming convention.
+    _Cue(
+        "rule",
+        _zh(r"(?:命名|文件名|变量名|函数名|类名|组件名)[^，。；]{0,6}?(?:用|使用|采用|都用)"),
+        0.8,
+    ),
+    _Cue("rule", _zh(r"必须|务必|一定要|只能用|只用|不得|不能用|不可以用|禁用"), 0.7),
+    _Cue("rule", _zh(r"在(?:这个|本|该|当前)\s*(?:仓库|项目|代码库|repo|工程)"), 0.7),
+    # A prohibition on a recurring day ("周五下午别 deploy", "周末不发布").
+    _Cue(
+        "rule",
+        _zh(
+            r"(?:周[一二三四五六日末]|星期[一二三四五六日天]|每周|节假日|假期)[^，。；]{0,8}?"
+            r"(?:别|不要|不许|不准|禁止|不能|不)"
+        ),
+        0.9,
+    ),
+    # A condition for an action: "至少两个人点赞才能合", "没有测试不能合".
+    _Cue(
+        "rule",
+        _zh(r"至少[^，。；]{1,14}?才(?:能|可以|准)|没有[^，。；]{1,10}?不(?:能|准|许|要)"),
+        0.9,
+    ),
+    # "每个 commit 都要…": a requirement for every one of a kind of thing.
+    _Cue(
+        "rule",
+        _zh(r"每(?:个|一个|条|次)\s*(?:commit|pr|mr|PR|MR|分支|提交|请求|接口|函数|文件)"),
+        0.9,
+    ),
+    # "我是前端组的", "我是做后端的": the speaker, stated (global, a fact).
+    _Cue("rule", _zh(r"我是(?:做|写|搞)?[^，。；]{0,6}?(?:组|团队|部门|工程师|开发|的)"), 0.7),
+    # "主分支是 master", "staging 的地址是 …": a setting of the project, stated.
+    _Cue(
+        "rule",
+        _zh(
+            r"(?:主分支|默认分支|地址|域名|端口|数据库|版本|URL|url|host|port|队列|缓存|框架|网关"
+            r"|中间件|注册中心|queue|cache|broker|ORM|orm)"
+            r"[^，。,；;？?]{0,6}?(?:是|用的是)\s*[A-Za-z0-9]"
+        ),
+        0.7,
+    ),
+    # "src/api 下面的代码不要用全局变量": a prohibition for a place.
+    _Cue(
+        "rule",
+        _zh(
+            r"[\w.-]+/[\w./*-]*\s*(?:下面|下|里面|里|中)[^，。；]{0,16}?(?:不要|别|不许|不准|禁止|不能)"
+        ),
+        0.8,
+    ),
     # A standing dislike, as "I hate …" is in English.
     _Cue("rule", _zh(r"我(?:个人)?(?:很|真的|最|特别|比较)?(?:讨厌|不喜欢|受不了)"), 0.6),
     # --- one-off instructions --------------------------------------------------------------
@@ -291,8 +425,10 @@ _CONTRAST = lazy_compile(
     r"(?<![A-Za-z])(?:but|however|whereas)(?![A-Za-z])|但是|(?<!不)但|不过|可是|然而", _FLAGS
 )
 _CONCESSIVE = lazy_compile(
-    r"(?<![A-Za-z])(?:normally|usually|generally|typically|although|though|even though|"
-    r"i know|i realize|i understand)(?![A-Za-z])|虽然|尽管|平时|平常|一般|通常|我知道|本来",
+    r"(?<![A-Za-z])(?<!i )(?<!we )(?:normally|usually|generally|typically)(?![A-Za-z])"
+    r"|(?<![A-Za-z])(?:although|though|even though|"
+    r"i know|i realize|i understand)(?![A-Za-z])|虽然|尽管"
+    r"|(?<!我)(?:平时|平常|一般|通常)|我知道|本来",
     _FLAGS,
 )
 _POLITE_QUESTION = lazy_compile(
@@ -331,7 +467,7 @@ _EN_COMMON = _words(
 
 
 def language_of(text: str) -> str:
-    """"en", "zh" or "mixed": English jargon inside Chinese text does not make it mixed."""
+    """ "en", "zh" or "mixed": English jargon inside Chinese text does not make it mixed."""
     cjk = len(_CJK.findall(text))
     if cjk == 0:
         return "en"

@@ -70,11 +70,16 @@ from cairn.engine.signal_cues import (  # the grammar's tables
     _CueKind,
     language_of,
 )
+from cairn.engine.signal_forms import _ZH_ASKS, _ends_in_cjk, _starts_in_cjk
+from cairn.engine.signal_forms import match_unmarked_edit as _edit
+from cairn.engine.signal_forms import match_verdict_forget as _verdict
 from cairn.patterns import lazy_compile
 
 __all__ = ["SignalClassification", "SignalKind", "classify_statement", "mask_quotes"]
 
 SignalKind = Literal["rule", "one-off", "forget", "correct", "neutral"]
+
+
 @dataclass(frozen=True, slots=True)
 class SignalClassification:
     kind: SignalKind
@@ -146,7 +151,7 @@ _EN_FORGET_TAIL = lazy_compile(r"\s+(?:anymore|any more|again|please)$", _FLAGS)
 _ZH_FORGET_HEAD = lazy_compile(r"(?:把|那条|这条|关于|吧|了)+")
 _ZH_FORGET_TAIL = lazy_compile(
     r"(?:的(?:那个|那条|这个|这条)?(?:记忆|内容|设定|规则|偏好|话)|(?:那个|这个)?记忆|这件事|那件事"
-    r"|可以|了|吧)+$"
+    r"|的?(?:那条|这条)|可以|了|吧)+$"
 )
 _STATEMENT_EDGE = ' \t,，:：;；.。!！?？"“”「」'
 
@@ -211,20 +216,20 @@ def _match_correction(original: str, masked: str) -> tuple[str, str, float] | No
     return original[cue_start:cue_end], statement, confidence
 
 
-def classify_statement(text: str) -> SignalClassification:
-    """Classify one user statement; see the module docstring for the grammar."""
+def classify_statement(text: str, *, edits: bool = True) -> SignalClassification:
+    """Classify one statement (the module docstring); ``edits=False``: not as an unmarked edit."""
     stripped = text.strip()
     masked = mask_quotes(stripped)
     language = language_of(masked if masked.strip() else stripped)
     if not stripped:
         return SignalClassification("neutral", 1.0, None, language, "")
 
-    forget = _match_forget(stripped, masked)
+    forget = _match_forget(stripped, masked) or _verdict(stripped, masked, _forget_statement)
     if forget is not None:
         cue, statement, confidence = forget
         return SignalClassification("forget", confidence, cue, language, statement)
 
-    correction = _match_correction(stripped, masked)
+    correction = _match_correction(stripped, masked) or (_edit(stripped, masked) if edits else None)
     if correction is not None:
         cue, statement, confidence = correction
         return SignalClassification("correct", confidence, cue, language, statement)
@@ -369,7 +374,7 @@ def _is_question(sentence: str) -> bool:
     body = sentence.strip()
     if not body:
         return False
-    asks = body[-1] in "?？" or bool(re.search(r"[吗呢][。.!！]?$", body))
+    asks = body[-1] in "?？" or bool(_ZH_ASKS.search(body))
     return asks and not _POLITE_QUESTION.match(body)
 
 
@@ -475,16 +480,6 @@ def _english_adverb_factor(cue_text: str, before: str, after: str) -> float:
         if nxt in _EN_DESCRIPTIVE_NEXT or third_person or past:
             return 0.3
     return 1.0
-
-
-def _ends_in_cjk(text: str) -> bool:
-    stripped = text.rstrip()
-    return bool(stripped) and bool(_CJK.match(stripped[-1]))
-
-
-def _starts_in_cjk(text: str) -> bool:
-    stripped = text.lstrip()
-    return bool(stripped) and bool(_CJK.match(stripped[0]))
 
 
 def _is_fronted(before: str, cue_text: str) -> bool:

@@ -220,7 +220,22 @@ def _signal(event: HookEvent, memory: Gateway, log: SessionLog, text: str, where
     if outcome == "corrected" and record is not None:
         _report(memory, event, corrected(log.pending(), record.id))
         log.settle(d.application_id for d in log.pending() if d.record_id == record.id)
-        return f"cairn corrected {record.id} (now version {record.version}): {_clip(record.body)}"
+        was = f" (was: {_clip(response.previous)})" if response.previous else ""
+        return (
+            f"cairn corrected {record.id} (now version {record.version}): {_clip(record.body)}{was}"
+        )
+    if outcome == "unsure":
+        # Not dropped in silence: the agent asks the user and stores the answer.
+        return (
+            "cairn is not sure whether the user wants this kept as a lasting rule; if it"
+            " should be, ask the user, then run: cairn signal --as rule|preference|fact"
+            f" [--scope project|global] {_clip(text)!r}"
+        )
+    if outcome == "unplaced" and response.candidates:
+        return (
+            f"cairn corrected nothing: {response.candidates[0].record.id} matches, but the"
+            " correction does not say what to replace; ask the user for the whole new rule"
+        )
     if outcome in ("no-match", "ambiguous"):
         verb = "forgot" if response.kind == "forget" else "corrected"
         ids = ", ".join(m.record.id for m in response.candidates[:3])

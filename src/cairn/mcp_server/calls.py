@@ -144,9 +144,7 @@ class MemoryTools:
             permanent=permanent,
         )
         how = "permanently forgot" if response.tombstone.permanent else "forgot"
-        return ToolAnswer(
-            f"{how} {current.id}", response.model_dump(exclude={"contract"})
-        )
+        return ToolAnswer(f"{how} {current.id}", response.model_dump(exclude={"contract"}))
 
     def feedback(self, args: dict[str, Any]) -> ToolAnswer:
         from cairn.provider import contract as c
@@ -188,9 +186,10 @@ class MemoryTools:
             for m in response.memories
         ]
         if not response.memories:
-            return ToolAnswer("Memory holds nothing relevant to this query.", {
-                "query": response.query, "memories": []
-            })
+            return ToolAnswer(
+                "Memory holds nothing relevant to this query.",
+                {"query": response.query, "memories": []},
+            )
         # The preamble's own lines (fenced where they must be), each after its memory's id.
         header = response.preamble.splitlines()[0]
         lines = [f"- {m.record.id}  {m.line.removeprefix('- ')}" for m in response.memories]

@@ -169,8 +169,7 @@ class RecallResponse(_Model):
     timings_ms: dict[str, float]
     rerank: str | None = None
     failures: dict[str, str] = {}
-    # The engine's result this response was built from, when answered in process: the
-    # embedded API hands it back as it is instead of converting every model again.
+    # In process, the engine's result this was built from: handed back as is, not converted.
     _result: Any = PrivateAttr(default=None)
 
 
@@ -307,8 +306,7 @@ class IngestRequest(_Mutation):
 
 
 class CorrectRequest(_Mutation):
-    """A new version: the new text, and the title, kind or selectors given (None keeps a
-    field, an empty list clears a selector)."""
+    """A new version: the text, and the title, kind or selectors given (None keeps; [] clears)."""
 
     mutation: Literal["correct"] = "correct"
     record_id: RecordId
@@ -356,6 +354,8 @@ class SignalRequest(_Mutation):
     mutation: Literal["signal"] = "signal"
     text: Text
     project_id: Short | None = None
+    store_as: Literal["rule", "preference", "fact"] | None = None
+    scope: Literal["project", "global"] | None = None
 
 
 class ImportRequest(_Mutation):
@@ -441,6 +441,8 @@ class SignalResponse(_Model):
     statement: str
     outcome: str
     record: RecordModel | None = None
+    previous: str | None = None  # a correction: the text it replaced
+    scope_source: str | None = None  # a rule: said | personal | unstated
     constraint: str | None = None
     tombstone: TombstoneModel | None = None
     candidates: list[MatchModel] = []

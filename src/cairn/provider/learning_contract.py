@@ -3,8 +3,8 @@
 Mutations: ``observe`` (a task episode or outcome), ``reflect``, ``sweep``, ``review`` (a
 transcript) and ``delta`` (one learning delta from outside, e.g. a remote reflection).
 Queries: ``ask`` (an answer from memory, with citations) and ``telemetry`` (counters and
-the last runs). Like every request they are validated here, unknown fields refused, and
-every mutation carries an idempotency key.
+the last runs). Like every request they are validated here, strictly (unknown fields
+refused, a boolean is true or false), and every mutation carries an idempotency key.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.provider.models import CONTRACT_VERSION as CONTRACT
-from cairn.provider.models import RecordModel, Short, Text, Trust
+from cairn.provider.models import RecordModel, Request, Short, Text, Trust
 
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Key = Annotated[str, Field(min_length=1, max_length=200)]
@@ -37,7 +37,7 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
-class _Mutation(_Model):
+class _Mutation(Request, _Model):
     idempotency_key: Key
     agent: Name | None = None
 
@@ -176,7 +176,7 @@ LearningApplyResponse = (
 )
 
 
-class _Query(_Model):
+class _Query(Request, _Model):
     agent: Name | None = None
 
 

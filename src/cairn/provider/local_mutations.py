@@ -169,7 +169,12 @@ def feedback(p: LocalProvider, request: FeedbackRequest, ns: Namespace) -> Feedb
 
 def signal(p: LocalProvider, request: SignalRequest, ns: Namespace) -> SignalResponse:
     found = p.services.signals.signal(
-        request.text, ns, project_id=request.project_id, event_id=request.idempotency_key
+        request.text,
+        ns,
+        project_id=request.project_id,
+        event_id=request.idempotency_key,
+        store_as=request.store_as,
+        scope=request.scope,
     )
     record = found.written.record if found.written is not None else found.target
     return SignalResponse.model_construct(
@@ -180,6 +185,8 @@ def signal(p: LocalProvider, request: SignalRequest, ns: Namespace) -> SignalRes
         statement=found.statement,
         outcome=found.outcome,
         record=record_model(record) if record is not None else None,
+        previous=found.previous,
+        scope_source=found.scope_source,
         constraint=found.constraint,
         tombstone=tombstone_model(found.forgotten) if found.forgotten else None,
         candidates=[

@@ -1,9 +1,10 @@
 """The server's composition root: one engine per process, the app over it, uvicorn.
 
 The engine is whatever storage pair the configuration names (``cairn.compose`` wires it);
-the server never writes Markdown files (they are a person's view of their own memory, on
-their own machine). A SIGTERM or SIGINT stops it gracefully: it stops accepting, lets the
-requests in flight finish (up to ``grace`` seconds), then closes the engine.
+the server writes Markdown files only as its home's local daemon (they are a person's view
+of their own memory, on their own machine, kept as the command line in-process keeps
+them). A SIGTERM or SIGINT stops it gracefully: it stops accepting, lets the requests in
+flight finish (up to ``grace`` seconds), then closes the engine.
 
 Besides TCP (token auth), it listens on the home's unix socket (mode 0600, in a 0700
 folder): that is the local daemon the command line, the hooks and the MCP server go
@@ -45,8 +46,13 @@ SETTINGS_ENV = "CAIRN_SERVE_SETTINGS"
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-def open_engine(config: Config, home: Path, path: Path | None = None) -> LocalProvider:
-    """The one engine of this process, over the configured storage pair."""
+def open_engine(
+    config: Config, home: Path, path: Path | None = None, *, daemon: bool = False
+) -> LocalProvider:
+    """The one engine of this process, over the configured storage pair. ``daemon``: it
+    serves its home's unix socket, so it is that home's local daemon and keeps the home's
+    Markdown projection as the command line in-process does (``memory.markdown``); a
+    server for others writes no Markdown."""
     from cairn.compose import open_provider
 
     if config.memory.remote.endpoint is not None:
@@ -54,7 +60,9 @@ def open_engine(config: Config, home: Path, path: Path | None = None) -> LocalPr
             "memory.remote.endpoint is set: this home uses another server, so it has no"
             " store to serve (unset it in the server's config)"
         )
-    engine = open_provider(config, path=path, home=home, markdown=False, long_running=True)
+    engine = open_provider(
+        config, path=path, home=home, markdown=None if daemon else False, long_running=True
+    )
     assert isinstance(engine, LocalProvider)  # no remote is configured
     return engine
 
@@ -97,7 +105,7 @@ def build_app(settings: Settings) -> FastAPI:
     config = parse_config(settings.config)
     path = Path(settings.path) if settings.path else None
     home = Path(settings.home)
-    engine = open_engine(config, home, path)
+    engine = open_engine(config, home, path, daemon=settings.socket is not None)
     records = engine.ports.records
     tokens = server_tokens(records, settings.tokens, explicit=settings.tokens_explicit)
     health = getattr(records, "health", None)  # a store with a pool (PostgreSQL)

@@ -63,6 +63,8 @@ class Deltas:
     def submit(self, item: DeltaInput, ns: Namespace, *, event_id: str) -> Submitted:
         check_choice("delta", item.op, ("create", "update", "supersede", "forget"))
         check_choice("kind", item.kind, DOC_KINDS)
+        if not self._config.agent(ns.agent).learning.enabled:
+            raise Conflict("learning is off for this agent: learned docs stay as they are")
         evidence = tuple(
             dict.fromkeys(check_text("evidence", e, 200).strip() for e in item.evidence)
         )

@@ -73,10 +73,11 @@ class Recall:
             max_chars=max_chars,
             include_trust=tuple(include_trust) if include_trust is not None else None,
         )
+        # in range, as every time given, whether or not retrieval is on
+        at = parse_time(check_time("as_of", as_of)) if as_of is not None else None
         if not agent.retrieval.enabled:
             return RecallResult(query, "", (), (), (), {}, None)
-        if as_of is not None:
-            at = parse_time(check_time("as_of", as_of))
+        if at is not None:
             return self._pipeline.recall_as_of(request, rag or agent.rag, at)
         result = self._pipeline.recall(request, rag or agent.rag, self._clock())
         if self._on_recall is not None:

@@ -315,6 +315,10 @@ class Writes:
             raise InvalidInput(f"memory {record_id} is forgotten; restore it before correcting")
         body = check_body(body, self._config.memory.store.maxBodyChars)
         check_choice("authority", authority, ("explicit", "inferred"))
+        if authority == "inferred" and current.authority == "explicit":
+            raise InvalidInput(
+                f"memory {record_id} is the user's own; inferred input never rewrites it"
+            )
         if title is not None:
             check_line("title", title, MAX_TITLE_CHARS)
         new_title = title if title is not None else current.title

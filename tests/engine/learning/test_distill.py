@@ -11,9 +11,20 @@ from .support import obs
 def test_same_fact_needs_the_same_values() -> None:
     assert same_fact("The staging database runs on port 5433", "Staging's db listens on port 5433")
     assert not same_fact("The staging database runs on port 5433", "The staging db runs on 5434")
-    assert same_fact("Staging backups run at 02:00", "The staging db is backed up at 02:00")
+    assert same_fact("The staging db is backed up at 02:00", "Staging db backups run at 02:00")
     assert not same_fact("Backups run at 02:00", "Backups run at 03:00")
     assert not same_fact("Use pnpm to install", "Answer in short bullet points")
+    assert same_fact("Use pnpm to install dependencies", "Install dependencies with pnpm")
+
+
+def test_two_subjects_are_two_facts_whatever_else_they_share() -> None:
+    """When in doubt, two facts: a duplicate line is harmless, a merged-away one lost."""
+    assert not same_fact("The staging replica is on port 5434",
+                         "The production replica is on port 5434")  # fmt: skip
+    assert not same_fact("Dana owns the billing service", "Priya owns the billing service")
+    assert not same_fact("Billing runs on port 8080", "Orders runs on port 8080")
+    assert same_fact("The staging database user is deploy_ro",
+                     "Log in to the staging database as deploy_ro")  # fmt: skip
 
 
 def test_distinct_facts_are_lines_and_only_verified_ones_say_so() -> None:

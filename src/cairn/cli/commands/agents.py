@@ -22,7 +22,10 @@ HOSTS = ("claude-code",)  # the host adapters of cairn.hooks.run
 @click.command()
 @click.argument("event", type=click.Choice(HOOK_KINDS))
 @click.option(
-    "--host", type=click.Choice(HOSTS), default="claude-code", show_default=True,
+    "--host",
+    type=click.Choice(HOSTS),
+    default="claude-code",
+    show_default=True,
     help="The agent host whose event format standard input is in.",
 )
 @pass_app
@@ -74,13 +77,18 @@ def _project_root() -> Path:
 @click.command()
 @click.argument("host", type=click.Choice(HOSTS))
 @click.option(
-    "--project", "scope", flag_value="project", default=True,
+    "--project",
+    "scope",
+    flag_value="project",
+    default=True,
     help="This repository's .claude/settings.json (the default).",
 )
 @click.option("--user", "scope", flag_value="user", help="~/.claude/settings.json.")
 @click.option("--uninstall", is_flag=True, help="Remove cairn's hooks, only those.")
 @click.option(
-    "--command", "cairn_command", default=None,
+    "--command",
+    "cairn_command",
+    default=None,
     help="How the host runs cairn (default: 'cairn' if on the PATH, else this one's path).",
 )
 @pass_app
@@ -115,13 +123,17 @@ def install(app: App, host: str, scope: str, uninstall: bool, cairn_command: str
 
 @click.command(name="mcp")
 @click.option(
-    "--transport", type=click.Choice(("stdio", "http")), default="stdio", show_default=True,
+    "--transport",
+    type=click.Choice(("stdio", "http")),
+    default="stdio",
+    show_default=True,
     help="stdio for a host that starts the server; http for streamable HTTP.",
 )
 @click.option("--host", "bind", default="127.0.0.1", show_default=True, help="HTTP address.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
 @click.option(
-    "--project", default=None,
+    "--project",
+    default=None,
     help="The repository the tools work in (default: the current folder's).",
 )
 @pass_app

@@ -21,6 +21,16 @@ class CommandFailed(CairnError):
     """Part of the work was done and part was not (exit 1)."""
 
 
+def _local_markdown(app: App, what: str) -> None:
+    """The Markdown files are the embedded store's, in this home (or its daemon's); with
+    ``memory.remote`` the server keeps the memory and no file here mirrors it."""
+    if app.daemon() is None and app.config().memory.remote.endpoint is not None:
+        raise InvalidInput(
+            f"{what} works on this home's Markdown files, and with memory.remote the memory"
+            " is the server's: no Markdown of it is kept here"
+        )
+
+
 @click.command()
 @click.argument("file", required=False, type=PathArgument(dir_okay=False, allow_dash=True))
 @pass_app
@@ -84,6 +94,7 @@ def rebuild(app: App, from_markdown: bool) -> None:
     """Re-derive this tenant's records from the journal, atomically (tombstones keep
     forgotten things out)."""
     if from_markdown:
+        _local_markdown(app, "rebuild --from-markdown")
         from cairn.memory import Memory
         from cairn.projection import MarkdownProjection
 
@@ -110,6 +121,7 @@ def sync(app: App) -> None:
     from cairn.memory import Memory
     from cairn.projection import MarkdownProjection
 
+    _local_markdown(app, "sync")
     mem = Memory(app.provider())
     report = MarkdownProjection.for_memory(app.home, mem).sync(mem)
     data = {

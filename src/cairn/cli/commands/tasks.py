@@ -178,28 +178,71 @@ def feedback(app: App, application_id: str, outcome: str) -> None:
 @click.command()
 @click.argument("text")
 @click.option("--project", default=None, help=_PROJECT_HELP)
+@click.option(
+    "--as",
+    "store_as",
+    type=click.Choice(("rule", "preference", "fact")),
+    default=None,
+    help="Store the statement as this, whatever the reading.",
+)
+@click.option(
+    "--scope",
+    type=click.Choice(("project", "global")),
+    default=None,
+    help="Where a rule applies: this repository, or every project.",
+)
 @pass_app
-def signal(app: App, text: str, project: str | None) -> None:
+def signal(
+    app: App, text: str, project: str | None, store_as: str | None, scope: str | None
+) -> None:
     """Classify a user statement and act on it: a lasting rule is remembered in the scope
-    its words say, a one-off is returned for this task, a forget acts only on a clear match
-    (exit 2 and the candidates when there is none, or several)."""
+    its words say, a one-off is returned for this task, a forget or correction acts only on
+    a clear match (exit 2 and the candidates when there is none, or several). A statement
+    the reader is unsure of stores nothing: exit 2 and how to store it (--as, --scope)."""
     app.will_embed()
     statement = read_text_argument(text)
     found = resolve_project(app, project)
     response = app.apply(
         c.SignalRequest,
         c.SignalResponse,
-        app.key("signal", statement, found.id if found else None, app.journal_length()),
+        app.key(
+            "signal",
+            statement,
+            found.id if found else None,
+            store_as,
+            scope,
+            app.journal_length(),
+        ),
         text=statement,
         project_id=found.id if found else None,
+        store_as=store_as,
+        scope=scope,
     )
     data = response.model_dump()
+    said = signal_report(response, statement, in_repository=found is not None)
+    emit(app, data, said if not (app.as_json and response.outcome in _NOTHING_DONE) else "")
+    if response.outcome in _NOTHING_DONE:
+        raise click.exceptions.Exit(2)
+
+
+# Outcomes that changed nothing although the statement asked for something: exit 2.
+_NOTHING_DONE = ("no-match", "ambiguous", "unplaced", "unsure")
+
+
+def signal_report(response: c.SignalResponse, statement: str, *, in_repository: bool) -> str:
+    """What `cairn signal` did, in words."""
     record = response.record
-    if response.outcome in ("no-match", "ambiguous"):
+    outcome = response.outcome
+    if outcome in ("no-match", "ambiguous", "unplaced"):
         verb = "forgotten" if response.kind == "forget" else "corrected"
         command = "forget ID" if response.kind == "forget" else "correct ID TEXT"
-        if response.outcome == "ambiguous":
+        if outcome == "ambiguous":
             said = f"several memories match; name one by id (cairn {command}):"
+        elif outcome == "unplaced":
+            said = (
+                "the memory it matches does not say what to replace; say it whole"
+                f" (cairn {command}):"
+            )
         else:
             said = f"no memory clearly matches {response.statement!r}" + (
                 f"; the closest (cairn {command}):" if response.candidates else ""
@@ -210,27 +253,53 @@ def signal(app: App, text: str, project: str | None) -> None:
             f" meaning {m.cosine:.2f})"
             for m in response.candidates
         ]
-        emit(app, data, "\n".join(lines) if not app.as_json else "")
-        raise click.exceptions.Exit(2)
-    if response.outcome in ("stored", "duplicate") and record is not None:
+        return "\n".join(lines)
+    if outcome == "unsure":
+        where = "--scope project|global" if in_repository else "--scope global"
+        return (
+            "nothing stored: not sure this is meant to be kept. To keep it, say how:\n"
+            f"  cairn signal --as rule|preference|fact [{where}] {shell_quote(statement)}"
+        )
+    if outcome in ("stored", "duplicate") and record is not None:
         from cairn.cli.render import selector_summary
 
+        if outcome == "duplicate":
+            return f"already remembered as {record.id}; nothing added"
         where = "this repository" if record.scope == "project" else "every project (global)"
-        said = (
-            f"remembered {record.kind} {record.id} for {where}"
-            f"{selector_summary(record.model_dump())} (cue: {response.cue})"
-            if response.outcome == "stored"
-            else f"already remembered as {record.id}; nothing added"
+        why = {
+            "unstated": "said in this repository without a scope word",
+            "personal": "your own habit or taste",
+        }.get(response.scope_source or "", "")
+        other = "global" if record.scope == "project" else "project"
+        change = (
+            f"; for {'every project' if other == 'global' else 'this repository only'}:"
+            f" cairn forget {record.id} && cairn signal --scope {other} ..."
+            if why and (other == "global" or in_repository)
+            else ""
         )
-    elif response.outcome == "constraint":
-        said = f"one-off, not stored: {response.constraint} (cue: {response.cue})"
-    elif response.outcome == "forgotten" and record is not None:
-        said = f"forgot {record.id}: {one_line(record.body, 80)}"
-    elif response.outcome == "corrected" and record is not None:
-        said = f"corrected {record.id} (now version {record.version}): {one_line(record.body, 80)}"
-    else:
-        said = "neither a rule nor a one-off instruction: nothing stored"
-    emit(app, data, said)
+        scope_note = f"\n  scope: {where} ({why}{change})" if why else ""
+        return (
+            f"remembered {record.kind} {record.id} for {where}"
+            f"{selector_summary(record.model_dump())} (cue: {response.cue}){scope_note}"
+        )
+    if outcome == "constraint":
+        return f"one-off, not stored: {response.constraint} (cue: {response.cue})"
+    if outcome == "forgotten" and record is not None:
+        return f"forgot {record.id}: {one_line(record.body, 80)}"
+    if outcome == "corrected" and record is not None:
+        lines = [
+            f"corrected {record.id} (now version {record.version}): {one_line(record.body, 80)}"
+        ]
+        if response.previous is not None:
+            lines += [f"  was: {response.previous}", f"  now: {record.body}"]
+        return "\n".join(lines)
+    return "neither a rule nor a one-off instruction: nothing stored"
+
+
+def shell_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
 
 
 @click.command()

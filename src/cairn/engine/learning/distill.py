@@ -20,6 +20,7 @@ from typing import Any
 
 from cairn.engine.learning.clustering import jaccard, signature
 from cairn.engine.learning.observations import Observation
+from cairn.text import index_terms, normal_term
 
 MAX_NOTE_CHARS = 2000
 MAX_FACTS = 50
@@ -93,12 +94,31 @@ def values(text: str) -> frozenset[str]:
     return frozenset(m.group(0).casefold().rstrip(".:") for m in _VALUE.finditer(text))
 
 
+# Short forms a note may use for the same thing.
+_SAME_AS = {"db": "databas", "repo": "repositori", "env": "environ"}
+
+
+def _words(text: str) -> list[str]:
+    """Content words in the order written (stemmed, short forms spelled out)."""
+    kept = signature(text)
+    return [_SAME_AS.get(t, t) for t in (normal_term(w) for w in index_terms(text)) if t in kept]
+
+
 def same_fact(a: str, b: str) -> bool:
+    """Whether two notes state one fact. When in doubt they are two: a duplicate line is
+    harmless, a merged-away fact is lost. So besides the overlap and the values, they must
+    not each begin with a word the other lacks — "the staging replica" and "the
+    production replica" on the same port are two facts, whatever else they share."""
     va, vb = values(a), values(b)
     if va != vb:
         return False
-    overlap = jaccard(signature(a) | va, signature(b) | vb)
-    return overlap >= (SAME_VALUES_FACT if va else SAME_FACT)
+    wa, wb = _words(a), _words(b)
+    sa, sb = frozenset(wa), frozenset(wb)
+    overlap = jaccard(sa | va, sb | vb)
+    if overlap < (SAME_VALUES_FACT if va else SAME_FACT):
+        return False
+    # Each names first something the other does not: two subjects.
+    return not ((sa - sb) & set(wa[:2]) and (sb - sa) & set(wb[:2]))
 
 
 def merge_facts(facts: Sequence[Fact], more: Sequence[Fact]) -> tuple[Fact, ...]:

@@ -460,6 +460,5 @@ class PostgresRecordStore:
         self.db.close()
 
 
-
 def _vector_bytes(value: Any) -> bytes:
     return np.asarray(value, dtype="<f4").tobytes()

@@ -106,4 +106,3 @@ def application_from_row(row: tuple[Any, ...]) -> Application:
     values = dict(zip(APPLICATION_COLUMNS, row, strict=True))
     values["why_applied"] = tuple(json.loads(values["why_applied"]))
     return Application(**values)
-
