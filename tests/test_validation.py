@@ -37,6 +37,7 @@ from cairn.validation import (
     split_lines,
     validate_memory_fields,
 )
+from cairn.visible import has_visible
 
 RECORD = {
     "id": "01J0000000000000000000TMPL",
@@ -368,3 +369,26 @@ def test_database_paths(tmp_path: Path) -> None:
     assert "is a folder" in refused(check_database_path, tmp_path)
     assert "is a file, not a folder" in refused(check_database_path, tmp_path / "text.db" / "x")
     assert "not a regular file" in refused(check_database_path, Path("/dev/null"))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [" \u200b ", "\u200b\u2060\ufeff", "\u00ad", "\u200e\u202e\u2066", "\u3164\u115f",
+     "\u2800", "\u0301\u20dd", "\u00a0\u3000\u2009"],
+)  # fmt: skip
+def test_text_with_nothing_visible_is_refused_by_every_text_check(value: str) -> None:
+    assert not has_visible(value)
+    for check in (
+        lambda: check_text("body", value, 100),
+        lambda: check_body(value, 100),
+        lambda: check_line("title", value, 100),
+        lambda: check_text_list("tags", [value], 100),
+        lambda: validate_memory_fields({"body": value}, where="x:1", max_body_chars=100),
+    ):
+        with pytest.raises(InvalidInput, match=r"visible|empty"):
+            check()
+
+
+@pytest.mark.parametrize("value", ["a", "\u200ba", "é", "\u0301e", "你好", "🙂", "\u200d🙂"])
+def test_text_with_a_visible_character_is_kept_as_given(value: str) -> None:
+    assert has_visible(value) and check_text("body", value, 100) == value

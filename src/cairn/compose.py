@@ -36,6 +36,7 @@ from cairn.services.deltas import Deltas
 from cairn.services.journal import Journal
 from cairn.services.learning import Learning
 from cairn.services.llm import LlmFeatures, active_features, first_run_notice
+from cairn.services.projects import Projects
 from cairn.services.purges import Purges
 from cairn.services.reads import Reads
 from cairn.services.recall import Recall
@@ -351,6 +352,7 @@ def assemble(
         after_write=projections.refresh,
         close=close,
         learning=learning,
+        projects=Projects(records, journal),
     )
     provider = LocalProvider(services, tenant=tenant, agent=agent)
     projections.attach(provider)

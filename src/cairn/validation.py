@@ -23,6 +23,7 @@ from typing import Any
 from cairn.errors import InvalidInput
 from cairn.model import KINDS, MEMORY_TYPES, SCOPES, TRUST_LEVELS
 from cairn.timeutil import to_iso
+from cairn.visible import has_visible
 
 # The body cairn writes in place of a purged one (cairn.engine.apply.REDACTED).
 REDACTED = "[permanently forgotten]"
@@ -95,15 +96,25 @@ def _bad_character(name: str, value: str, pattern: re.Pattern[str], where: str) 
     raise error_at(where, f"{name} contains {what}{detail}")
 
 
+def _refuse_blank(name: str, value: str, where: str) -> None:
+    """The one emptiness rule of every text field: a visible character is required."""
+    if not value.strip():
+        raise error_at(where, f"{name} is empty")
+    if not has_visible(value):
+        raise error_at(
+            where, f"{name} has no visible character (only blanks and invisible characters)"
+        )
+
+
 def check_text(name: str, value: Any, limit: int, *, where: str = "") -> str:
-    """Free text (a body, a query, a task): no NUL, controls or lone surrogates."""
+    """Free text (a body, a query, a task): no NUL, controls or lone surrogates, and at
+    least one visible character."""
     if not isinstance(value, str):
         raise error_at(where, f"{name} must be text, not {kind_of(value)}")
     if len(value) > limit:
         raise error_at(where, f"{name} is {len(value):,} characters; the limit is {limit:,}")
     _bad_character(name, value, _BAD_IN_TEXT, where)
-    if not value.strip():
-        raise error_at(where, f"{name} is empty")
+    _refuse_blank(name, value, where)
     return value
 
 
@@ -125,8 +136,8 @@ def check_line(
     if len(value) > limit:
         raise error_at(where, f"{name} is {len(value):,} characters; the limit is {limit:,}")
     _bad_character(name, value, _BAD_IN_LINE, where)
-    if not empty_ok and not value.strip():
-        raise error_at(where, f"{name} is empty")
+    if not empty_ok:
+        _refuse_blank(name, value, where)
     return value
 
 

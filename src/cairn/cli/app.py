@@ -43,6 +43,7 @@ class App:
     warnings: list[str] = field(default_factory=list)
     _model: Future[Embedder | None] | None = None
     _daemon: tuple[Daemon | None] | None = None  # looked for once: (found or None,)
+    names_cache: dict[str, str] | None = None  # projects' readable names (cli.project)
     # Whom outcomes sent from here are attributed to (cairn.provider.attribution): the
     # command line's (the owner, no known session) unless a hook or the MCP server says.
     attribution: Attribution | None = None

@@ -51,6 +51,7 @@ from cairn.server.auth import Binding, TokenStore
 from cairn.server.local import is_local, local_binding
 from cairn.server.metrics import CONTENT_TYPE, SIZES, Metrics
 from cairn.server.openapi import contract_openapi
+from cairn.validation import parse_json_line
 
 log = logging.getLogger("cairn.server")
 access = logging.getLogger("cairn.server.access")
@@ -89,12 +90,8 @@ def error_reply(status: int, code: str, message: str) -> Response:
 def retry_safe(request: Any) -> bool:
     """Whether running ``request`` again after a lost connection does nothing twice: a
     query (a task query records one application per delivery: not twice), a mutation
-    under its idempotency key (an ingest only with a key per item)."""
-    if isinstance(request, c.TaskQuery):
-        return False
-    if isinstance(request, c.IngestRequest):
-        return request.item_keys is not None
-    return True
+    under its idempotency key (an ingest's items are keyed by it, item by item)."""
+    return not isinstance(request, c.TaskQuery)
 
 
 def answered_once_more(call: Callable[[Any], Any], request: Any) -> Any:
@@ -116,10 +113,13 @@ def _json(model: BaseModel) -> Response:
 def parse_request(body: bytes, tag: str, models: Mapping[str, type[BaseModel]]) -> Any:
     """The request a body holds, validated by its own model, so a refusal names the field
     exactly as the embedded engine's does; InvalidInput otherwise."""
+    # The JSON rules of every boundary (ingest lines, import files, the daemon socket):
+    # a repeated key is refused, never silently resolved to its last value.
     try:
-        data = json.loads(body)
-    except (ValueError, RecursionError):
-        raise InvalidInput("the body is not JSON") from None
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("the body is not JSON (not UTF-8 text)") from None
+    data = parse_json_line(text, where="the body")
     if not isinstance(data, dict):
         raise InvalidInput(f"the body must be a JSON object with a {tag!r}")
     named = data.get(tag)

@@ -47,7 +47,7 @@ from cairn.storage.ports import (
 )
 from cairn.storage.sqlite import files, learning
 from cairn.storage.sqlite.decoded import DecodedRows, Listings
-from cairn.storage.sqlite.filters import event_filters, record_filters
+from cairn.storage.sqlite.filters import event_filters, prefix_end, record_filters
 from cairn.storage.sqlite.migrate import migrate, schema_version
 from cairn.storage.sqlite.rows import (
     SELECT_APPLICATION,
@@ -348,13 +348,16 @@ class SqliteRecordStore:
         return [tombstone_from_row(r) for r in found]
 
     def applications(
-        self, tenant: str, agent: str, *, record_id: str | None = None
+        self, tenant: str, agent: str, *, record_id: str | None = None, id_prefix: str = ""
     ) -> list[Application]:
         sql = SELECT_APPLICATION + " WHERE tenant = ? AND agent = ?"
         params: list[Any] = [tenant, agent]
         if record_id is not None:
             sql += " AND record_id = ?"
             params.append(record_id)
+        if id_prefix:
+            sql += " AND application_id >= ? AND application_id < ?"
+            params += [id_prefix, prefix_end(id_prefix)]
         found = self._all(sql + " ORDER BY created_at, application_id", params)
         return [application_from_row(r) for r in found]
 
