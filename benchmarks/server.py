@@ -296,8 +296,15 @@ class Served:
     log_path: Path
 
     def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """CPU of the server and of its worker processes (--workers)."""
+        total = 0.0
+        for pid in [self.process.pid, *_children(self.process.pid)]:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # a worker that ended meanwhile
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return total
 
     def stop(self) -> int:
         self.process.terminate()
@@ -306,6 +313,16 @@ class Served:
         except subprocess.TimeoutExpired:
             self.process.kill()
             return self.process.wait(10)
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found + [g for c in found for g in _children(c)]
 
 
 def start_server(
@@ -600,6 +617,25 @@ def run_size(args: argparse.Namespace, size: int) -> dict[str, Any]:
     return result
 
 
+def side_by_side(sizes: list[dict[str, Any]]) -> None:
+    """One row per size and phase, one column group per --workers count."""
+    counts = sorted({s["server_workers"] for s in sizes})
+    head = "".join(f" | w={w}: req/s  recall/s  p95 ms  cores" for w in counts)
+    log(f"{'size':>8} {'phase':<22}{head}")
+    for size in sorted({s["size"] for s in sizes}):
+        runs = {s["server_workers"]: s for s in sizes if s["size"] == size}
+        for phase in [p["phase"] for p in runs[counts[0]]["phases"]]:
+            cells = ""
+            for w in counts:
+                row = next(p for p in runs[w]["phases"] if p["phase"] == phase)
+                recall = row["ops"].get("recall", {})
+                cells += (
+                    f" | {row['per_s']:11.1f} {recall.get('per_s', 0):9.1f}"
+                    f" {_ms(recall.get('p95_ms')):>7} {row['server_cores_busy']:6.2f}"
+                )
+            log(f"{size:>8} {phase:<22}{cells}")
+
+
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
@@ -650,6 +686,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="keep the agents' learning on (the server then reflects and sweeps at start)",
     )  # fmt: skip
     parser.add_argument("--server-workers", type=int, default=1, help="cairn serve --workers")
+    parser.add_argument(
+        "--compare-workers",
+        default="",
+        metavar="N,M",
+        help="run every size once per cairn serve --workers count, side by side (e.g. 1,2)",
+    )
     parser.add_argument("--consistency-probes", type=int, default=40)
     workdir = Path(tempfile.gettempdir()) / "cairn-server-bench"
     parser.add_argument("--workdir", default=str(workdir))
@@ -696,8 +738,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         "seconds_per_phase": args.seconds,
         "machine": rl.machine(),
         "postgres_settings": getattr(args, "postgres_settings", None),
-        "sizes": [run_size(args, size) for size in args.sizes],
+        "sizes": [],
     }
+    for workers in [int(w) for w in args.compare_workers.split(",") if w.strip()] or [
+        args.server_workers
+    ]:
+        args.server_workers = workers
+        for size in args.sizes:
+            report["sizes"].append({**run_size(args, size), "server_workers": workers})
+    if args.compare_workers:
+        side_by_side(report["sizes"])
     report["checks"] = checks(report)
     report["wall_s"] = time.perf_counter() - started
     for check in report["checks"]:

@@ -105,3 +105,41 @@ def test_a_switch_takes_only_a_yaml_boolean(tmp_path: Path, value: str) -> None:
         load_config(path)
     path.write_text("agents:\n  default:\n    retrieval:\n      enabled: false\n")
     assert load_config(path).agents["default"].retrieval.enabled is False
+
+
+def test_the_database_url_from_the_environment_names_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn.config import DATABASE_URL_ENV, resolve_config
+
+    (tmp_path / "config.yaml").write_text("memory:\n  store:\n    path: /x/memory.db\n")
+    monkeypatch.setenv(DATABASE_URL_ENV, "postgresql://app:s3cret@db:5432/cairn")
+    store = resolve_config(tmp_path).memory.store
+    assert (store.url, store.path) == ("postgresql://app:s3cret@db:5432/cairn", None)
+    monkeypatch.setenv(DATABASE_URL_ENV, "mysql://nope")
+    with pytest.raises(ConfigError, match=r"^CAIRN_DATABASE_URL: .*expected sqlite:///"):
+        resolve_config(tmp_path)
+    monkeypatch.setenv(DATABASE_URL_ENV, "")
+    assert resolve_config(tmp_path).memory.store.path == "/x/memory.db"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://app:s3cret@db:5432/cairn", "postgresql://app:[REDACTED]@db:5432/cairn"),
+        ("postgresql://app:p@ss@db/cairn", "postgresql://app:[REDACTED]@db/cairn"),
+        ("postgres://db/cairn?sslmode=require&password=s3cret", "postgres://db/cairn?sslmode=require&password=[REDACTED]"),
+        ("postgresql://app@db/cairn", "postgresql://app@db/cairn"),
+    ],
+)  # fmt: skip
+def test_config_show_redacts_every_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, shown: str
+) -> None:
+    from cli_runner import run_cairn
+
+    monkeypatch.setenv("CAIRN_DATABASE_URL", url)
+    for args in (("config", "show"), ("--json", "config", "show")):
+        done = run_cairn(tmp_path / "home", *args)
+        assert done.returncode == 0, done.stderr
+        assert "s3cret" not in done.stdout and "p@ss" not in done.stdout
+        assert shown in done.stdout

@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING, Any
 from cairn.adapters.embedding import Embedder
 from cairn.adapters.llm import ChatModel, chat_model
 from cairn.compose_markdown import Projections
+from cairn.compose_postgres import migration_plan as migration_plan
+from cairn.compose_postgres import open_postgres
+from cairn.compose_postgres import open_records as open_records
 from cairn.config import Config, default_home, parse_config, resolve_config
 from cairn.engine.director import stored_rank
 from cairn.engine.entities import extract_entity_keys
@@ -112,6 +115,7 @@ def open_provider(
     reranker: Reranker | None = None,
     clock: Callable[[], datetime] = utc_now,
     markdown: bool | None = None,
+    long_running: bool = False,
 ) -> LocalProvider | RemoteProvider:
     """The engine on the configured store, as a provider bound to ``tenant``; or the
     configured server (``memory.remote``), and then nothing local is opened or read.
@@ -138,12 +142,14 @@ def open_provider(
     if url is not None and not url.startswith("sqlite:///"):
         if private_home is not None:
             make_private(private_home)
-        records, index, folder, describe = _open_postgres(config, url, home, embedder)
+        records, index, folder, describe = open_postgres(
+            config, url, home, embedder, _check_embedder
+        )
     else:
         if url is not None:
             path = Path(url.removeprefix("sqlite:///"))
         records, index, folder, describe = _open_sqlite(
-            config, path, home, embedder, private_home=private_home
+            config, path, home, embedder, private_home=private_home, long_running=long_running
         )
     notice = first_run_notice(home, config)
     if notice:  # once per home: the LLM features cost money; say which and how to stop
@@ -272,6 +278,7 @@ def _open_sqlite(
     embedder: Embedder,
     *,
     private_home: Path | None = None,
+    long_running: bool = False,
 ) -> tuple[RecordStore, SearchIndex, Path, dict[str, Any]]:
     db_path = Path(path or config.memory.store.path or home / "memory.db").expanduser()
     check_database_path(db_path)
@@ -286,33 +293,9 @@ def _open_sqlite(
         dim=embedder.dim,
         graphs_beside=db_path,
         ann_threshold=config.memory.store.annThreshold,
+        background_builds=long_running,  # a server's: its other tenants never wait
     )
     return records, index, db_path.parent, {"backend": "sqlite", "location": str(db_path)}
-
-
-def _open_postgres(
-    config: Config, url: str, home: Path, embedder: Embedder
-) -> tuple[RecordStore, SearchIndex, Path, dict[str, Any]]:
-    try:
-        from cairn.storage.postgres import PostgresRecordStore, PostgresSearchIndex
-        from cairn.storage.postgres.database import describe_url
-    except ImportError as exc:
-        raise ConfigError(
-            "memory.store.url: PostgreSQL needs the postgres extra"
-            f" (pip install 'cairn-memory[postgres]'): {exc}"
-        ) from None
-    store = config.memory.store
-    records = PostgresRecordStore(
-        url, schema=store.postgresSchema, rank_hint=stored_rank, max_connections=store.poolSize
-    )
-    location = f"{describe_url(url)} (schema {store.postgresSchema})"
-    _check_embedder(records, embedder, location)
-    try:
-        index = PostgresSearchIndex(records, dim=embedder.dim, ann_threshold=store.annThreshold)
-    except BaseException:
-        records.close()
-        raise
-    return records, index, home, {"backend": "postgresql", "location": location}
 
 
 def assemble(

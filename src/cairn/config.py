@@ -195,6 +195,11 @@ class StoreConfig(_Strict):
     url: str | None = None
     postgresSchema: str = Field("cairn", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     poolSize: int = Field(8, ge=1, le=256)  # PostgreSQL connections per process
+    # Seconds a request waits for a pooled connection, and a write for the writer lock,
+    # before it is answered 503 (Retry-After): keep both below the clients'
+    # memory.remote.timeoutSeconds, so a client never gives up on a write still applied.
+    poolTimeoutSeconds: float = Field(10.0, gt=0, le=3600)
+    lockTimeoutSeconds: float = Field(15.0, gt=0, le=3600)
     maxBodyChars: int = Field(100_000, ge=1, le=50_000_000)
     # A tenant+agent with at least this many live vectors is searched through an HNSW
     # graph (needs the optional usearch); null keeps every search exact.
@@ -382,12 +387,58 @@ def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
 
 
+# The store's URL from the environment, over the file's memory.store: a database password
+# need not sit in a config file (or in a process listing).
+DATABASE_URL_ENV = "CAIRN_DATABASE_URL"
+
+
 def resolve_config(home: Path, explicit: Path | str | None = None) -> Config:
-    """The effective config: an explicit file, else env CAIRN_CONFIG, else <home>/config.yaml."""
+    """The effective config: an explicit file, else env CAIRN_CONFIG, else
+    <home>/config.yaml; then ``CAIRN_DATABASE_URL``, when set, names the store."""
     if explicit is not None:
-        return load_config(explicit)
-    env = os.environ.get("CAIRN_CONFIG")
-    if env:
-        return load_config(env)
-    candidate = home / "config.yaml"
-    return load_config(candidate) if candidate.exists() else Config()
+        config = load_config(explicit)
+    elif env := os.environ.get("CAIRN_CONFIG"):
+        config = load_config(env)
+    else:
+        candidate = home / "config.yaml"
+        config = load_config(candidate) if candidate.exists() else Config()
+    return with_environment(config)
+
+
+def with_environment(config: Config) -> Config:
+    """``config`` with the store the environment names (``CAIRN_DATABASE_URL``)."""
+    url = os.environ.get(DATABASE_URL_ENV, "").strip()
+    if not url:
+        return config
+    data = config.to_dict()
+    data["memory"]["store"].update(url=url, path=None)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{DATABASE_URL_ENV}: {exc.errors()[0]['msg']}") from None
+
+
+# The password runs to the authority's last "@" (one left unescaped is still hidden).
+_URL_PASSWORD = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^\s/@:]*:)[^\s/]*(?=@)", re.I)
+_QUERY_PASSWORD = re.compile(r"(?P<head>[?&](?:password|passwd|sslpassword)=)[^&#\s]*", re.I)
+REDACTED = "[REDACTED]"
+
+
+def redact_url(text: str) -> str:
+    """``text`` with the password of any URL in it (``user:password@`` and
+    ``?password=``) replaced by ``[REDACTED]``."""
+    text = _URL_PASSWORD.sub(lambda m: m["head"] + REDACTED, text)
+    return _QUERY_PASSWORD.sub(lambda m: m["head"] + REDACTED, text)
+
+
+def redacted(data: Any) -> Any:
+    """A config's data (``Config.to_dict()``) fit to print: every password in a URL
+    redacted. The config holds no other secret: tokens and API keys are read from
+    environment variables it only names."""
+    if isinstance(data, dict):
+        return {key: redacted(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [redacted(value) for value in data]
+    if isinstance(data, str):
+        return redact_url(data)
+    return data

@@ -7,6 +7,8 @@ CairnError                 every error cairn raises on purpose
 ├── Conflict               the request is well-formed but refused by policy
 │                          (e.g. an inferred change to an explicit record)
 └── StorageError           the database could not do what was asked
+    ├── StorageUnavailable the database cannot be reached now (restarting, out of
+    │                      connections, a lock not granted in time): try again soon
     └── StoreUnusable      the store's file or disk refuses: nothing was changed, and the
         │                  message says what to do (CLI exit 2)
         ├── DiskFull       the disk holding the store is full
@@ -39,6 +41,17 @@ class Conflict(CairnError):
 
 class StorageError(CairnError):
     """The database failed."""
+
+
+class StorageUnavailable(StorageError):
+    """The database cannot answer now; the same request may succeed in a moment.
+
+    ``retryable``: the connection was lost under the unit of work (the server restarted
+    or dropped it), so running it once more, on a fresh connection, is what cures it."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
 
 
 class StoreUnusable(StorageError):

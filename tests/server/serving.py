@@ -66,10 +66,20 @@ class Server:
     process: subprocess.Popen[bytes]
     log_path: Path
     url: str = ""
-    tokens: TokenStore = field(init=False)
+    settings: dict[str, Any] = field(default_factory=dict)
+    _tokens: tuple[TokenStore, Callable[[], None]] | None = None
 
-    def __post_init__(self) -> None:
-        self.tokens = TokenStore(tokens_path(self.home))
+    @property
+    def tokens(self) -> TokenStore:
+        """The server's tokens where ``cairn token`` keeps them: its database's for a
+        store on PostgreSQL, else the home's tokens.json."""
+        if self._tokens is None:
+            from cairn.config import parse_config, with_environment
+            from cairn.server.tokens import open_tokens
+
+            config = with_environment(parse_config(self.settings))  # CAIRN_DATABASE_URL
+            self._tokens = open_tokens(config, tokens_path(self.home), explicit=False)
+        return self._tokens[0]
 
     @classmethod
     def start(
@@ -94,7 +104,7 @@ class Server:
                  "--port", "0", *args],
                 stdout=subprocess.DEVNULL, stderr=log, env=env,
             )  # fmt: skip
-        server = cls(home, process, log_path)
+        server = cls(home, process, log_path, settings=settings)
         try:
             server._wait_ready(timeout)
         except BaseException:
@@ -178,6 +188,11 @@ class Server:
             self.process.kill()
             self.process.wait(10)
 
+    def close_tokens(self) -> None:
+        if self._tokens is not None:
+            self._tokens[1]()
+            self._tokens = None
+
 
 class ServerPool:
     """One server per backend for a test session, started when first asked for."""
@@ -193,6 +208,7 @@ class ServerPool:
 
     def stop_all(self) -> None:
         for server in self._servers.values():
+            server.close_tokens()
             code = server.stop()
             assert code == 0, f"cairn serve exited {code}: {server.text()[-2000:]}"
         self._servers.clear()

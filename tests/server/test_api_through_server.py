@@ -8,6 +8,12 @@ only its token's tenant), or watch ``store_many`` report progress (a server repo
 
 from __future__ import annotations
 
+from services.test_idempotency import (
+    test_a_feedback_key_reused_for_another_outcome_is_refused,
+    test_a_key_reused_across_kinds_of_change_is_refused,
+    test_a_key_reused_for_another_memory_is_refused_and_names_what_differs,
+    test_a_secret_redacted_the_same_way_is_still_the_same_request,
+)
 from test_memory import (
     test_bad_input_is_refused_and_changes_nothing,
     test_correct_can_change_kind_and_selectors_and_replays_the_same,
@@ -36,8 +42,12 @@ from test_tasks import (
 
 __all__ = [
     "test_a_correction_in_words_acts_on_the_one_clear_match",
+    "test_a_feedback_key_reused_for_another_outcome_is_refused",
     "test_a_forget_of_something_never_stored_changes_nothing",
+    "test_a_key_reused_across_kinds_of_change_is_refused",
+    "test_a_key_reused_for_another_memory_is_refused_and_names_what_differs",
     "test_a_phase_rule_without_a_stated_phase_goes_to_the_manifest",
+    "test_a_secret_redacted_the_same_way_is_still_the_same_request",
     "test_bad_input_is_refused_and_changes_nothing",
     "test_context_delivers_with_application_records_and_feedback_teaches",
     "test_correct_can_change_kind_and_selectors_and_replays_the_same",

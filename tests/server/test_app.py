@@ -246,3 +246,94 @@ def test_a_defect_is_a_500_with_its_request_id_and_a_logged_traceback(
     assert "a bug" not in reply.json()["error"]  # the details stay in the log
     logged = [json.loads(JsonFormatter().format(r)) for r in caplog.records]
     assert any("RuntimeError: a bug" in x.get("traceback", "") for x in logged)
+
+
+class Flaky:
+    """The real engine, whose store drops the connection under the next ``drops`` calls
+    (what a PostgreSQL restart does to a request in flight), or is away altogether."""
+
+    def __init__(self, engine: LocalProvider, drops: int = 0, away: bool = False) -> None:
+        self.engine, self.drops, self.away, self.calls = engine, drops, away, 0
+
+    def bound(self, **kwargs: Any) -> Any:
+        inner = self.engine.bound(**kwargs)
+        flaky = self
+
+        class Bound:
+            def __getattr__(self, name: str) -> Any:
+                real = getattr(inner, name)
+                if name not in ("query", "apply", "status"):
+                    return real
+
+                def call(*args: Any) -> Any:
+                    flaky.calls += 1
+                    flaky.fail()
+                    return real(*args)
+
+                return call
+
+        return Bound()
+
+    def fail(self) -> None:
+        from cairn.errors import StorageUnavailable
+
+        if self.away:
+            raise StorageUnavailable("PostgreSQL (reading x): connection refused")
+        if self.drops:
+            self.drops -= 1
+            raise StorageUnavailable("PostgreSQL (reading x): terminating", retryable=True)
+
+    def status(self) -> Any:
+        self.fail()
+        return self.engine.status()
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+def test_a_dropped_connection_costs_a_query_or_a_keyed_write_nothing(served: Served) -> None:
+    flaky = Flaky(served.engine)
+    with TestClient(create_app(flaky, served.tokens)) as client:
+        auth = served.token("acme")
+        flaky.drops = 1
+        body = {"mutation": "remember", "idempotency_key": "k1", "body": "we deploy on fridays"}
+        wrote = client.post("/v1/apply", headers=auth, json=body)
+        assert wrote.status_code == 200 and wrote.json()["created"]
+        flaky.drops = 1
+        found = client.post("/v1/query", headers=auth, json={"view": "recall", "query": "deploy"})
+        assert found.status_code == 200 and found.json()["memories"]
+        flaky.drops = 2  # dropped again on the one retry: the server gives up, saying when
+        refused = client.post("/v1/query", headers=auth, json={"view": "recall", "query": "x"})
+        assert refused.status_code == 503 and refused.headers["retry-after"] == "2"
+        assert refused.json()["code"] == "storage_error"
+        flaky.drops = 1  # a task query records a delivery: never run twice
+        task = client.post("/v1/query", headers=auth, json={"view": "task", "task": "deploy"})
+        assert task.status_code == 503
+
+
+def test_liveness_never_touches_the_store_and_readiness_does(served: Served) -> None:
+    flaky = Flaky(served.engine, away=True)
+    with TestClient(create_app(flaky, served.tokens)) as client:
+        assert client.get("/livez").status_code == 200
+        for route in ("/readyz", "/health"):
+            reply = client.get(route)
+            assert reply.status_code == 503 and reply.headers["retry-after"] == "2"
+            assert "connection refused" in reply.json()["error"]
+        flaky.away = False
+        assert [client.get(r).status_code for r in ("/livez", "/readyz", "/health")] == [200] * 3
+        metrics = client.get("/metrics").text
+    assert 'cairn_requests_total{operation="live",route="/livez",status="200"}' in metrics
+    assert 'route="/readyz",status="503"' in metrics
+
+
+def test_a_key_reused_with_another_body_is_409_naming_what_differs(served: Served) -> None:
+    auth = served.token("acme")
+    first = served.apply(auth, mutation="store", idempotency_key="k", body="we use pnpm")
+    assert first.status_code == 200
+    again = served.apply(auth, mutation="store", idempotency_key="k", body="we use pnpm")
+    assert again.status_code == 200 and again.json()["created"] is False
+    other = served.apply(auth, mutation="store", idempotency_key="k", body="we use npm")
+    assert other.status_code == 409 and other.json()["code"] == "conflict"
+    assert "(body differs)" in other.json()["error"]
+    listed = served.query(auth, view="manage").json()["records"]
+    assert [r["body"] for r in listed] == ["we use pnpm"]

@@ -77,6 +77,19 @@ def test_store_many_with_keys_stores_only_what_is_missing(mem: Memory) -> None:
     assert len(first) == 4 and len(second) == 2 and len(mem.list()) == 6
 
 
+def test_a_bulk_write_commits_a_chunk_at_a_time(mem: Memory) -> None:
+    """Each chunk is its own transaction, so the writer lock is let go between chunks and
+    other requests (another tenant's recall, a health check) get their turn."""
+    from cairn.services.writes import COMMIT_ITEMS
+
+    records = mem.provider.ports.records  # type: ignore[attr-defined]
+    before = records.feed_position().seq
+    n = 2 * COMMIT_ITEMS + 7
+    stored = mem.store_many([MemoryInput(body=f"bulk note {i}") for i in range(n)])
+    assert len(stored) == n and len(mem.list(limit=10_000)) == n
+    assert records.feed_position().seq - before == 3  # three transactions, not one
+
+
 def test_an_explicit_rule_is_never_rewritten_by_inferred_input(mem: Memory) -> None:
     rule = mem.remember("Always use pnpm to install dependencies.", kind="policy")
     journal = len(mem.journal())

@@ -69,6 +69,7 @@ COMMAND_MODULES = {
     "config": "settings",
     "serve": "serve",
     "token": "serve",
+    "migrate": "serve",
     "daemon": "daemon",
     "hook": "agents",
     "install": "agents",

@@ -8,6 +8,7 @@ command would read. Plain strings and the few standard modules Python has loaded
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 
@@ -80,14 +81,18 @@ def config_file_of(home: str, explicit: str | None) -> str | None:
 
 
 def stamp_of(path: str | None) -> dict[str, object] | None:
-    """A config file as it is now (path, size, modification time); None: no file."""
+    """A config file as it is now (path, size, modification time); None: no file. The
+    store named by CAIRN_DATABASE_URL is part of it (as a hash: no password in
+    daemon.json), so a command with another store in its environment works in-process."""
+    url = os.environ.get("CAIRN_DATABASE_URL", "").strip()
+    store = {"store_env": hashlib.sha256(url.encode()).hexdigest()[:16]} if url else {}
     if path is None:
-        return None
+        return {"path": None, **store} if store else None
     try:
         st = os.stat(path)
     except OSError:
-        return {"path": path, "missing": True}
-    return {"path": path, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+        return {"path": path, "missing": True, **store}
+    return {"path": path, "size": st.st_size, "mtime_ns": st.st_mtime_ns, **store}
 
 
 def serving_info(home: str, config_path: str | None) -> dict[str, object] | None:

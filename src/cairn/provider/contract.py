@@ -43,9 +43,8 @@ from cairn.provider.models import (
     WordsFields,
 )
 
-Outcome = Literal[
-    "used-successfully", "ignored", "overridden", "corrected", "contributed-to-failure"
-]
+Outcome = Literal["used-successfully", "ignored", "overridden", "corrected",
+                  "contributed-to-failure"]  # fmt: skip
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Key = Annotated[str, Field(min_length=1, max_length=200)]
 RecordId = Annotated[str, Field(min_length=1, max_length=64)]
@@ -68,6 +67,7 @@ class StatusResponse(_Model):
     location: str | None = None  # the file or the server
     embedder: str | None = None
     schema_version: int | None = None
+    backend_versions: dict[str, str] = {}  # the database's: "postgresql", "pgvector"
     counts: dict[str, int]
     healthy: bool
     token_configured: bool

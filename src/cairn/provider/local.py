@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,6 +121,7 @@ class LocalProvider:
             location=info.get("location"),
             embedder=info.get("embedder"),
             schema_version=stats.schema_version,
+            backend_versions=dict(info.get("versions") or {}),
             counts={
                 "records": stats.records,
                 "versions": stats.versions,
@@ -145,6 +147,13 @@ class LocalProvider:
 
     def apply(self, request: ApplyRequest) -> ApplyResponse:
         ns = self._ns(request.agent)
+        # A store that words its errors by purpose (PostgreSQL) says "writing" for every
+        # failure of a mutation, its first read included.
+        intent = getattr(self._s.ports.records, "intent", None)
+        with intent("writing") if intent is not None else nullcontext():
+            return self._applied(request, ns)
+
+    def _applied(self, request: ApplyRequest, ns: Namespace) -> ApplyResponse:
         response = self._apply(self._ids.resolved(request, ns), ns)
         if isinstance(response, FeedbackResponse) and response.changes and self._s.learning:
             # A doc's lifecycle follows its outcomes at once (promotion, eviction).

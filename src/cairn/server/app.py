@@ -3,7 +3,9 @@
     POST /v1/query    a query of cairn.provider.v1 in, its response out
     POST /v1/apply    a mutation in, its response out
     GET  /v1/status   the status of the token's tenant
-    GET  /health      the process and its store answer (no token needed)
+    GET  /health      the process and its store answer (no token needed; as /readyz)
+    GET  /livez       the process answers (liveness: never touches the store)
+    GET  /readyz      the store answers too (readiness: 503 while the database is away)
     GET  /metrics     Prometheus metrics (no token needed; they name no tenant)
     GET  /openapi.json
 
@@ -17,6 +19,11 @@ Bodies are read and parsed here, by the contract's own type adapters, so a refus
 request gets the contract's one-line error naming the field (``{"error", "code"}``, the
 codes of :data:`cairn.provider.remote.ERROR_STATUS`) and nothing changes. The engine runs
 on worker threads; the event loop only moves bytes.
+
+A store that cannot answer now (PostgreSQL restarting, no connection free in time) is
+answered 503 with ``Retry-After``. A unit of work whose connection the database dropped
+under it runs once more on a fresh one when that is safe: a query, or a mutation (every
+mutation carries its idempotency key, so a second run after a lost commit is a no-op).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from fastapi import FastAPI, Request, Response
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from cairn.errors import CairnError, InvalidInput
+from cairn.errors import CairnError, InvalidInput, StorageUnavailable
 from cairn.provider import Provider
 from cairn.provider import contract as c
 from cairn.provider.attribution import attribute, token_session
@@ -50,6 +57,8 @@ log = logging.getLogger("cairn.server")
 access = logging.getLogger("cairn.server.access")
 
 MAX_BODY_BYTES = 64 * 2**20
+PARSE_ON_LOOP_BYTES = 64 * 2**10  # larger bodies are parsed on a worker thread
+RETRY_AFTER_S = 2  # what a 503 asks a client to wait: a restart or a full pool passes soon
 
 
 class Engine(Protocol):
@@ -73,7 +82,28 @@ class Refused(Exception):
 def error_reply(status: int, code: str, message: str) -> Response:
     body = json.dumps({"error": one_line(message), "code": code}, ensure_ascii=False)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if status == 503:
+        headers = {"Retry-After": str(RETRY_AFTER_S)}
     return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+def retry_safe(request: Any) -> bool:
+    """Whether running ``request`` again after a lost connection does nothing twice: a
+    query (a task query records one application per delivery: not twice), a mutation
+    under its idempotency key (an ingest's items are keyed by it, item by item)."""
+    return not isinstance(request, c.TaskQuery)
+
+
+def answered_once_more(call: Callable[[Any], Any], request: Any) -> Any:
+    """``call(request)``, once more when the database dropped the connection under it."""
+    try:
+        return call(request)
+    except StorageUnavailable as exc:
+        if not (exc.retryable and retry_safe(request)):
+            raise
+        log.warning("the database dropped the connection; trying once more",
+                    extra={"error": one_line(str(exc))})  # fmt: skip
+        return call(request)
 
 
 def _json(model: BaseModel) -> Response:
@@ -127,6 +157,7 @@ def create_app(
             yield
         finally:
             await run_in_threadpool(engine.close)
+            metrics.process_ended()
             log.info("stopped")
 
     app = FastAPI(
@@ -192,6 +223,7 @@ def create_app(
             response = error_reply(500, "internal", f"internal error (request {request_id})")
         finally:
             metrics.in_flight.dec()
+            metrics.sample_pool()
         seconds = time.perf_counter() - start
         metrics.observe(route, seen["operation"], response.status_code, seconds)
         if seen.get("timings") is not None:
@@ -217,10 +249,11 @@ def create_app(
             seen.update(tenant=binding.tenant, token=binding.token_id)
             body = await body_of(request)
             is_query = route == "/v1/query"
-            if is_query:
-                parsed = parse_request(body, "view", QUERIES)
+            tag, models = ("view", QUERIES) if is_query else ("mutation", MUTATIONS)
+            if len(body) > PARSE_ON_LOOP_BYTES:  # a bulk body: parsed off the event loop
+                parsed = await run_in_threadpool(parse_request, body, tag, models)
             else:
-                parsed = parse_request(body, "mutation", MUTATIONS)
+                parsed = parse_request(body, tag, models)
             seen["operation"] = parsed.view if is_query else parsed.mutation
             provider = provider_for(binding, parsed)
             call = provider.query if is_query else provider.apply
@@ -229,7 +262,7 @@ def create_app(
                 parsed = attribute(parsed, token_session(binding.token_id))
 
             def work() -> Response:
-                response = call(parsed)
+                response = answered_once_more(call, parsed)
                 if isinstance(response, c.RecallResponse):
                     seen["timings"] = response.timings_ms
                 return _json(response)
@@ -260,20 +293,35 @@ def create_app(
 
         return await observed("/v1/status", request, answer)
 
+    async def ready(seen: dict[str, Any]) -> Response:
+        seen["operation"] = "health"
+        try:
+            await run_in_threadpool(engine.status)
+        except Exception as exc:
+            log.error("unhealthy: %s", one_line(str(exc)))
+            body = {"status": "unavailable", "error": one_line(str(exc))}
+            headers = {"Retry-After": str(RETRY_AFTER_S)}
+            return Response(json.dumps(body), status_code=503, media_type="application/json",
+                            headers=headers)  # fmt: skip
+        body = {"status": "ok", "contract": c.CONTRACT_VERSION, "version": __version__}
+        return Response(json.dumps(body), media_type="application/json")
+
     @app.get("/health", summary="Liveness and store health (no token)", response_model=None)
     async def health(request: Request) -> Response:
-        async def answer(seen: dict[str, Any]) -> Response:
-            seen["operation"] = "health"
-            try:
-                await run_in_threadpool(engine.status)
-            except Exception as exc:
-                log.error("unhealthy: %s", one_line(str(exc)))
-                body = {"status": "unavailable", "error": one_line(str(exc))}
-                return Response(json.dumps(body), status_code=503, media_type="application/json")
-            body = {"status": "ok", "contract": c.CONTRACT_VERSION, "version": __version__}
+        return await observed("/health", request, ready)
+
+    @app.get("/readyz", summary="Readiness: the store answers (no token)", response_model=None)
+    async def readyz(request: Request) -> Response:
+        return await observed("/readyz", request, ready)
+
+    @app.get("/livez", summary="Liveness: the process answers (no token)", response_model=None)
+    async def livez(request: Request) -> Response:
+        async def alive(seen: dict[str, Any]) -> Response:
+            seen["operation"] = "live"
+            body = {"status": "ok", "version": __version__}
             return Response(json.dumps(body), media_type="application/json")
 
-        return await observed("/health", request, answer)
+        return await observed("/livez", request, alive)
 
     @app.get("/metrics", summary="Prometheus metrics (no token)", response_model=None)
     async def metrics_route(request: Request) -> Response:

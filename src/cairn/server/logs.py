@@ -2,7 +2,8 @@
 
 Every line has ``ts``, ``level``, ``logger`` and ``event``; a request's line adds its
 route, operation, status, milliseconds, tenant and token id (never the token, never a
-memory's text). uvicorn's own messages go through the same formatter.
+memory's text). uvicorn's and the PostgreSQL driver's messages go through the same
+formatter, so a multi-line message is one JSON string, never loose lines.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import traceback
 from datetime import UTC, datetime
 from typing import Any
 
+from cairn.config import redact_url
+
 _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message"}
 
 
@@ -23,7 +26,7 @@ class JsonFormatter(logging.Formatter):
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "event": record.getMessage(),
+            "event": redact_url(record.getMessage()),
         }
         for key, value in record.__dict__.items():
             if key not in _STANDARD and not key.startswith("_") and key not in ("color_message",):
@@ -53,8 +56,20 @@ def log_config(level: str = "info") -> dict[str, Any]:
             "uvicorn": {"handlers": ["stderr"], "level": level.upper(), "propagate": False},
             "uvicorn.error": {"level": level.upper()},
             "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
+            # The driver and its pool (a lost connection, a failed reconnect): the same
+            # JSON lines, never the root logger's plain text. Their info lines are chatter.
+            "psycopg": {"handlers": ["stderr"], "level": _at_least_warning(level),
+                        "propagate": False},
         },
     }
+
+
+def _at_least_warning(level: str) -> str:
+    return "DEBUG" if level.lower() == "debug" else max(level.upper(), "WARNING", key=_rank)
+
+
+def _rank(name: str) -> int:
+    return int(logging.getLevelName(name))
 
 
 def configure(level: str = "info") -> None:

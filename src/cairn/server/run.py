@@ -17,8 +17,10 @@ import gc
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -27,14 +29,15 @@ import uvicorn
 from fastapi import FastAPI
 from uvicorn.supervisors import Multiprocess
 
-from cairn.config import Config, parse_config
+from cairn.config import Config, parse_config, redact_url
 from cairn.errors import InvalidInput
 from cairn.provider import contract as c
 from cairn.provider.local import LocalProvider
 from cairn.server import logs, schedule
 from cairn.server.app import MAX_BODY_BYTES, create_app, store_sizes
 from cairn.server.auth import TokenStore, tokens_path
-from cairn.server.metrics import Metrics
+from cairn.server.metrics import MULTIPROCESS_ENV, Metrics
+from cairn.server.tokens import server_tokens
 
 log = logging.getLogger("cairn.server")
 
@@ -57,7 +60,9 @@ def open_engine(
             "memory.remote.endpoint is set: this home uses another server, so it has no"
             " store to serve (unset it in the server's config)"
         )
-    engine = open_provider(config, path=path, home=home, markdown=None if daemon else False)
+    engine = open_provider(
+        config, path=path, home=home, markdown=None if daemon else False, long_running=True
+    )
     assert isinstance(engine, LocalProvider)  # no remote is configured
     return engine
 
@@ -92,6 +97,7 @@ class Settings:
     path: str | None
     max_body_bytes: int
     socket: str | None = None  # the local daemon's unix socket, when it listens on one
+    tokens_explicit: bool = False  # --tokens FILE: that file, even for a store with tokens
 
 
 def build_app(settings: Settings) -> FastAPI:
@@ -100,8 +106,13 @@ def build_app(settings: Settings) -> FastAPI:
     path = Path(settings.path) if settings.path else None
     home = Path(settings.home)
     engine = open_engine(config, home, path, daemon=settings.socket is not None)
-    tokens = TokenStore(settings.tokens)
-    metrics = Metrics(store_sizes(engine, tokens))
+    records = engine.ports.records
+    tokens = server_tokens(records, settings.tokens, explicit=settings.tokens_explicit)
+    health = getattr(records, "health", None)  # a store with a pool (PostgreSQL)
+    metrics = Metrics(store_sizes(engine, tokens), database=health)
+    observe = getattr(records, "observe", None)
+    if observe is not None:
+        observe(metrics.observe_database)
     app = create_app(
         engine,
         tokens,
@@ -140,6 +151,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = DEFAULT_PORT,
     tokens: Path | None = None,
+    tokens_explicit: bool = False,
     path: Path | None = None,
     grace: int = 30,
     max_body_bytes: int = MAX_BODY_BYTES,
@@ -156,7 +168,8 @@ def serve(
 
     ``workers`` > 1: that many processes accept on the one socket, each with an engine
     of its own over the same store (an engine answers on one core at a time; the store
-    is shared by any number of processes). Metrics are then each process's own.
+    is shared by any number of processes). Their metrics are written to one folder for
+    the run (removed at the end), so a scrape of any worker sums them all.
     """
     logs.configure(log_level)
     from prometheus_client import disable_created_metrics
@@ -171,6 +184,7 @@ def serve(
 
     claim = LocalSocket(daemon_paths(home)) if local else None
     sockets: list[socket.socket] = []
+    metrics_folder: str | None = None
     try:
         if claim is not None:
             sockets.append(claim.claim())
@@ -183,6 +197,7 @@ def serve(
             path=str(path) if path else None,
             max_body_bytes=max_body_bytes,
             socket=str(claim.paths.socket) if claim is not None else None,
+            tokens_explicit=tokens_explicit,
         )
         where: dict[str, Any] = {"socket": settings.socket, "url": None}
         if tcp:
@@ -198,6 +213,9 @@ def serve(
         else:
             open_engine(config, home, path).close()  # a store that cannot open fails here
             os.environ[SETTINGS_ENV] = json.dumps(asdict(settings))
+            # One folder of samples for this run's workers: a scrape reads them all.
+            metrics_folder = tempfile.mkdtemp(prefix="cairn-metrics-")
+            os.environ[MULTIPROCESS_ENV] = metrics_folder
             app = f"{__name__}:worker_app"
     except BaseException:
         for sock in sockets:
@@ -205,16 +223,7 @@ def serve(
         if claim is not None:
             claim.release()
         raise
-    store = TokenStore(settings.tokens)
-    log.info(
-        "listening",
-        extra={
-            **where,
-            "workers": workers,
-            "tokens": str(store.path),
-            "tenants": len({b.tenant for b in store.bindings()}),
-        },
-    )
+    log.info("listening", extra={**where, "workers": workers, **_tokens_info(config, settings)})
     options = uvicorn.Config(
         app,
         factory=workers > 1,
@@ -236,6 +245,9 @@ def serve(
         else:
             Multiprocess(options, sockets=sockets).run()
     finally:
+        if metrics_folder is not None:
+            os.environ.pop(MULTIPROCESS_ENV, None)
+            shutil.rmtree(metrics_folder, ignore_errors=True)
         for sock in sockets:
             sock.close()
         if claim is not None:
@@ -265,13 +277,21 @@ def _daemon_info(
         "socket": settings.socket,
         "url": where.get("url"),
         "config": config_stamp(config_file),
-        "store": settings.path
-        or config.memory.store.url
-        or config.memory.store.path
-        or str(home / "memory.db"),
+        "store": redact_url(
+            settings.path or config.memory.store.url or config.memory.store.path
+            or str(home / "memory.db")
+        ),
         "timeout_seconds": config.memory.daemon.timeoutSeconds,
         "started_at": to_iso(utc_now()),
     }
+
+
+def _tokens_info(config: Config, settings: Settings) -> dict[str, Any]:
+    url = config.memory.store.url
+    if not settings.tokens_explicit and url is not None and not url.startswith("sqlite:///"):
+        return {"tokens": "the database", "tokens_file": settings.tokens}
+    store = TokenStore(settings.tokens)
+    return {"tokens": str(store.path), "tenants": len({b.tenant for b in store.bindings()})}
 
 
 def _url_host(host: str) -> str:

@@ -26,6 +26,7 @@ from cairn.errors import InvalidInput, NotFound
 from cairn.identifiers import record_id_of
 from cairn.ids import new_ulid
 from cairn.model import NEGATIVE_OUTCOMES, OUTCOMES, Application, Record
+from cairn.services.idempotency import check_same_request
 from cairn.services.journal import Journal, Namespace
 from cairn.services.recall import Recall
 from cairn.services.secrets import SecretGuard
@@ -358,9 +359,13 @@ class Tasks:
         before = self._records.get(ns.tenant, ns.agent, known.record_id)
         if before is None:
             raise NotFound(f"memory {known.record_id} is gone")
-        if known.outcome != outcome:
+        same = {"application_id": app_id, "outcome": outcome}  # what a retry must repeat
+        done = self._records.event(ns.tenant, ns.agent, event_id) if event_id else None
+        if event_id is not None and done is not None:  # a retry, or the key reused: 409
+            check_same_request(event_id, done, "context.outcome", same)
+        elif known.outcome != outcome:
             provenance = self._provenance(ns, session, sender)
-            payload = {"application_id": app_id, "outcome": outcome, "provenance": provenance}
+            payload = {**same, "provenance": provenance}
             event = self._journal.event(
                 "context.outcome",
                 payload,

@@ -25,6 +25,7 @@ from cairn.model import (
     Record,
     Tombstone,
 )
+from cairn.services.idempotency import check_same_memory, check_same_request
 from cairn.services.journal import Journal, Namespace
 from cairn.services.secrets import SecretGuard
 from cairn.services.wording import Words, read_words
@@ -65,6 +66,10 @@ class Ingested:
     records: tuple[Record, ...]  # newly stored, in input order
     skipped: int  # items whose idempotency key was already in the journal
     redacted: int  # items whose body had a secret cut out
+
+
+# Items of a bulk write committed per transaction (see store_many).
+COMMIT_ITEMS = 500
 
 
 class Writes:
@@ -201,14 +206,17 @@ class Writes:
         event_id: str | None,
         words: Words | None = None,
     ) -> Written:
-        if event_id is not None:
-            done = self._records.event(ns.tenant, ns.agent, event_id)
-            if done is not None:
-                return Written(self._record_of(done.payload, ns), created=False)
+        # Built first, so a retry is compared with what it would write now, read and
+        # redacted by the very steps the first request took (its words' reading too).
         now = self._journal.now()
         record, redacted = self.build(
             item, ns, authority=authority, origin=origin, state=state, now=now, words=words
         )
+        if event_id is not None:
+            done = self._records.event(ns.tenant, ns.agent, event_id)
+            if done is not None:  # a retry, or the key reused for another request (409)
+                check_same_memory(event_id, done, event_type, record, item)
+                return Written(self._record_of(done.payload, ns), created=False)
         if authority == "explicit":
             same = self._live_duplicate(record)
             if same is not None:
@@ -307,17 +315,25 @@ class Writes:
         keyed = keys is not None or batch_key is not None
         known = self._records.known_events(ns.tenant, ns.agent, event_ids) if keyed else set()
         todo = [(r, k) for (r, _), k in zip(built, event_ids, strict=True) if k not in known]
-        vectors: dict[Any, Any] = {}
-        for start in range(0, len(todo), batch_size):
-            chunk = [r for r, _ in todo[start : start + batch_size]]
-            vectors.update(self._journal.embed(chunk))
-            if progress:
-                progress(min(start + batch_size, len(todo)), len(todo))
-        events = [
-            self._journal.event("memory.stored", {"record": r.to_dict()}, ns, key, sender="tool")
-            for r, key in todo
-        ]
-        fresh = self._journal.commit(events, vectors) if events else []
+        # Every item is valid (checked above, before anything is written); they are then
+        # embedded and committed COMMIT_ITEMS at a time, each its own transaction, so a
+        # bulk ingest holds the store's writer lock for one chunk at a time and every
+        # other request (another tenant's, a health check) gets its turn in between. A
+        # failure part-way keeps the chunks committed; the same keys again (a retry) store
+        # only the rest.
+        fresh: list[bool] = []
+        for start in range(0, len(todo), COMMIT_ITEMS):
+            part = todo[start : start + COMMIT_ITEMS]
+            vectors: dict[Any, Any] = {}
+            for at in range(0, len(part), batch_size):
+                vectors.update(self._journal.embed([r for r, _ in part[at : at + batch_size]]))
+                if progress:
+                    progress(min(start + at + batch_size, len(todo)), len(todo))
+            events = [
+                self._journal.event("memory.stored", {"record": r.to_dict()}, ns, k, sender="tool")
+                for r, k in part
+            ]
+            fresh += self._journal.commit(events, vectors)
         stored = tuple(r for (r, _), new in zip(todo, fresh, strict=True) if new)
         redacted = sum(1 for _, found in built if found)
         return Ingested(stored, skipped=len(listed) - len(stored), redacted=redacted)
@@ -339,7 +355,10 @@ class Writes:
         """A new version with the new body (and the title, kind or selectors given); the
         old version is marked superseded. A correction that changes nothing is a no-op."""
         current = self._current(record_id, ns)
-        if event_id is not None and self._records.event(ns.tenant, ns.agent, event_id):
+        done = self._records.event(ns.tenant, ns.agent, event_id) if event_id else None
+        if event_id is not None and done is not None:
+            check_same_request(event_id, done, "user.signal",
+                               {"action": "correct", "record_id": current.id})  # fmt: skip
             return Corrected(current, changed=False)
         if current.forgotten_at:
             raise InvalidInput(f"memory {record_id} is forgotten; restore it before correcting")
@@ -392,13 +411,16 @@ class Writes:
         """Tombstone a memory (reversible with ``restore``), or purge it for good."""
         current = self._current(record_id, ns)
         check_choice("reason", reason, TOMBSTONE_REASONS)
-        if event_id is None or not self._records.event(ns.tenant, ns.agent, event_id):
-            payload = {
-                "action": "forget",
-                "record_id": current.id,
-                "permanent": bool(permanent),
-                "reason": reason,
-            }
+        payload = {
+            "action": "forget",
+            "record_id": current.id,
+            "permanent": bool(permanent),
+            "reason": reason,
+        }
+        done = self._records.event(ns.tenant, ns.agent, event_id) if event_id else None
+        if event_id is not None and done is not None:
+            check_same_request(event_id, done, "user.signal", payload)
+        else:
             self._journal.commit([self._journal.event("user.signal", payload, ns, event_id)], {})
         stone = next(
             (t for t in self._records.tombstones(ns.tenant, ns.agent) if t.record_id == current.id),
@@ -410,8 +432,11 @@ class Writes:
 
     def restore(self, record_id: str, ns: Namespace, *, event_id: str | None) -> Record:
         current = self._current(record_id, ns)
-        if event_id is None or not self._records.event(ns.tenant, ns.agent, event_id):
-            payload = {"action": "restore", "record_id": current.id}
+        payload = {"action": "restore", "record_id": current.id}
+        done = self._records.event(ns.tenant, ns.agent, event_id) if event_id else None
+        if event_id is not None and done is not None:
+            check_same_request(event_id, done, "user.signal", payload)
+        else:
             self._journal.commit([self._journal.event("user.signal", payload, ns, event_id)], {})
         return self._current(current.id, ns)
 

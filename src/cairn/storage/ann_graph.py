@@ -40,9 +40,9 @@ Design choices (each one tested in ``tests/storage/test_ann_graph.py`` and
   rows is rebuilt; smaller differences are repaired (purged rows scrubbed, dead rows
   unlinked, missing rows pending).
 * A purged row's stored bytes are noted (with a neighbour's, to write over them) before
-  its removal, and the graph is written at once, also in the process that finds the purge
-  on open: the file is scrubbed at the next sync of any process with the graph loaded (the
-  next vector search), or when the graph is next opened.
+  its removal, and the graph is written at once (also by a process finding the purge on
+  open): the file is scrubbed at the next sync of a process with it loaded, or next open.
+* A first graph is built off the lock in a long-running process (``background``).
 
 usearch is imported only when a partition first reaches the threshold, and onnxruntime is
 imported before it: see :func:`load_usearch` for the crash the other order causes.
@@ -61,6 +61,7 @@ from typing import Any
 
 import numpy as np
 
+from cairn.storage.ann_build import GraphBuild, adopt
 from cairn.storage.ann_files import (
     AnnFiles,
     GraphFormat,
@@ -89,6 +90,7 @@ class AnnSettings:
     max_pending_share: float = 0.02
     save_every: int = 5000  # graph changes before the file is rewritten (purges: at once)
     max_repair_share: float = 0.25  # differences found on load beyond which we rebuild
+    background: bool = False  # first graphs built on a thread, off the lock: ann_build
 
 
 def usearch_installed() -> bool:
@@ -140,6 +142,7 @@ class AnnIndexes:
         self._parts: dict[tuple[str, str], _Partition] = {}
         self._exact: ExactVectorIndex | None = None
         self._seq = 0
+        self._building: dict[tuple[str, str], GraphBuild] = {}
 
     @classmethod
     def open(
@@ -178,6 +181,7 @@ class AnnIndexes:
             for part in self._parts.values():
                 part.block.tracked = False
             self._parts.clear()
+            self._building.clear()
             self._exact = exact
         self._seq = seq
         threshold = self.settings.threshold
@@ -190,7 +194,10 @@ class AnnIndexes:
             if found is None:
                 if block.live_count < threshold or not self._load_module():
                     continue
-                found = self._parts[key] = self._attach(exact, block)
+                made = self._built(exact, block) if self.settings.background else None
+                if made is None and self.settings.background:
+                    continue  # being built: searched exactly until it is ready
+                found = self._parts[key] = made or self._attach(exact, block)
             part = found
             self._apply_journal(exact, part)
             self._catch_up(exact, part)
@@ -234,6 +241,26 @@ class AnnIndexes:
         block.journal.clear()
         return part
 
+    def _built(self, exact: ExactVectorIndex, block: Block) -> _Partition | None:
+        """The graph from its file or a finished background build; None while building."""
+        key = (block.tenant, block.agent)
+        job = self._building.get(key)
+        if job is None and (part := self._load(exact, block)) is None:
+            self._building[key] = GraphBuild(exact, block, self._seq, self._new_index)
+            return None
+        if job is not None and not job.done.is_set():
+            return None
+        if job is not None:
+            index, pending = adopt(self._building.pop(key), exact, block)
+            if len(pending) > self.settings.max_pending_share * block.live_count:
+                self._building[key] = GraphBuild(exact, block, self._seq, self._new_index)
+                return None  # much was written meanwhile: build again from the new state
+            part = _Partition(block, index, pending, unsaved=len(index), source="built")
+            self._save(exact, part)
+        block.tracked = True
+        block.journal.clear()
+        return part
+
     def _detach(self, key: tuple[str, str], part: _Partition) -> None:
         part.block.tracked = False
         part.block.journal.clear()
@@ -249,13 +276,8 @@ class AnnIndexes:
         for begin in range(0, len(rows), 65_536):  # bounded temporary copies
             chunk = slice(begin, begin + 65_536)
             index.add(rows[chunk].astype(np.uint64), block.matrix[slots[chunk]], threads=0)
-        log.info(
-            "built the ANN of %s/%s: %d vectors in %.1f s",
-            block.tenant,
-            block.agent,
-            len(rows),
-            time.perf_counter() - start,
-        )
+        log.info("built the ANN of %s/%s: %d vectors in %.1f s", block.tenant, block.agent,
+                 len(rows), time.perf_counter() - start)  # fmt: skip
         return _Partition(block, index, unsaved=len(rows), source="built")
 
     def _load(self, exact: ExactVectorIndex, block: Block) -> _Partition | None:
@@ -267,12 +289,8 @@ class AnnIndexes:
             return None
         found = compare(exact, block, loaded.index, loaded.saved_seq)
         if found.count > self.settings.max_repair_share * max(1, found.live):
-            log.info(
-                "ANN file of %s/%s differs in %d rows: rebuilding",
-                block.tenant,
-                block.agent,
-                found.count,
-            )
+            log.info("ANN file of %s/%s differs in %d rows: rebuilding", block.tenant,
+                     block.agent, found.count)  # fmt: skip
             return None
         part = _Partition(block, loaded.index, source="loaded")
         if found.scrub:

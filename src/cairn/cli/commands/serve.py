@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -10,13 +12,29 @@ import click
 from cairn.cli.app import App, emit, pass_app
 from cairn.errors import InvalidInput
 
-_TOKENS_HELP = "The tokens file (default <home>/tokens.json: only hashes of tokens)."
+_TOKENS_HELP = (
+    "A tokens file (only hashes of tokens) to use instead of the default: the store's"
+    " database for a store on PostgreSQL, else <home>/tokens.json."
+)
 
 
 def _tokens(app: App, tokens: Path | None) -> Path:
     from cairn.server.auth import tokens_path
 
     return tokens or tokens_path(app.home)
+
+
+@contextmanager
+def _token_store(app: App, tokens: Path | None) -> Iterator[Any]:
+    """The tokens ``cairn token`` works on: the database's for a store on PostgreSQL
+    (every server on it sees a change at once), else the file's."""
+    from cairn.server.tokens import open_tokens
+
+    store, close = open_tokens(app.config(), _tokens(app, tokens), explicit=tokens is not None)
+    try:
+        yield store
+    finally:
+        close()
 
 
 @click.command()
@@ -99,6 +117,7 @@ def serve(
         host=host,
         port=port,
         tokens=_tokens(app, tokens),
+        tokens_explicit=tokens is not None,
         grace=grace,
         max_body_bytes=max_body_mb * 2**20,
         log_level=log_level,
@@ -134,14 +153,15 @@ def _entry(entry: Any) -> dict[str, Any]:
 @pass_app
 def token_create(app: App, tokens: Path | None) -> None:
     """Make a token for --tenant (required), acting only as --agent when given. The token
-    is printed once: only its hash is kept."""
-    from cairn.server.auth import TokenStore
+    is printed once: only its hash is kept (in the database for a store on PostgreSQL,
+    so every server on it accepts the token at once)."""
     from cairn.timeutil import utc_now
 
     if not _explicit("tenant"):
         raise InvalidInput("--tenant is required: a token acts as the one tenant it names")
     agent = app.agent if _explicit("agent") else None
-    secret, entry = TokenStore(_tokens(app, tokens)).create(app.tenant, agent, now=utc_now())
+    with _token_store(app, tokens) as store:
+        secret, entry = store.create(app.tenant, agent, now=utc_now())
     emit(app, {**_entry(entry), "token": secret}, secret)
     if not app.as_json:
         who = f"tenant {entry.tenant}" + (f", agent {entry.agent}" if entry.agent else "")
@@ -153,9 +173,8 @@ def token_create(app: App, tokens: Path | None) -> None:
 @pass_app
 def token_list(app: App, tokens: Path | None) -> None:
     """The tokens (ids and bindings; the tokens themselves are not kept)."""
-    from cairn.server.auth import TokenStore
-
-    entries = TokenStore(_tokens(app, tokens)).entries()
+    with _token_store(app, tokens) as store:
+        entries = store.entries()
     rows = [
         f"{e.id}  {e.created_at[:19]}  tenant {e.tenant}"
         + (f"  agent {e.agent}" if e.agent else "")
@@ -169,11 +188,32 @@ def token_list(app: App, tokens: Path | None) -> None:
 @click.option("--tokens", type=click.Path(dir_okay=False, path_type=Path), help=_TOKENS_HELP)
 @pass_app
 def token_revoke(app: App, token_id: str, tokens: Path | None) -> None:
-    """Revoke TOKEN_ID: a running server refuses it from its next request on."""
-    from cairn.server.auth import TokenStore
-
-    entry = TokenStore(_tokens(app, tokens)).revoke(token_id)
+    """Revoke TOKEN_ID: every running server on the store refuses it from its next
+    request on."""
+    with _token_store(app, tokens) as store:
+        entry = store.revoke(token_id)
     emit(app, _entry(entry), f"revoked {entry.id} (tenant {entry.tenant})")
 
 
-COMMANDS = (serve, token)
+@click.command()
+@click.option("--dry-run", is_flag=True, help="Say what would change; change nothing.")
+@pass_app
+def migrate(app: App, dry_run: bool) -> None:
+    """Bring the PostgreSQL store (memory.store.url, or CAIRN_DATABASE_URL) to this
+    version's schema, under the setup lock, so servers restarted on the new version
+    find it ready (a server also does it when it starts). --dry-run lists the changes."""
+    from cairn.server.admin import migrate as run_migration
+
+    config = app.config()
+    steps = run_migration(config, dry_run=dry_run)
+    done = "would change" if dry_run else "changed"
+    text = "\n".join(f"  {step}" for step in steps)
+    schema = config.memory.store.postgresSchema
+    emit(
+        app,
+        {"schema": schema, "dry_run": dry_run, "changes": steps},
+        f"schema {schema}: {done}:\n{text}" if steps else f"schema {schema}: up to date",
+    )
+
+
+COMMANDS = (serve, token, migrate)

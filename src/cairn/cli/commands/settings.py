@@ -16,12 +16,13 @@ def config() -> None:
 @config.command(name="show")
 @pass_app
 def config_show(app: App) -> None:
-    """Print the effective configuration, every default filled in (agents.default too)."""
+    """Print the effective configuration, every default filled in (agents.default too),
+    with every password in a URL redacted."""
     import yaml
 
-    from cairn.config import AgentConfig
+    from cairn.config import AgentConfig, redacted
 
-    data = app.config().to_dict()
+    data = redacted(app.config().to_dict())
     data["agents"].setdefault("default", AgentConfig().model_dump(mode="json"))
     emit(app, data, lambda: yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip())
 

@@ -39,7 +39,10 @@ _NOTHING = FeedPosition(-1, -1)
 class InProcessSearchIndex:
     """``graphs_beside``: the database file whose ``.ann`` folder holds HNSW graphs (None:
     no graphs);
-    ``ann_threshold``: live vectors from which a partition gets a graph (None: never)."""
+    ``ann_threshold``: live vectors from which a partition gets a graph (None: never);
+    ``background_builds``: a long-running process builds a partition's first graph on a
+    thread, off this index's lock (searched exactly meanwhile): a server's other tenants
+    never wait for it."""
 
     def __init__(
         self,
@@ -48,13 +51,14 @@ class InProcessSearchIndex:
         dim: int,
         graphs_beside: Path | None = None,
         ann_threshold: int | None = DEFAULT_ANN_THRESHOLD,
+        background_builds: bool = False,
     ) -> None:
         self._records = records
         self._dim = dim
         self._lock = threading.RLock()
         self._position = _NOTHING
         self._ann = (
-            AnnIndexes.open(graphs_beside, dim, ann_threshold)
+            AnnIndexes.open(graphs_beside, dim, ann_threshold, background=background_builds)
             if graphs_beside is not None
             else None
         )

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -22,15 +23,28 @@ from psycopg import Connection, sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
-from cairn.errors import InvalidInput, StorageError
+from cairn.errors import InvalidInput, StorageError, StorageUnavailable
 from cairn.storage.postgres import arrays, vectors
-from cairn.storage.postgres.migrate import ensure_store_role, migrate
+from cairn.storage.postgres.migrate import ensure_server_tables, ensure_store_role, migrate, plan
 from cairn.storage.postgres.probe import probe_connection
 from cairn.storage.postgres.schema import EVERY_TENANT_SETTING, STORE_ROLE, TENANT_SETTING
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-_LOCK_TIMEOUT = "60s"  # how long a write waits for another writer, like SQLite's busy timeout
-_POOL_TIMEOUT_S = 60.0
+# Defaults of memory.store.poolTimeoutSeconds and lockTimeoutSeconds: how long a unit of
+# work waits for a pooled connection, and a write for the writer lock (SQLite's busy
+# timeout). Both stay below a client's 30 s, so a request the server gives up on is
+# answered 503 before the client stops listening, never applied after it left.
+POOL_TIMEOUT_S = 10.0
+LOCK_TIMEOUT_S = 15.0
+# Failures a fresh connection cures: the server restarted, the link dropped. A unit of work
+# that met one may run once more (reads; writes under their idempotency key).
+_LOST_CONNECTION = (
+    psycopg.errors.AdminShutdown,
+    psycopg.errors.CrashShutdown,
+    psycopg.errors.CannotConnectNow,
+    psycopg.errors.ConnectionException,
+    psycopg.errors.IdleSessionTimeout,
+)
 
 
 def check_schema(name: str) -> str:
@@ -54,14 +68,34 @@ def describe_url(url: str) -> str:
     return f"postgresql://{user}{host}{port}/{parts.get('dbname') or ''}"
 
 
+def lost_connection(exc: BaseException, conn: Connection[Any] | None = None) -> bool:
+    """Whether ``exc`` means the connection is gone (not that the statement was wrong)."""
+    if isinstance(exc, _LOST_CONNECTION):
+        return True
+    if conn is not None and (conn.broken or conn.closed):
+        return True
+    # The driver's own "the connection is lost/closed" errors carry no SQLSTATE.
+    return type(exc) is psycopg.OperationalError and getattr(exc, "sqlstate", None) is None
+
+
+def storage_failure(exc: psycopg.Error, where: str) -> StorageError:
+    """One clear StorageError for a driver error (never a driver traceback): the server
+    being unreachable, restarting or out of connections is StorageUnavailable (try again
+    soon), and ``retryable`` when a fresh connection cures it."""
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    message = f"PostgreSQL ({where}): {detail}"
+    if isinstance(exc, psycopg.OperationalError):
+        return StorageUnavailable(message, retryable=lost_connection(exc))
+    return StorageError(message)
+
+
 @contextmanager
 def storage_errors(where: str) -> Iterator[None]:
-    """A database failure becomes one clear StorageError (never a driver traceback)."""
+    """A database failure becomes one clear StorageError (see :func:`storage_failure`)."""
     try:
         yield
     except psycopg.Error as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise StorageError(f"PostgreSQL ({where}): {detail}") from None
+        raise storage_failure(exc, where) from None
 
 
 class Session:
@@ -87,17 +121,88 @@ class Session:
         return self.conn.cursor(binary=binary)
 
 
-class Database:
-    """Sets the schema up on open (extension, migrations, role), then serves sessions."""
+def pending_changes(url: str, schema: str) -> list[str]:
+    """What opening ``schema`` at ``url`` would change (``cairn migrate --dry-run``)."""
+    where = describe_url(url)
+    check_schema(schema)
+    with storage_errors(f"reading {where}"):
+        try:
+            conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.OperationalError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "refused"
+            raise StorageError(f"cannot connect to {where}: {first}") from None
+        try:
+            return plan(conn, schema)
+        finally:
+            conn.close()
 
-    def __init__(self, url: str, schema: str = "cairn", *, max_connections: int = 8) -> None:
+
+class _ReadPin:
+    """The one connection and read transaction of a ``reading`` block. When the database
+    drops it (a restart, a killed backend) or a statement aborts the transaction, the next
+    question gets a fresh one: a lane that failed leaves the others answering."""
+
+    def __init__(self, pool: ConnectionPool[Connection[Any]], tenant: str) -> None:
+        self._pool = pool
+        self._tenant = tenant
+        self.conn: Connection[Any] | None = None
+        self._session: Session | None = None
+
+    def current(self) -> Session:
+        conn, session = self.conn, self._session
+        if conn is None or session is None or conn.broken or conn.closed:
+            self.release(failed=True)
+            conn = self.conn = self._pool.getconn()
+            session = self._session = Session(conn)
+        elif conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+            conn.rollback()  # the scope was local to the aborted transaction
+            session = self._session = Session(conn)
+        session.scope(self._tenant)
+        return session
+
+    def release(self, *, failed: bool) -> None:
+        conn, self.conn, self._session = self.conn, None, None
+        if conn is None:
+            return
+        try:
+            if not (conn.broken or conn.closed):
+                if failed:
+                    conn.rollback()
+                else:
+                    conn.commit()
+        finally:
+            self._pool.putconn(conn)  # the pool discards a broken connection
+
+
+class Database:
+    """Sets the schema up on open (extension, migrations, role), then serves sessions.
+
+    ``pool_timeout``: seconds a unit of work waits for a pooled connection;
+    ``lock_timeout``: seconds a write waits for the writer lock. A pooled connection is
+    checked as it is handed out, so one the server dropped (a restart) is replaced there
+    instead of failing the request it was handed to.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        schema: str = "cairn",
+        *,
+        max_connections: int = 8,
+        pool_timeout: float = POOL_TIMEOUT_S,
+        lock_timeout: float = LOCK_TIMEOUT_S,
+    ) -> None:
         self.url = url
         self.schema = check_schema(schema)
         self.where = describe_url(url)
+        self.versions: dict[str, str] = {}
+        # Called after each unit of work: (what, seconds, error class or None).
+        self.observer: Callable[[str, float, str | None], None] | None = None
+        self._lock_timeout = f"{max(1, round(lock_timeout * 1000))}ms"
         self._local = threading.local()
         with storage_errors(f"opening {self.where}"):
             try:
-                admin = psycopg.connect(url, autocommit=True)
+                admin = psycopg.connect(url, autocommit=True, connect_timeout=10)
             except psycopg.OperationalError as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else "refused"
                 raise StorageError(f"cannot connect to {self.where}: {first}") from None
@@ -110,11 +215,12 @@ class Database:
                 min_size=1,
                 max_size=max(1, max_connections),
                 configure=self._configure,
-                timeout=_POOL_TIMEOUT_S,
+                check=ConnectionPool.check_connection,
+                timeout=pool_timeout,
                 name=f"cairn-{self.schema}",
                 open=False,
             )
-            self._pool.open(wait=True, timeout=_POOL_TIMEOUT_S)
+            self._pool.open(wait=True, timeout=pool_timeout)
 
     def _setup(self, conn: Connection[Any]) -> str:
         schema = sql.Identifier(self.schema)
@@ -134,10 +240,15 @@ class Database:
                     ) from None
             conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(schema))
         found = conn.execute(
-            "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
-            " WHERE e.extname = 'vector'"
+            "SELECT n.nspname, e.extversion FROM pg_extension e"
+            " JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
         ).fetchone()
         vector_schema = str(found[0]) if found else "public"
+        server = conn.execute("SHOW server_version").fetchone()
+        self.versions = {
+            "postgresql": str(server[0]).split()[0] if server else "unknown",
+            "pgvector": str(found[1]) if found else "unknown",
+        }
         conn.execute(
             sql.SQL("SET search_path TO {}, {}").format(schema, sql.Identifier(vector_schema))
         )
@@ -145,6 +256,7 @@ class Database:
         # processor must be refused here in one line, not crash the first recall.
         probe_connection(conn, self.where)
         migrate(conn, self.schema)
+        ensure_server_tables(conn)
         privileged = conn.execute(
             "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
         ).fetchone()
@@ -168,41 +280,81 @@ class Database:
     # -- sessions ------------------------------------------------------------------------
 
     @contextmanager
+    def intent(self, what: str) -> Iterator[None]:
+        """What the units of work of this thread are for, in their error messages (a
+        write request's first read fails as "writing", not "reading")."""
+        before = getattr(self._local, "intent", None)
+        self._local.intent = what
+        try:
+            yield
+        finally:
+            self._local.intent = before
+
+    def _label(self, default: str) -> str:
+        return f"{getattr(self._local, 'intent', None) or default} {self.where}"
+
+    @contextmanager
+    def _observed(self, what: str, label: str) -> Iterator[None]:
+        """Time one unit of work, turn a driver error into a StorageError, tell the
+        observer (metrics) either way."""
+        start = time.perf_counter()
+        error: str | None = None
+        try:
+            with storage_errors(label):
+                yield
+        except StorageError as exc:
+            error = type(exc).__name__
+            raise
+        finally:
+            observer = self.observer
+            if observer is not None:
+                observer(what, time.perf_counter() - start, error)
+
+    @contextmanager
     def session(self, tenant: str | None, *, every_tenant: bool = False) -> Iterator[Session]:
         """A session scoped to one tenant (or, read-only, to every tenant), outside the
         writer lock: reads, and writes that change no record (a finished purge note)."""
         current: Session | None = getattr(self._local, "session", None)
-        with storage_errors(f"reading {self.where}"):
-            if current is not None:
+        if current is not None:  # inside a write: its own transaction
+            with storage_errors(self._label("writing")):
                 current.scope(tenant, every_tenant=every_tenant)
                 yield current
-                return
-            with self._pool.connection() as conn:
-                session = Session(conn)
+            return
+        pin: _ReadPin | None = getattr(self._local, "pin", None)
+        if pin is not None:
+            with storage_errors(self._label("reading")):
+                session = pin.current()
                 session.scope(tenant, every_tenant=every_tenant)
                 yield session
+            return
+        with self._observed("read", self._label("reading")), self._pool.connection() as conn:
+            session = Session(conn)
+            session.scope(tenant, every_tenant=every_tenant)
+            yield session
 
     @contextmanager
     def reading(self, tenant: str) -> Iterator[None]:
         """Every read of this thread inside, in one transaction on one connection, scoped
         to ``tenant`` (a recall asks a dozen questions: one connection and one scope for
         all of them, not a pooled connection, a scope and a commit each). Inside a write
-        transaction, or nested, it reads through the one already open."""
-        if getattr(self._local, "session", None) is not None:
+        transaction, or nested, it reads through the one already open. Should the
+        connection drop inside, the next read takes a fresh one (see :class:`_ReadPin`)."""
+        if getattr(self._local, "session", None) is not None or getattr(
+            self._local, "pin", None
+        ) is not None:
             yield
             return
-        with (
-            storage_errors(f"reading {self.where}"),
-            self._pool.connection() as conn,
-            conn.transaction(),
-        ):
-            session = Session(conn)
-            session.scope(tenant)
-            self._local.session = session
-            try:
+        pin = _ReadPin(self._pool, tenant)
+        self._local.pin = pin
+        failed = True
+        try:
+            with self._observed("read", self._label("reading")):
                 yield
-            finally:
-                self._local.session = None
+                failed = False
+        finally:
+            self._local.pin = None
+            with storage_errors(self._label("reading")):
+                pin.release(failed=failed)
 
     @contextmanager
     def write(self) -> Iterator[tuple[Session, int]]:
@@ -214,11 +366,11 @@ class Database:
         if getattr(self._local, "session", None) is not None:
             raise StorageError("a write transaction is already open in this thread")
         with (
-            storage_errors(f"writing {self.where}"),
+            self._observed("write", self._label("writing")),
             self._pool.connection() as conn,
             conn.transaction(),
         ):
-            conn.execute("SELECT set_config('lock_timeout', %s, true)", (_LOCK_TIMEOUT,))
+            conn.execute("SELECT set_config('lock_timeout', %s, true)", (self._lock_timeout,))
             found = conn.execute(
                 "UPDATE meta SET value = (value::bigint + 1)::text"
                 " WHERE key = 'change_seq' RETURNING value"
@@ -235,7 +387,7 @@ class Database:
     @contextmanager
     def admin(self) -> Iterator[Connection[Any]]:
         """A direct connection as the configured user, outside the pool (maintenance)."""
-        with storage_errors(f"maintaining {self.where}"):
+        with storage_errors(self._label("maintaining")):
             conn = psycopg.connect(self.url, autocommit=True)
             try:
                 conn.execute(
@@ -246,6 +398,19 @@ class Database:
                 yield conn
             finally:
                 conn.close()
+
+    def pool_stats(self) -> dict[str, int]:
+        """The pool now: its size, connections in use and idle, requests waiting."""
+        stats = self._pool.get_stats()
+        size = int(stats.get("pool_size", 0))
+        idle = int(stats.get("pool_available", 0))
+        return {
+            "size": size,
+            "max": int(stats.get("pool_max", 0)),
+            "in_use": max(0, size - idle),
+            "idle": idle,
+            "waiting": int(stats.get("requests_waiting", 0)),
+        }
 
     def close(self) -> None:
         self._pool.close()

@@ -17,6 +17,8 @@ from cairn.errors import StorageError
 from cairn.storage.postgres.schema import (
     MIGRATIONS,
     OWN_TABLES,
+    SERVER_TABLES,
+    SERVER_TOKENS,
     STORE_ROLE,
     TENANT_TABLES,
 )
@@ -93,6 +95,56 @@ def migrate(
     return current
 
 
+def ensure_server_tables(conn: Connection[Any]) -> None:
+    """Make the server's own tables (its tokens) when missing, once across processes."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (SETUP_LOCK,))
+        conn.execute(SERVER_TOKENS.encode("utf-8"))
+
+
+def plan(
+    conn: Connection[Any],
+    schema: str,
+    *,
+    migrations: Sequence[tuple[int, str]] = MIGRATIONS,
+) -> list[str]:
+    """What opening the store would change in ``schema``, one line each, changing
+    nothing (``cairn migrate --dry-run``)."""
+    steps: list[str] = []
+    if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
+        steps.append("CREATE EXTENSION vector (pgvector; needs a superuser the first time)")
+    known = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
+    if known is None:
+        steps.append(f"CREATE SCHEMA {schema}")
+    current = schema_version(conn, schema) if known is not None else 0
+    latest = migrations[-1][0] if migrations else 0
+    if current > latest:
+        raise StorageError(
+            f"the PostgreSQL schema {schema!r} has version {current}, newer than this cairn"
+            f" ({latest}); upgrade cairn"
+        )
+    for n, (version, script) in enumerate(migrations):
+        if version > current:
+            first = n == 0  # the first version's script is the whole schema
+            what = "every table, index and the tenant wall" if first else _summary(script)
+            steps.append(f"schema version {version}: {what}")
+    tables = _tables(conn, schema) if known is not None else set()
+    steps += [f"CREATE TABLE {name}" for name in SERVER_TABLES if name not in tables]
+    role = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (STORE_ROLE,)).fetchone()
+    if role is None:
+        steps.append(f"CREATE ROLE {STORE_ROLE} (used when connecting as a superuser)")
+    return steps
+
+
+def _summary(script: str) -> str:
+    """A migration's first comment line (what it is for), or its first statement."""
+    lines = [line.strip() for line in script.strip().splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("--"):
+            return line.lstrip("- ").rstrip(",:;")
+    return lines[0][:100] if lines else "(empty)"
+
+
 def ensure_store_role(conn: Connection[Any], schema: str) -> None:
     """Give the unprivileged role the store's work runs as what it needs in this schema.
 
@@ -112,7 +164,7 @@ def ensure_store_role(conn: Connection[Any], schema: str) -> None:
         missing = conn.execute(
             "SELECT count(*) FROM unnest(%s::text[]) AS t(name) WHERE NOT has_table_privilege("
             "%s, format('%%I.%%I', %s::text, t.name), 'SELECT, INSERT, UPDATE, DELETE')",
-            (["meta", "schema_version", *TENANT_TABLES], STORE_ROLE, schema),
+            (["meta", "schema_version", *TENANT_TABLES, *SERVER_TABLES], STORE_ROLE, schema),
         ).fetchone()
         if missing is not None and int(missing[0]) == 0:
             return

@@ -14,7 +14,7 @@ and a write is searchable by every process the moment it commits. The change fee
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
@@ -37,7 +37,7 @@ from cairn.storage.ports import (
     order_of,
 )
 from cairn.storage.postgres import learning
-from cairn.storage.postgres.database import Database, Session
+from cairn.storage.postgres.database import LOCK_TIMEOUT_S, POOL_TIMEOUT_S, Database, Session
 from cairn.storage.postgres.rows import (
     SELECT_APPLICATION,
     SELECT_EVENT,
@@ -49,6 +49,7 @@ from cairn.storage.postgres.rows import (
     tombstone_from_row,
 )
 from cairn.storage.postgres.schema import TENANT_TABLES
+from cairn.storage.postgres.tokens import PostgresTokenRows
 from cairn.storage.postgres.transaction import PostgresTransaction, RankHint
 
 _FEED_BATCH = 16_384
@@ -78,10 +79,36 @@ class PostgresRecordStore:
         schema: str = "cairn",
         rank_hint: RankHint | None = None,
         max_connections: int = 8,
+        pool_timeout: float = POOL_TIMEOUT_S,
+        lock_timeout: float = LOCK_TIMEOUT_S,
     ) -> None:
-        self.db = Database(url, schema, max_connections=max_connections)
+        self.db = Database(
+            url,
+            schema,
+            max_connections=max_connections,
+            pool_timeout=pool_timeout,
+            lock_timeout=lock_timeout,
+        )
         self._rank = rank_hint
         self._model: str | None = None
+
+    # -- what an operator sees -----------------------------------------------------------
+
+    def intent(self, what: str) -> AbstractContextManager[None]:
+        """Name what this thread's database work is for in its errors ("writing")."""
+        return self.db.intent(what)
+
+    def health(self) -> dict[str, Any]:
+        """The database's versions and this process's pool, for status and metrics."""
+        return {"versions": dict(self.db.versions), "pool": self.db.pool_stats()}
+
+    def tokens(self) -> PostgresTokenRows:
+        """The server's tokens kept in this schema (every host on it reads the same)."""
+        return PostgresTokenRows(self.db)
+
+    def observe(self, observer: Callable[[str, float, str | None], None] | None) -> None:
+        """Call ``observer(what, seconds, error)`` after each unit of work (metrics)."""
+        self.db.observer = observer
 
     # -- writes --------------------------------------------------------------------------
 

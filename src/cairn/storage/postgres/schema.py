@@ -322,4 +322,19 @@ CREATE INDEX records_hash ON records(tenant, agent, text_hash, recorded_at, id);
 """
 MIGRATIONS: tuple[tuple[int, str], ...] = ((5, V5), (6, V6), (7, V7), (8, V8))
 LATEST_VERSION = MIGRATIONS[-1][0]
-OWN_TABLES = frozenset(("schema_version", "meta", *TENANT_TABLES))
+# The server's own tables, of no tenant, beside the versioned schema (which SQLite's
+# mirrors): made when missing, under the setup lock, by every version that knows them.
+SERVER_TABLES: tuple[str, ...] = ("server_tokens",)
+# The server's tokens, in the database every server of it reads, so a token made or
+# revoked on one host holds on all of them at once. Only each token's SHA-256 is kept.
+# Not behind the tenant wall: a request's tenant is what its token says.
+SERVER_TOKENS = """
+CREATE TABLE IF NOT EXISTS server_tokens (
+    id text COLLATE "C" PRIMARY KEY,
+    sha256 text COLLATE "C" NOT NULL UNIQUE,
+    tenant text COLLATE "C" NOT NULL,
+    agent text COLLATE "C",
+    created_at text NOT NULL
+)
+"""
+OWN_TABLES = frozenset(("schema_version", "meta", *TENANT_TABLES, *SERVER_TABLES))
