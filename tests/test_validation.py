@@ -368,3 +368,27 @@ def test_database_paths(tmp_path: Path) -> None:
     assert "is a folder" in refused(check_database_path, tmp_path)
     assert "is a file, not a folder" in refused(check_database_path, tmp_path / "text.db" / "x")
     assert "not a regular file" in refused(check_database_path, Path("/dev/null"))
+
+
+INVISIBLE_ONLY = [
+    " \u200b\u2060 \t",  # blanks, a zero-width space, a word joiner
+    "\u3000\u00a0\ufeff",  # ideographic and no-break spaces, a BOM
+    "\u00ad\u034f\u180e",  # soft hyphen, combining grapheme joiner, Mongolian vowel separator
+    "\u115f\u1160\u3164\uffa0",  # the Hangul fillers
+    "\u2800\u200c\u200d",  # the blank Braille pattern, the joiners
+]
+
+
+@pytest.mark.parametrize("value", INVISIBLE_ONLY)
+def test_a_text_with_no_visible_character_is_empty(value: str) -> None:
+    assert "no visible character" in refused(check_body, value, 1000)
+    line = value.replace("\t", " ")  # a tab is refused in a line for itself
+    assert "no visible character" in refused(check_line, "tag", line, 100)
+    assert "no visible character" in refused(
+        validate_memory_fields, {"body": value}, where="", max_body_chars=1000
+    )
+
+
+@pytest.mark.parametrize("value", ["a\u200b", "\u0301", "中文\u3000", "\U0001f600", "\ue000"])
+def test_one_visible_character_is_enough(value: str) -> None:
+    assert check_body(value, 1000) == value
