@@ -80,6 +80,14 @@ def test_refused_requests_name_the_field_and_change_nothing(served: Served) -> N
         (b'{"mutation": "remember", "idempotency_key": "k", "body": "x", "trust": "root"}',
          "unknown trust level 'root'"),
         (b'{"mutation": "remember", "idempotency_key": "k", "body": "   "}', "empty"),
+        (b'{"mutation": "remember", "idempotency_key": "k", "body": " \\u200b\\u2060 "}',
+         "no visible character"),
+        (b'{"mutation": "remember", "idempotency_key": "k", "body": "a", "body": "b"}',
+         "the key 'body' appears twice"),
+        (b'{"mutation": "ingest", "idempotency_key": "k", "items": [{"body": "a", "body": "b"}]}',
+         "the key 'body' appears twice"),
+        (b'{"mutation": "remember", "idempotency_key": "k", "body": NaN}', "not a JSON number"),
+        (b'{"mutation": "remember", "idempotency_key": "k", "body": "\xff"}', "not UTF-8"),
     ]  # fmt: skip
     for body, message in cases:
         reply = served.client.post("/v1/apply", content=body, headers=auth)
@@ -246,3 +254,16 @@ def test_a_defect_is_a_500_with_its_request_id_and_a_logged_traceback(
     assert "a bug" not in reply.json()["error"]  # the details stay in the log
     logged = [json.loads(JsonFormatter().format(r)) for r in caplog.records]
     assert any("RuntimeError: a bug" in x.get("traceback", "") for x in logged)
+
+
+def test_a_retried_ingest_batch_stores_nothing_twice(served: Served) -> None:
+    auth = served.token("acme")
+    items = [{"body": "The build cache lives in /var/cache/ci"}, {"body": "Releases ship on Fridays"}]
+    first = served.apply(auth, mutation="ingest", idempotency_key="batch-1", items=items)
+    again = served.apply(auth, mutation="ingest", idempotency_key="batch-1", items=items)
+    other = served.apply(auth, mutation="ingest", idempotency_key="batch-2", items=items[:1])
+    assert (first.json()["stored"], first.json()["skipped"]) == (2, 0)
+    assert (again.json()["stored"], again.json()["skipped"]) == (0, 2)
+    assert other.json()["stored"] == 1  # another batch is another write
+    status = served.client.get("/v1/status", headers=auth).json()
+    assert status["counts"]["records"] == 3

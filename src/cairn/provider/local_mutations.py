@@ -4,6 +4,7 @@ idempotency key."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 from cairn.provider.contract import (
@@ -76,8 +77,12 @@ def store(p: LocalProvider, request: StoreRequest, ns: Namespace) -> WriteRespon
 
 def ingest(p: LocalProvider, request: IngestRequest, ns: Namespace) -> IngestResponse:
     items = [memory_input(i, "fact") for i in request.items]
+    keys = request.item_keys
+    if keys is None:  # the batch's key stands for each item: a retried batch stores nothing twice
+        batch = hashlib.sha256(request.idempotency_key.encode("utf-8")).hexdigest()[:32]
+        keys = [f"ingest-{batch}-{n}" for n in range(1, len(items) + 1)]
     done = p.services.writes.store_many(
-        items, ns, batch_size=request.batch_size, keys=request.item_keys, progress=p.progress
+        items, ns, batch_size=request.batch_size, keys=keys, progress=p.progress
     )
     return IngestResponse.model_construct(
         stored=len(done.records),

@@ -44,6 +44,7 @@ from cairn.server.auth import Binding, TokenStore
 from cairn.server.local import is_local, local_binding
 from cairn.server.metrics import CONTENT_TYPE, SIZES, Metrics
 from cairn.server.openapi import contract_openapi
+from cairn.validation import parse_json_line
 
 log = logging.getLogger("cairn.server")
 access = logging.getLogger("cairn.server.access")
@@ -83,9 +84,11 @@ def parse_request(body: bytes, tag: str, models: Mapping[str, type[BaseModel]]) 
     """The request a body holds, validated by its own model, so a refusal names the field
     exactly as the embedded engine's does; InvalidInput otherwise."""
     try:
-        data = json.loads(body)
-    except (ValueError, RecursionError):
-        raise InvalidInput("the body is not JSON") from None
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("the body is not JSON (not UTF-8)") from None
+    # The strict reader the CLI's JSONL uses: a repeated key is refused, not "the last wins"
+    data = parse_json_line(text, where="the body")
     if not isinstance(data, dict):
         raise InvalidInput(f"the body must be a JSON object with a {tag!r}")
     named = data.get(tag)
