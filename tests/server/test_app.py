@@ -258,7 +258,10 @@ def test_a_defect_is_a_500_with_its_request_id_and_a_logged_traceback(
 
 def test_a_retried_ingest_batch_stores_nothing_twice(served: Served) -> None:
     auth = served.token("acme")
-    items = [{"body": "The build cache lives in /var/cache/ci"}, {"body": "Releases ship on Fridays"}]
+    items = [
+        {"body": "The build cache lives in /var/cache/ci"},
+        {"body": "Releases ship on Fridays"},
+    ]
     first = served.apply(auth, mutation="ingest", idempotency_key="batch-1", items=items)
     again = served.apply(auth, mutation="ingest", idempotency_key="batch-1", items=items)
     other = served.apply(auth, mutation="ingest", idempotency_key="batch-2", items=items[:1])
