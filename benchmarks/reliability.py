@@ -16,9 +16,14 @@ Full mode
               purges, rebuild)
     load      4 writers + 4 readers for 60 s (hashing), then 20 s on the real model
     attacks   the cross-tenant attack list once
+    server    10 SIGKILLs of `cairn serve` while 4 clients write (ingest batches under a
+              batch key or keys per item, store, remember), every request retried until
+              answered and a quarter sent once more after their answer: 0 duplicates,
+              0 lost (server_kills.py)
     faults    a full disk (a real tmpfs), a read-only home (a read-only bind mount), flipped
               bytes, an empty and a foreign file, dates out of range, privacy (faults.py)
-Quick mode: 30 kills, 4 on the real model, 10 s of load, the attacks, the faults.
+Quick mode: 30 kills, 4 on the real model, 10 s of load, the attacks, 3 server kills, the
+faults. ``--only-server-kills`` runs the server part alone.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from reliability.faults import run_faults  # noqa: E402
 from reliability.harness import PROBLEMS, Tally  # noqa: E402
 from reliability.kills import run_kills  # noqa: E402
 from reliability.load import run_load  # noqa: E402
+from reliability.server_kills import run_server_kills  # noqa: E402
 
 FULL = {
     "kills": {"import": 40, "ingest": 40, "edits": 40, "purges": 40, "rebuild": 40},
@@ -48,6 +54,7 @@ FULL = {
     "real_load_seconds": 20.0,
     "scale": 1.0,
     "sample": 40,
+    "server_kills": {"kills": 10, "clients": 4, "writes_per_client": 60},
 }
 QUICK = {
     "kills": {"import": 4, "ingest": 6, "edits": 8, "purges": 8, "rebuild": 4},
@@ -56,6 +63,7 @@ QUICK = {
     "real_load_seconds": 0.0,
     "scale": 0.5,
     "sample": 20,
+    "server_kills": {"kills": 3, "clients": 3, "writes_per_client": 20},
 }
 KILL_COLUMNS = ("kills", "committed", "rolled_back", "completed", "acknowledged", "checked",
                 "lane_checks", "absent_checks", "replays", "purges_resumed",
@@ -84,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-real", action="store_true", help="skip the real-model part")
     parser.add_argument("--only-real", action="store_true",
                         help="only the real-model part (its kills and its load)")
+    parser.add_argument("--only-server-kills", action="store_true",
+                        help="only the SIGKILLs of cairn serve with retried writes")
     parser.add_argument("--only-faults", action="store_true",
                         help="only the faults of the disk and the file")
     args = parser.parse_args(argv)
@@ -104,6 +114,12 @@ def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str
     started = time.monotonic()
     if args.only_faults:
         return _faults_only(work, started)
+    served = None
+    if not args.only_real:
+        _log("SIGKILLs of cairn serve, every write retried")
+        served = run_server_kills(work / "server-kills", seed=args.seed, **plan["server_kills"])
+    if args.only_server_kills and served is not None:
+        return _server_only(served, args, started)
     tallies = {} if args.only_real else run_kills(
         work / "kills", plan["kills"], seed=args.seed, scale=plan["scale"],
         sample=plan["sample"], progress=_log)
@@ -134,6 +150,9 @@ def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str
         faults = run_faults(work / "faults")
         total.merge(faults.tally)
     problems = {kind: len(messages) for kind, messages in total.problems.items()}
+    if served is not None:
+        problems["server_duplicates"] = served.duplicates
+        problems["server_lost"] = served.lost + len(served.refused)
     return {
         "seed": args.seed,
         "machine": f"{platform.machine()}, {platform.python_version()}, {platform.system()}",
@@ -141,6 +160,7 @@ def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str
         "kills": {name: t.as_dict() for name, t in tallies.items()},
         "load": {name: load.as_dict() for name, load in loads.items()},
         "attacks": attacks.as_dict(),
+        "server_kills": served.as_dict() if served is not None else None,
         "faults": faults.as_dict() if faults is not None else None,
         "totals": {
             "kills": sum(t.kills for t in tallies.values()),
@@ -155,6 +175,26 @@ def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str
             "messages": total.failures()[:100],
         },
     }
+
+
+def _server_only(served: Any, args: argparse.Namespace, started: float) -> dict[str, Any]:
+    return {
+        "seed": args.seed,
+        "machine": f"{platform.machine()}, {platform.python_version()}, {platform.system()}",
+        "seconds": round(time.monotonic() - started, 1),
+        "kills": {}, "load": {}, "attacks": None,
+        "server_kills": served.as_dict(),
+        "totals": {"problems": served.problems, "messages": served.refused[:100]},
+    }  # fmt: skip
+
+
+def _server_line(served: dict[str, Any]) -> str:
+    return (f"cairn serve SIGKILLs: {served['kills']} kills, {served['clients']} clients,"
+            f" {served['requests']} writes answered ({served['items']} bodies) after"
+            f" {served['tries']} tries ({served['unanswered_tries']} unanswered,"
+            f" {served['resent_after_answer']} sent again after their answer);"
+            f" stored {served['stored']}, duplicates {served['duplicates']},"
+            f" lost {served['lost']}, refused {len(served['refused'])}")
 
 
 def _faults_only(work: Path, started: float) -> dict[str, Any]:
@@ -190,6 +230,8 @@ def _render(report: dict[str, Any]) -> str:
                           f" {report['machine']}", "", _render_faults(report["faults"]), "",
                           f"problems: {report['totals']['problems']}",
                           *(f"  {m[:300]}" for m in report["totals"]["messages"][:20])])
+    if report["attacks"] is None:
+        return _server_line(report["server_kills"])
     kills = report["kills"]
     rows = [[name, *(t[c] for c in KILL_COLUMNS), sum(t["problems"].values())]
             for name, t in kills.items()]
@@ -211,6 +253,8 @@ def _render(report: dict[str, Any]) -> str:
                f" {attacks['own_copy']} acted on the attacker's own copy;"
                f" cross-tenant reads {attacks['cross_tenant_reads']},"
                f" writes {attacks['cross_tenant_writes']}")
+    if report.get("server_kills"):
+        out.append(_server_line(report["server_kills"]))
     if report.get("faults"):
         out += ["", _render_faults(report["faults"]), ""]
     totals = report["totals"]

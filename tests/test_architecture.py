@@ -18,7 +18,7 @@ Layers, top to bottom (a layer may import the ones below it, never those above):
     storage             cairn.storage.ports (the ports) | the implementations beside them
     adapters            cairn.adapters
     foundation          model, errors, ids, identifiers, timeutil, text, config, homes,
-                        validation, export_checks, patterns
+                        validation, export_checks, patterns, visible
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ FOUNDATION = {
     "cairn.validation",
     "cairn.export_checks",
     "cairn.patterns",
+    "cairn.visible",
 }
 STORAGE_PORTS = {"cairn.storage.ports"}
 MAX_LINES = 500

@@ -30,7 +30,7 @@ def test_a_store_refuses_a_second_embedder_and_says_how_to_rebuild(
     message = str(refused.value)
     assert "\n" not in message
     assert "'hashing-64'" in message and "'hashing-32'" in message
-    assert "cairn export" in message and "cairn import" in message
+    assert "cairn reembed --embedder hashing" in message  # switched in place, not rebuilt
     assert str(path) in message
     # Nothing was written by the refused open: the store still works with its own embedder.
     with _open(path, HashingEmbedder(64), clock) as mem:

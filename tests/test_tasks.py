@@ -26,7 +26,9 @@ def test_context_delivers_with_application_records_and_feedback_teaches(mem: Mem
     delivered = {i.record_id: i for i in (*ctx.resident, *ctx.manifest)}
     assert rule.id in delivered  # its project and path selectors match the task
     assert "path src/api/users.py matches src/api/**" in delivered[rule.id].why_applied
-    assert len(delivered) == 2  # the blog's project rule never reaches the shop
+    # The blog's project rule never reaches the shop, and the global preference about
+    # commit subjects has nothing to do with this task: neither is offered.
+    assert len(delivered) == 1
     assert len(ctx.applications) == len(delivered)
 
     app_id = delivered[rule.id].application_id
@@ -62,12 +64,15 @@ def test_one_outcome_per_application_counters_follow_the_current_outcome(mem: Me
 
 def test_a_phase_rule_without_a_stated_phase_goes_to_the_manifest(mem: Memory) -> None:
     rule = mem.remember("Write the migration plan first", kind="policy", phases=["plan"])
-    ctx = mem.context("add a column to users")
+    ctx = mem.context("write the migration for the users column first")
     (item,) = [i for i in ctx.manifest if i.record_id == rule.id]
     assert "phase not stated (rule applies to phase plan)" in item.why_applied
     assert all(i.record_id != rule.id for i in ctx.resident)
     planned = mem.context("add a column to users", phase="plan")
     assert rule.id in {i.record_id for i in planned.resident}
+    # A task with nothing to do with it, and no phase stated: not offered at all.
+    unrelated = mem.context("fix the typo in the footer")
+    assert rule.id not in {i.record_id for i in (*unrelated.resident, *unrelated.manifest)}
 
 
 def test_the_director_honours_include_trust_levels(mem: Memory) -> None:
@@ -125,14 +130,16 @@ def test_a_correction_in_words_acts_on_the_one_clear_match(mem: Memory) -> None:
 def test_context_calls_an_item_relevant_to_the_task_only_above_the_floor(mem: Memory) -> None:
     pnpm = mem.remember("Use pnpm, never npm, to install packages in web-dashboard.", kind="policy")
     mem.remember("Deploy to production only Tuesday to Thursday.", kind="policy")
-    relevant = "relevant to the task text"
+
+    def relevant(why: tuple[str, ...]) -> bool:  # the real reason, never a generic phrase
+        return any(r.startswith(("words in common with the task", "close in meaning")) for r in why)
 
     unrelated = mem.context("write a poem about cats")
     items = (*unrelated.resident, *unrelated.manifest)
-    assert len(items) == 2  # both policies still apply by selector
-    assert all(relevant not in i.why_applied for i in items)
+    assert items == ()  # global rules with no selector: about no task in particular
 
     related = mem.context("install the packages for web-dashboard")
     why = {i.record_id: i.why_applied for i in (*related.resident, *related.manifest)}
-    assert relevant in why[pnpm.id]
-    assert all(relevant not in w for rid, w in why.items() if rid != pnpm.id)
+    assert "words in common with the task: install, packages, web, dashboard" in why[pnpm.id]
+    assert [i.record_id for i in related.resident] == [pnpm.id]
+    assert not any(relevant(w) for rid, w in why.items() if rid != pnpm.id)

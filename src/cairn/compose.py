@@ -29,10 +29,13 @@ from cairn.homes import make_private
 from cairn.identifiers import check_name
 from cairn.provider.learning import LearningServices
 from cairn.provider.local import LocalProvider, Ports, Services
+from cairn.reembed import follow_store as follow_store  # the store's embedder
+from cairn.reembed import reembed_store as reembed_store  # cairn reembed
 from cairn.services.deltas import Deltas
 from cairn.services.journal import Journal
 from cairn.services.learning import Learning
 from cairn.services.llm import LlmFeatures, active_features, first_run_notice
+from cairn.services.projects import Projects
 from cairn.services.purges import Purges
 from cairn.services.reads import Reads
 from cairn.services.recall import Recall
@@ -128,6 +131,7 @@ def open_provider(
         )
     private_home = home  # kept private as a whole: only a home named by the caller
     home = home or default_home()
+    config = follow_store(config, path, home)
     if embedder is None:
         embedder = make_embedder(config)
     url = config.memory.store.url
@@ -204,8 +208,7 @@ def mixed_embedders(location: str, stored: str, wanted: str) -> str:
     return (
         f"{location} holds vectors of the embedder {stored!r} (provider {old}), not"
         f" {wanted!r} (provider {new}); set memory.embeddings.provider: {old} to use it, or"
-        f" rebuild it for {new}: `cairn export FILE` with {old}, then `cairn import FILE`"
-        " into a new memory.store.path"
+        f" switch it to {new} in place: `cairn reembed --embedder {new}`"
     )
 
 
@@ -244,8 +247,9 @@ def repair_sqlite(config: Config, home: Path, *, embedder: Embedder | None = Non
 
     def fresh(path: Path) -> LocalProvider:
         provider = open_provider(
-            config, path=path, home=home, markdown=False, embedder=embedder or make_embedder(config)
-        )
+            config, path=path, home=home, markdown=False,
+            embedder=embedder or make_embedder(follow_store(config, path, home)),
+        )  # fmt: skip
         assert isinstance(provider, LocalProvider)
         return provider
 
@@ -368,6 +372,7 @@ def assemble(
         after_write=projections.refresh,
         close=close,
         learning=learning,
+        projects=Projects(records, journal),
     )
     provider = LocalProvider(services, tenant=tenant, agent=agent)
     projections.attach(provider)

@@ -56,8 +56,12 @@ class Projections:
 
     def _projection(self, mem: Any) -> Any:
         from cairn.projection import MarkdownProjection
+        from cairn.provider.projects_contract import ProjectsQuery
 
-        return MarkdownProjection.for_memory(self._folder, mem)
+        # Files are named by the repository's readable name (``app-0b960499.md``); a name
+        # told later renames the file (edits pending in it keep it where it is).
+        names = {p.id: p.name for p in mem.provider.query(ProjectsQuery()).projects}
+        return MarkdownProjection.for_memory(self._folder, mem, project_names=names)
 
     def refresh(self, ns: Namespace) -> list[str]:
         """Regenerate the namespace's files after a change; a failure is a warning (the

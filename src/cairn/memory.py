@@ -25,6 +25,7 @@ from cairn.model import Event, MemoryInput, Record, Tombstone
 from cairn.provider import Provider, expect
 from cairn.provider import contract as c
 from cairn.provider.convert import (
+    content_keys,
     memory_fields,
     request_list,
     to_application,
@@ -173,21 +174,28 @@ class Memory(LearningMethods):
         *,
         batch_size: int = 256,
         keys: Sequence[str] | None = None,
+        key: str | None = None,
         progress: Progress | None = None,
         agent: str | None = None,
     ) -> list[str]:
         """Bulk ingestion, all or nothing: validate all, embed in batches, one write.
 
         ``keys``: one idempotency key per item, so a re-run stores only what is missing.
-        Returns the ids of the memories stored now."""
+        ``key``: the batch's key instead; each item's is derived from it, its place and its
+        content. With neither, each item's key is derived from its content (every field)
+        and how often the same item came before in the batch, as ``cairn ingest`` derives
+        one per line: the same batch stored again adds nothing. Returns the ids of the
+        memories stored now."""
         fields = [memory_fields(i) for i in items]
+        if keys is None and key is None:
+            keys = content_keys(fields)
         if hasattr(self._provider, "progress"):  # only a local provider reports progress
             self._provider.progress = progress
         try:
             response = self._apply(
                 c.IngestRequest,
                 c.IngestResponse,
-                None,
+                key,
                 agent=agent,
                 items=fields,
                 item_keys=list(keys) if keys is not None else None,

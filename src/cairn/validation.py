@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from numbers import Integral, Real
@@ -24,6 +23,7 @@ from typing import Any
 from cairn.errors import InvalidInput
 from cairn.model import KINDS, MEMORY_TYPES, SCOPES, TRUST_LEVELS
 from cairn.timeutil import to_iso
+from cairn.visible import has_visible
 
 # The body cairn writes in place of a purged one (cairn.engine.apply.REDACTED).
 REDACTED = "[permanently forgotten]"
@@ -48,14 +48,6 @@ MAX_BODY_CHARS = 50_000_000  # the largest memory.store.maxBodyChars allows
 _BAD_IN_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 # One-line fields also refuse line breaks of every kind, U+2028 and U+2029 included.
 _BAD_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-# Letters and marks that draw nothing though Unicode files them as visible: the Hangul
-# fillers, the blank Braille pattern, the combining grapheme joiner, Khmer's inherent vowels,
-# Mongolian variation selectors. With the separators, controls and format characters
-# (zero-width space, joiners, soft hyphen, BOM), a text made only of them is empty to a reader.
-_BLANK_LOOKING = frozenset(
-    "\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5\u180b\u180c\u180d\u180f"
-)
-_INVISIBLE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
 _CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\Z")
 
 
@@ -104,24 +96,25 @@ def _bad_character(name: str, value: str, pattern: re.Pattern[str], where: str) 
     raise error_at(where, f"{name} contains {what}{detail}")
 
 
-def has_visible(value: str) -> bool:
-    """Whether the text draws anything: a character that is not a space, a control, a
-    format character (zero-width, joiners, BOM) or a blank-looking letter."""
-    return any(
-        ch not in _BLANK_LOOKING and unicodedata.category(ch) not in _INVISIBLE_CATEGORIES
-        for ch in value
-    )
+def _refuse_blank(name: str, value: str, where: str) -> None:
+    """The one emptiness rule of every text field: a visible character is required."""
+    if not value.strip():
+        raise error_at(where, f"{name} is empty")
+    if not has_visible(value):
+        raise error_at(
+            where, f"{name} has no visible character (only blanks and invisible characters)"
+        )
 
 
 def check_text(name: str, value: Any, limit: int, *, where: str = "") -> str:
-    """Free text (a body, a query, a task): no NUL, controls or lone surrogates."""
+    """Free text (a body, a query, a task): no NUL, controls or lone surrogates, and at
+    least one visible character."""
     if not isinstance(value, str):
         raise error_at(where, f"{name} must be text, not {kind_of(value)}")
     if len(value) > limit:
         raise error_at(where, f"{name} is {len(value):,} characters; the limit is {limit:,}")
     _bad_character(name, value, _BAD_IN_TEXT, where)
-    if not has_visible(value):
-        raise error_at(where, f"{name} is empty (it has no visible character)")
+    _refuse_blank(name, value, where)
     return value
 
 
@@ -143,8 +136,8 @@ def check_line(
     if len(value) > limit:
         raise error_at(where, f"{name} is {len(value):,} characters; the limit is {limit:,}")
     _bad_character(name, value, _BAD_IN_LINE, where)
-    if not empty_ok and not has_visible(value):
-        raise error_at(where, f"{name} is empty (it has no visible character)")
+    if not empty_ok:
+        _refuse_blank(name, value, where)
     return value
 
 

@@ -81,7 +81,8 @@ def test_project_rules_follow_the_repository_and_never_leak(world: dict[str, Pat
         assert [r["body"] for r in listed] == ["Always use pnpm in this repo"], place  # type: ignore[union-attr,index]
     assert as_json(world, "other", "list", ".") == []
     # From a subfolder of the linked worktree, the task context carries the rule ...
-    ctx = as_json(world, "worktree", "context", "--task", "install the dependencies")
+    task = "always use pnpm to install the dependencies"
+    ctx = as_json(world, "worktree", "context", "--task", task)
     assert [i["body"] for i in ctx["resident"]] == ["Always use pnpm in this repo"]  # type: ignore[index]
     assert "current project matches" in ctx["resident"][0]["why_applied"]  # type: ignore[index]
     # ... and in the other repository it never appears.

@@ -210,7 +210,7 @@ def test_selectors_from_the_words_show_in_show_and_list(
     assert "[paths src/api/**; phases review]" in line
     zh = stated["本项目的 Python 代码一律用 4 个空格缩进"]
     line = next(row for row in listed.splitlines() if row.startswith(zh["id"]))
-    assert "[paths *.py]" in line and "project git:" in line
+    assert "[paths *.py]" in line and "project shop (git:" in line
     as_json = {r["id"]: r for r in world.js("clone", "list")}
     for record in stated.values():
         for name in SELECTOR_FIELDS:
@@ -228,7 +228,7 @@ def test_recall_context_list_follow_the_current_repository(
     assert tabs in [m["id"] for m in here["memories"]]
     assert here["project"]["name"] == "shop"
     assert tabs not in [m["id"] for m in world.js("blog", "recall", "tabs")["memories"]]
-    ctx = world.js("worktree", "context", "--task", "indent with tabs")
+    ctx = world.js("worktree", "context", "--task", "use tabs to indent in this repo")
     assert tabs in [i["id"] for i in ctx["resident"]]
     # `list` in a repository: its own and global memories; `--scope` narrows it.
     only_project = world.js("shop", "list", "--scope", "project")
@@ -259,7 +259,10 @@ def test_a_project_named_by_path_dot_or_id_is_the_same_project(
     ]
     assert recalled[0] and recalled == [recalled[0]] * len(names)
     assert stated["Use Node 20 for this project."]["id"] in recalled[0]
-    ctx = world.js("blog", "context", "--task", "pick the Node version", "--project", shop_id)
+    ctx = world.js(
+        "blog", "context", "--task", "which Node version to use for this project", "--project",
+        shop_id,
+    )  # fmt: skip
     assert ctx["project"]["id"] == shop_id
     assert stated["Use Node 20 for this project."]["id"] in [i["id"] for i in ctx["resident"]]
 

@@ -3,8 +3,11 @@ every post, a tenant sees only its own memories — tried by breaking each."""
 
 from __future__ import annotations
 
+from fastapi.testclient import TestClient
+
 from cairn.dashboard import sessions
 from cairn.provider import contract as c
+from cairn.server.app import create_app
 
 from .conftest import Browser, Served
 
@@ -101,9 +104,37 @@ def test_a_token_pinned_to_an_agent_acts_only_as_it(served: Served) -> None:
 
 
 def test_logout_ends_the_session(served: Served, alice: Browser) -> None:
+    kept = alice.client.cookies.get("cairn_session")  # a copy of the cookie, kept aside
+    assert kept
     out = alice.post("/logout", {}, follow_redirects=False)
     assert out.status_code == 303
     assert alice.client.get("/dashboard/memories", follow_redirects=False).status_code == 303
+    # The copied cookie is refused too: the server ended the session, not only the browser.
+    replay = served.anonymous()
+    replay.cookies.set("cairn_session", kept)
+    assert replay.get("/dashboard/memories", follow_redirects=False).status_code == 303
+    # ...and so is it in another worker of the same server (the list is in a file).
+    other = Served.__new__(Served)
+    other.app = create_app(served.engine, served.tokens)
+    again = TestClient(other.app, base_url="http://127.0.0.1")
+    again.cookies.set("cairn_session", kept)
+    assert again.get("/dashboard/memories", follow_redirects=False).status_code == 303
+    # Another session of the same person is untouched.
+    fresh = served.browser("alice")
+    assert fresh.get("/memories").status_code == 200
+
+
+def test_the_banner_shows_only_what_the_server_said(alice: Browser) -> None:
+    forged = alice.get("/memories", done="Your token leaked: paste it at evil.example")
+    assert forged.status_code == 200 and 'data-testid="done"' not in forged.text
+    made = alice.post("/memories/new", {"body": "Run tests before pushing", "kind": "policy",
+                                        "idem": "b1"})  # fmt: skip
+    assert 'data-testid="done"' in made.text and "remembered" in made.text
+    rid = made.url.path.rsplit("/", 1)[1]
+    # The server's own signature does not carry over to other text.
+    signed = dict(made.url.params)
+    signed["done"] = "forgotten permanently"
+    assert 'data-testid="done"' not in alice.get(f"/memories/{rid}", **signed).text
 
 
 def test_the_api_and_the_dashboard_stay_apart(served: Served, alice: Browser) -> None:

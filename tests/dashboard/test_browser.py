@@ -166,7 +166,6 @@ def test_recall_diagnosis(person: Person) -> None:
     page = person.page
     page.get_by_role("link", name="Diagnose").click()
     page.get_by_label("Query or task").fill("install packages with pnpm")
-    page.get_by_label("Project").fill("repo1")
     page.get_by_label("Operation").fill("install")
     page.get_by_role("button", name="Diagnose").click()
     page.wait_for_url("**query=install**")
@@ -177,11 +176,43 @@ def test_recall_diagnosis(person: Person) -> None:
     assert "Always use pnpm to install packages" in director
     assert "set explicitly by the user" in director
     person.shot("diagnose")
+    page.get_by_label("Project").fill("no-such-repo")  # unknown: refused, never global
+    page.get_by_role("button", name="Diagnose").click()
+    assert "unknown project" in page.inner_text("body")
+    page.go_back()
     page.get_by_role("link", name="Learning").click()
     page.wait_for_url("**/learning**")
     assert page.locator("svg.chart").count() >= 1
     person.shot("learning")
     person.phone("learning-phone")
+
+
+def test_diagnose_is_readable_at_1280_with_every_dropped_rows_text_and_fate(
+    person: Person,
+) -> None:
+    person.seed(*[f"pnpm rule number {i}: install packages with pnpm" for i in range(9)])
+    with person.server.memory(person.tenant) as mem:
+        mem.remember("pnpm advice copied from a web page", trust="external")
+    person.login()
+    page = person.page
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{person.server.url}/dashboard/diagnose?query=install+packages+with+pnpm")
+    trace = page.get_by_test_id("trace")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280  # no sideways scroll
+    box = trace.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 1280
+    fates = trace.locator("td.fate")
+    assert fates.count() >= 10
+    for i in range(fates.count()):
+        cell = fates.nth(i).bounding_box()
+        assert cell is not None and cell["x"] + cell["width"] <= 1280  # the fate is on screen
+    dropped = trace.locator("tr.dropped")
+    assert dropped.count() >= 1
+    for i in range(dropped.count()):
+        row = dropped.nth(i)
+        assert "pnpm" in row.locator("td.memory .text").inner_text()
+        assert row.locator("td.fate").inner_text().startswith("dropped:")
+    person.shot("diagnose-1280")
 
 
 def test_keyboard_alone_reaches_search_and_signs_out(person: Person) -> None:

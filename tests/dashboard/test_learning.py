@@ -27,7 +27,11 @@ def test_over_time_counts_each_change_per_day_with_the_gaps() -> None:
         ]
     )
     assert days == ["2026-05-01", "2026-05-02", "2026-05-03"]
-    assert series == {"promoted": [2, 0, 0], "demoted": [0, 0, 1], "evicted": [0, 0, 1]}
+    assert series == {
+        "trusted more (worked again)": [2, 0, 0],
+        "trusted less (failed in use)": [0, 0, 1],
+        "set aside (unused or wrong; restorable)": [0, 0, 1],
+    }
     assert over_time([]) == ([], {})
 
 
@@ -35,7 +39,8 @@ def test_over_time_keeps_the_last_sixty_days() -> None:
     days, series = over_time(
         [event(1, "lifecycle.evicted", "2026-01-01"), event(2, "lifecycle.evicted", "2026-06-01")]
     )
-    assert len(days) == 60 and days[-1] == "2026-06-01" and sum(series["evicted"]) == 1
+    assert len(days) == 60 and days[-1] == "2026-06-01"
+    assert sum(series["set aside (unused or wrong; restorable)"]) == 1
 
 
 def test_the_page_charts_the_funnel_and_the_lifecycle(alice: Browser) -> None:
@@ -51,10 +56,15 @@ def test_the_page_charts_the_funnel_and_the_lifecycle(alice: Browser) -> None:
     alice.provider.apply(c.EvictRequest(idempotency_key="ev", mutation="evict", record_id=rid))
     page = alice.get("/learning").text
     assert page.count('<svg class="chart"') == 2 and 'role="img"' in page
-    assert "Reflection funnel" in page and "trajectories admitted" in page
+    # In a user's words, with a line on what each chart means; no internal terms.
+    assert "What cairn learned from your work" in page and "successful tasks looked at" in page
+    assert 'data-testid="funnel-note"' in page and 'data-testid="timeline-note"' in page
+    for internal in ("trajectories", "abstained", "corroborated", "funnel</h2>"):
+        assert internal not in page.lower(), internal
     telemetry = alice.provider.query(lc.TelemetryQuery())
     assert isinstance(telemetry, lc.TelemetryResponse)
     admitted = int(telemetry.agents["default"]["counters"].get("reflect:admitted", 0))
     assert admitted > 0
-    assert f'<th scope="row">trajectories admitted</th><td>{admitted}</td>' in page
-    assert "Lifecycle changes by day" in page and "learning.reflected" in page
+    assert f'<th scope="row">successful tasks looked at</th><td>{admitted}</td>' in page
+    assert "Changes to learned memories, by day" in page
+    assert "looked back at successful tasks" in page and "learning.reflected" not in page

@@ -95,6 +95,43 @@ def test_an_unknown_memory_is_404(alice: Browser) -> None:
     assert answer.status_code == 404 and "no memory" in answer.text
 
 
+def test_search_is_ranked_by_recall_not_every_word_as_a_substring(alice: Browser) -> None:
+    hook = alice.remember("Webhooks are retried with exponential backoff, five attempts at most")
+    other = alice.remember("Payment webhooks must be verified with the signing secret")
+    alice.remember("Use pnpm to install dependencies")
+    found = ids_in(alice.get("/memories", q="webhooks retries").text)
+    assert found and found[0] == hook and other in found  # not every word needed, best first
+    zh = alice.remember("部署前一定要先跑集成测试")
+    assert ids_in(alice.get("/memories", q="集成测试").text)[0] == zh
+    assert "No memories match" in alice.get("/memories", q="the capital of France").text
+
+
+def test_a_memory_without_a_source_shows_no_raw_braces(alice: Browser) -> None:
+    rid = alice.remember("Keep the changelog in English")
+    page = alice.get(f"/memories/{rid}").text
+    section = page.split('id="ev-h"')[1]
+    assert "{}" not in section and "No source recorded" in section
+
+
+def test_repositories_show_their_names_and_the_filter_takes_one(alice: Browser) -> None:
+    from cairn.provider import projects_contract as pc
+
+    pid = "git:00000000000000aa"
+    alice.provider.apply(
+        pc.NameProjectRequest(idempotency_key="n1", project_id=pid, name="shop",
+                              remote="github.com/acme/shop")
+    )  # fmt: skip
+    rid = alice.remember("Use pnpm here", scope="project", project_id=pid)
+    alice.remember("A global rule")
+    listed = alice.get("/memories").text
+    assert f"<strong>shop</strong> <span class=\"id\">{pid}</span>" in listed
+    assert 'data-testid="project-name">shop<' in alice.get(f"/memories/{rid}").text
+    for typed in ("shop", "acme/shop", pid):
+        assert ids_in(alice.get("/memories", project=typed).text) == [rid], typed
+    refused = alice.get("/memories", project="nosuch")
+    assert refused.status_code == 400 and "unknown project" in refused.text
+
+
 def test_a_rule_that_keeps_failing_is_flagged_for_review(alice: Browser) -> None:
     from cairn.provider import learning_contract as lc
 

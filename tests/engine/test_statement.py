@@ -17,6 +17,7 @@ from cairn.engine.statement import (
     TASK_TYPES,
     StatementReading,
     read_statement,
+    stored_body,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -564,3 +565,25 @@ def test_forget_target_is_the_content_words(text: str, target: tuple[str, ...]) 
 )
 def test_a_preference_with_a_place_or_time_before_its_verb(text: str) -> None:
     assert read_statement(text).memory_kind == "preference"
+
+
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        ("Remember that the staging URL is https://staging.example.com",
+         "The staging URL is https://staging.example.com"),
+        ("please remember: deploys go out on Tuesdays", "Deploys go out on Tuesdays"),
+        ("FYI, the database is PostgreSQL 16", "The database is PostgreSQL 16"),
+        ("Note that the API rate limit is 100 per minute", "The API rate limit is 100 per minute"),
+        ("记住：预发布环境的地址是 staging.example.cn", "预发布环境的地址是 staging.example.cn"),
+        ("请记住预发布服务器在杭州", "预发布服务器在杭州"),
+        # Not a marker: an instruction, a verb of the sentence, or nothing left.
+        ("Remember to run the tests before pushing", "Remember to run the tests before pushing"),
+        ("Note the date in the changelog", "Note the date in the changelog"),
+        ("Remembering names is hard", "Remembering names is hard"),
+        ("记住", "记住"),
+        ("Always use pnpm", "Always use pnpm"),
+    ],
+)  # fmt: skip
+def test_the_stored_body_has_no_leading_remember(said: str, stored: str) -> None:
+    assert stored_body(said) == stored

@@ -100,11 +100,12 @@ def test_a_settings_file_of_an_unexpected_shape_is_refused(tmp_path: Path) -> No
         read_settings(bad)
 
 
-def test_the_cairn_command_is_plain_when_the_path_finds_this_one(tmp_path: Path) -> None:
+def test_the_cairn_command_is_always_this_ones_absolute_path(tmp_path: Path) -> None:
     mine = tmp_path / "venv" / "bin" / "cairn"
     mine.parent.mkdir(parents=True)
     mine.write_text("#!/bin/sh\n", encoding="utf-8")
-    assert default_cairn(str(mine), str(mine), "/usr/bin/python3") == "cairn"
+    # Even when the PATH finds this one: the host may start with another PATH.
+    assert default_cairn(str(mine), str(mine), "/usr/bin/python3") == str(mine.resolve())
     other = tmp_path / "other" / "cairn"
     assert default_cairn(str(mine), str(other), "/usr/bin/python3") == str(mine.resolve())
     assert default_cairn(str(mine), None, "/usr/bin/python3") == str(mine.resolve())
@@ -118,6 +119,11 @@ def repo(tmp_path: Path) -> Path:
     root = tmp_path / "shop"
     (root / "src").mkdir(parents=True)
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-q",
+         "--allow-empty", "-m", "init"],
+        cwd=root, check=True,
+    )  # fmt: skip
     return root
 
 
@@ -130,7 +136,7 @@ def test_cairn_install_on_a_real_project_settings_file(tmp_path: Path, repo: Pat
     home = tmp_path / "home"
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        proc = run_cairn(home, "install", "claude-code", *args, cwd=repo / "src")
+        proc = run_cairn(home, "install", "claude-code", "--shared", *args, cwd=repo / "src")
         assert proc.returncode == 0, proc.stderr
         return proc
 
@@ -166,9 +172,57 @@ def test_cairn_install_for_the_user_and_a_broken_file_left_alone(
     assert data["changed"] is True and data["path"] == str(user / ".claude/settings.json")
     written = json.loads((user / ".claude" / "settings.json").read_text(encoding="utf-8"))
     assert ("Stop", "/opt/cairn/bin/cairn hook stop") in ours(written)
+    assert run_cairn(tmp_path / "home", "daemon", "stop", cwd=repo).returncode == 0
     broken = repo / ".claude" / "settings.json"
     broken.parent.mkdir()
     broken.write_text("{oops", encoding="utf-8")
-    proc = run_cairn(tmp_path / "home", "install", "claude-code", cwd=repo)
+    proc = run_cairn(tmp_path / "home", "install", "claude-code", "--shared", cwd=repo)
     assert proc.returncode == 2 and "not valid JSON" in proc.stderr
     assert broken.read_text(encoding="utf-8") == "{oops"
+
+
+@pytest.mark.slow
+def test_a_default_install_is_local_absolute_with_the_daemon_and_undone_exactly(
+    tmp_path: Path, repo: Path
+) -> None:
+    home = tmp_path / "home"
+    config = home / "config.yaml"
+    run_cairn(home, "status", cwd=repo)  # the test config (hashing embedder) is written
+    config_before = config.read_text(encoding="utf-8")
+    shared = repo / ".claude" / "settings.json"
+    local = repo / ".claude" / "settings.local.json"
+    shared.parent.mkdir()
+    theirs = json.dumps(THEIRS, indent=2) + "\n"
+    shared.write_text(theirs, encoding="utf-8")
+    proc = run_cairn(home, "install", "claude-code", cwd=repo / "src")
+    assert proc.returncode == 0, proc.stderr
+    assert shared.read_text(encoding="utf-8") == theirs  # the team's file is not touched
+    written = json.loads(local.read_text(encoding="utf-8"))
+    commands = [c for _, c in ours(written)]
+    assert len(commands) == 3 and all(c.startswith("/") for c in commands), commands
+    for said in ("cairn hooks installed in", "daemon autostart turned on", "daemon started"):
+        assert said in proc.stdout, proc.stdout
+    assert "autostart: true" in config.read_text(encoding="utf-8")
+    status = run_cairn(home, "--json", "daemon", "status", cwd=repo)
+    assert json.loads(status.stdout)["running"] is True
+    # A hook answers through the daemon with real Claude Code event JSON.
+    event = {"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup",
+             "cwd": str(repo), "transcript_path": str(tmp_path / "t.jsonl")}  # fmt: skip
+    hook = run_cairn(home, "hook", "session-start", stdin=json.dumps(event).encode(), cwd=repo)
+    assert hook.returncode == 0 and "Traceback" not in hook.stderr
+    removed = run_cairn(home, "install", "claude-code", "--uninstall", cwd=repo)
+    assert removed.returncode == 0, removed.stderr
+    assert "daemon stopped" in removed.stdout and "set back" in removed.stdout
+    assert not local.exists()  # install made it, uninstall takes it away
+    assert config.read_text(encoding="utf-8") == config_before  # byte for byte
+    assert shared.read_text(encoding="utf-8") == theirs
+    status = run_cairn(home, "--json", "daemon", "status", cwd=repo)
+    assert json.loads(status.stdout)["running"] is False
+
+
+def test_install_outside_a_repository_is_refused_unless_for_the_user(tmp_path: Path) -> None:
+    outside = tmp_path / "scratch"
+    outside.mkdir()
+    proc = run_cairn(tmp_path / "home", "install", "claude-code", cwd=outside)
+    assert proc.returncode == 2 and "not inside a git repository" in proc.stderr
+    assert "--user" in proc.stderr and not (outside / ".claude").exists()

@@ -150,3 +150,38 @@ def test_round_trip_over_streamable_http(http_server: str) -> None:
             await round_trip(session)
 
     asyncio.run(main())
+
+
+def test_unknown_tools_and_methods_are_clean_mcp_errors_and_ids_take_prefixes(
+    repo: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "cairn.cli.main", "mcp"], env=env, cwd=str(repo)
+    )
+    errlog = tmp_path / "stderr.txt"
+
+    async def main() -> None:
+        with errlog.open("w") as err:
+            async with (
+                stdio_client(params, errlog=err) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                with pytest.raises(MCPError) as refused:
+                    await session.call_tool("no_such_tool", {})
+                assert "unknown tool 'no_such_tool'" in str(refused.value)
+                assert "memory_context" in str(refused.value)
+                stored = structured(await session.call_tool("memory_store", {
+                    "body": "记住：预发布环境的地址是 staging.example.cn", "kind": "fact",
+                    "stated_by_user": True,
+                }))  # fmt: skip
+                rid = stored["record"]["id"]
+                expanded = structured(
+                    await session.call_tool("memory_expand", {"record_id": rid[:20].lower()})
+                )
+                assert expanded["record"]["id"] == rid
+
+    asyncio.run(main())
+    assert errlog.read_text(encoding="utf-8") == ""  # nothing on stderr

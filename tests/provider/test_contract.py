@@ -27,7 +27,7 @@ def test_contract_round_trip(mem: Memory) -> None:
     assert made.record.id == again.record.id and made.created and not again.created
     assert provider.status().counts["records"] == 1  # the retry was a no-op
 
-    task = provider.query(c.TaskQuery(task="install dependencies with pnpm"))
+    task = provider.query(c.TaskQuery(task="always use pnpm to install dependencies"))
     assert isinstance(task, c.TaskResponse)
     assert task.resident[0].body == "Always use pnpm"
     app_id = task.resident[0].application_id

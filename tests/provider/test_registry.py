@@ -111,7 +111,8 @@ def _minimal(model: type[Any]) -> dict[str, Any]:
         "query": "x", "task": "x", "record_id": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "text": "x",
         "application_id": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "outcome": "ignored", "lines": [],
         "items": [], "question": "x", "transcript": "x", "op": "create",
-        "idempotency_key": "k", "body": "x",
+        "idempotency_key": "k", "body": "x", "project_id": "git:0123456789abcdef",
+        "name": "app",
     }  # fmt: skip
     return {
         name: samples[name]

@@ -553,6 +553,7 @@ def test_the_markdown_projection_is_kept_alike_in_process_and_through_the_daemon
         (("sync",), "with memory.remote the memory is the server's"),
         (("rebuild", "--from-markdown"), "with memory.remote the memory is the server's"),
         (("doctor",), "check it where it is served"),  # the store's file is the server's
+        (("reembed",), "check it where it is served"),  # and so is its embedder
     ):
         refused = remote.cli(*args)
         assert refused.code == 2 and refused.out == "", refused
@@ -573,6 +574,11 @@ def test_the_markdown_projection_is_kept_alike_in_process_and_through_the_daemon
     p.run("list")
     checked = p.run("doctor")  # the file the daemon serves is this home's, as in-process
     assert "integrity  SQLite's integrity_check: ok" in checked.out, checked
+    # The daemon holds the model in memory: a switch waits until it is stopped.
+    switched = {name: route.cli("reembed") for name, route in p.routes.items()}
+    assert switched["local"].code == 0 and "nothing to do" in switched["local"].out, switched
+    assert switched["daemon"].code == 2 and "cairn daemon stop" in switched["daemon"].err
+    COMPARED.add("reembed")
     p.check()
 
 

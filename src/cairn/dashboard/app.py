@@ -30,7 +30,11 @@ def create_dashboard(
     bind: Bind, tokens: Tokens, *, key: bytes, clock: Callable[[], float] = time.time
 ) -> FastAPI:
     """The dashboard over ``bind`` (tenant, agent -> provider), signing with ``key``."""
-    site = Site(bind, tokens, key, clock)
+    path = getattr(tokens, "path", None)  # the server's tokens file: sign-outs beside it
+    ended = sessions.EndedSessions(
+        path.with_name(path.name + ".dashboard-ended") if isinstance(path, Path) else None
+    )
+    site = Site(bind, tokens, key, clock, ended)
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
@@ -80,6 +84,7 @@ def create_dashboard(
         session = site.session_of(request)
         if not sessions.csrf_ok(str(form.get("csrf", "")), session.nonce, site.key):
             raise Forbidden("the form's CSRF token is missing or wrong; reload the page")
+        site.ended.end(session, now=site.clock())  # the cookie ends here, not at its expiry
         base = request.scope.get("root_path", "")
         response = RedirectResponse(f"{base}/login", status_code=303)
         response.delete_cookie(sessions.COOKIE, path=base or "/")

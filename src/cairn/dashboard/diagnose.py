@@ -31,9 +31,35 @@ def _build(model: type[Any], data: dict[str, Any]) -> Any:
         raise invalid(exc) from None
 
 
+def project_id_of(provider: Any, text: str) -> str | None:
+    """The project a person typed (a name such as ``app`` or ``acme/app``, its id, or a
+    repository's folder), found by the engine; an unknown one is refused, never answered
+    quietly from global memory alone."""
+    from cairn.provider import projects_contract as pc
+
+    if not text:
+        return None
+    found = expect(provider.query(_build(pc.ProjectsQuery, {"find": text})), pc.ProjectsResponse)
+    return found.projects[0].id
+
+
+MAX_ROWS = 200
+
+
+def _text_of(provider: Any, record_id: str, hit: Any) -> str:
+    """A candidate's text: every row, dropped ones too, says which memory it is."""
+    if hit is not None:
+        return str(hit.record.body)
+    try:
+        shown = provider.query(c.ShowQuery(record_id=record_id))
+    except Exception:  # a candidate gone since (forgotten meanwhile): its id alone
+        return ""
+    return str(getattr(getattr(shown, "record", None), "body", ""))
+
+
 def diagnose(provider: Any, shown: dict[str, str]) -> dict[str, Any]:
     """Recall's trace and the director's preview for one task context."""
-    project = shown["project"] or None
+    project = project_id_of(provider, shown["project"])
     recall = expect(
         provider.query(_build(c.RecallQuery, {"query": shown["query"], "project_id": project})),
         c.RecallResponse,
@@ -68,8 +94,9 @@ def diagnose(provider: Any, shown: dict[str, str]) -> dict[str, Any]:
             "fate": t.get("fate", ""),
             "position": delivered.get(t["id"]),
             "hit": records.get(t["id"]),
+            "text": _text_of(provider, t["id"], records.get(t["id"])),
         }
-        for t in recall.trace
+        for t in recall.trace[:MAX_ROWS]
     ]
     rows.sort(key=lambda r: (r["position"] is None, r["position"] or 0, -(r["fused"] or 0)))
     return {

@@ -60,6 +60,36 @@ def parse_filters(params: Mapping[str, str]) -> Filters:
     return Filters(page=int(page_text), **raw)
 
 
+SEARCH_LIMIT = 1000  # recall hits a search pages through
+
+
+def search(provider: Any, f: Filters) -> tuple[list[Any], bool]:
+    """A page of what recall finds for the search text, in recall's order (by relevance,
+    not every word as a substring), narrowed by the other filters; and whether more follow."""
+    from cairn.provider import expect
+
+    try:
+        query = c.RecallQuery.model_validate(
+            {"query": f.q, "max_results": SEARCH_LIMIT, "max_chars": 1_000_000,
+             "include_trust": list(TRUST), "project_id": f.project or None}
+        )  # fmt: skip
+    except ValidationError as exc:
+        raise invalid(exc) from None
+    found = expect(provider.query(query), c.RecallResponse).memories
+    wanted = (
+        ("scope", f.scope), ("project_id", f.project), ("state", f.state),
+        ("trust", f.trust), ("kind", f.kind),
+    )  # fmt: skip
+    records = [
+        m.record
+        for m in found
+        if all(not value or getattr(m.record, name) == value for name, value in wanted)
+        and (not f.tag or f.tag in m.record.tags)
+    ]
+    start = (f.page - 1) * PAGE_SIZE
+    return records[start : start + PAGE_SIZE], len(records) > start + PAGE_SIZE
+
+
 def list_query(f: Filters) -> c.ListQuery:
     """One page of the list, and one more row (to know whether a next page exists)."""
     data: dict[str, Any] = {

@@ -17,16 +17,16 @@ from cairn.provider import expect
 from cairn.provider import learning_contract as lc
 
 FUNNEL = (
-    ("reflect:admitted", "trajectories admitted"),
-    ("reflect:funnel:candidates", "topic candidates"),
-    ("reflect:funnel:corroborated", "corroborated"),
-    ("reflect:funnel:singleOwnerCorroborated", "single owner corroborated"),
-    ("reflect:funnel:abstained", "abstained runs"),
+    ("reflect:admitted", "successful tasks looked at"),
+    ("reflect:funnel:candidates", "topics they were about"),
+    ("reflect:funnel:corroborated", "topics seen succeed often enough to learn from"),
+    ("reflect:funnel:singleOwnerCorroborated", "of those, from your own repeated successes"),
+    ("reflect:funnel:abstained", "runs that found nothing to learn (nothing changed)"),
 )
 LIFECYCLE = {
-    "lifecycle.promoted": "promoted",
-    "lifecycle.demoted": "demoted",
-    "lifecycle.evicted": "evicted",
+    "lifecycle.promoted": "trusted more (worked again)",
+    "lifecycle.demoted": "trusted less (failed in use)",
+    "lifecycle.evicted": "set aside (unused or wrong; restorable)",
 }
 MAX_DAYS = 60
 MAX_EVENTS = 20_000
@@ -72,10 +72,12 @@ def routes(site: Site) -> APIRouter:
         return v.render(
             "learning.html",
             funnel=funnel,
-            funnel_chart=charts.bars("Reflection funnel", funnel),
+            funnel_chart=charts.bars("What the last reflections learned from", funnel),
             days=days,
             series=series,
-            timeline=charts.columns("Lifecycle changes by day", days, series) if days else None,
+            timeline=charts.columns("Changes to learned memories, by day", days, series)
+            if days
+            else None,
             totals=totals,
             runs=mine.get("runs", []),
             counters=counters,

@@ -15,6 +15,14 @@ from cairn.provider import expect
 APPLICATIONS_SHOWN = 100
 
 
+def project_names(v: Visit) -> dict[str, str]:
+    """Each named repository's readable name by id, for ``app (git:…)`` in the pages."""
+    from cairn.provider import projects_contract as pc
+
+    known = expect(v.provider.query(pc.ProjectsQuery()), pc.ProjectsResponse).projects
+    return {p.id: p.name for p in known}
+
+
 def routes(site: Site) -> APIRouter:
     router = APIRouter()
 
@@ -22,20 +30,30 @@ def routes(site: Site) -> APIRouter:
     def memories(request: Request) -> Response:
         v = visit(site, request)
         f = flt.parse_filters(request.query_params)
-        listed = expect(v.provider.query(flt.list_query(f)), c.RecordsResponse)
-        rows = listed.records[: flt.PAGE_SIZE]
+        if f.project:  # a name, an id or a folder: the engine finds it, or refuses
+            from dataclasses import replace
+
+            from cairn.dashboard.diagnose import project_id_of
+
+            f = replace(f, project=project_id_of(v.provider, f.project) or "")
+        if f.q:  # ranked by the recall engine, as an agent would find them
+            rows, more = flt.search(v.provider, f)
+        else:
+            listed = expect(v.provider.query(flt.list_query(f)), c.RecordsResponse)
+            rows, more = listed.records[: flt.PAGE_SIZE], len(listed.records) > flt.PAGE_SIZE
         return v.render(
             "memories.html",
             f=f,
             rows=rows,
-            more=len(listed.records) > flt.PAGE_SIZE,
+            more=more,
             first=(f.page - 1) * flt.PAGE_SIZE + 1,
             orders=flt.ORDERS,
             states=flt.STATES,
             trusts=flt.TRUST,
             kinds=flt.KINDS,
             scopes=flt.SCOPES,
-            done=request.query_params.get("done"),
+            names=project_names(v),
+            done=v.banner(),
         )
 
     @router.get("/memories/new")
@@ -70,6 +88,7 @@ def detail(v: Visit, record_id: str, *, done: str | None = None, status: int = 2
         applications=apps.applications,
         applications_total=apps.total,
         tombstone=tombstone,
-        done=done or v.request.query_params.get("done"),
+        done=done or v.banner(),
         kinds=flt.KINDS,
+        names=project_names(v),
     )

@@ -122,3 +122,57 @@ def load_key(path: Path) -> bytes:
     with os.fdopen(fd, "wb") as out:
         out.write(key)
     return key
+
+
+class EndedSessions:
+    """Sessions signed out before they expired: a cookie is otherwise valid until its
+    expiry, so logout lists its nonce here, in a file beside the tokens (mode 0600) that
+    every worker of the server reads; ``path`` None keeps the list in this process."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._mine: dict[str, int] = {}
+        self._seen: tuple[int, int] | None = None  # the file's (mtime_ns, size) last read
+        self._listed: dict[str, int] = {}
+
+    def end(self, session: Session, *, now: float) -> None:
+        self._mine[session.nonce] = session.expires
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        live = {n: e for n, e in self._read().items() if e > now}
+        live[session.nonce] = session.expires
+        if len(live) < len(self._listed):  # expired entries: write the file anew
+            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            temporary.write_text("".join(f"{n} {e}\n" for n, e in live.items()), "utf-8")
+            os.chmod(temporary, 0o600)
+            os.replace(temporary, self.path)
+            return
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as out:  # one short line: one write
+            out.write(f"{session.nonce} {session.expires}\n")
+
+    def ended(self, session: Session) -> bool:
+        return session.nonce in self._mine or session.nonce in self._read()
+
+    def _read(self) -> dict[str, int]:
+        if self.path is None:
+            return {}
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return {}
+        if self._seen != (st.st_mtime_ns, st.st_size):
+            listed: dict[str, int] = {}
+            for line in self.path.read_text(encoding="utf-8").splitlines():
+                nonce, _, expires = line.partition(" ")
+                if nonce and expires.isdigit():
+                    listed[nonce] = int(expires)
+            self._listed, self._seen = listed, (st.st_mtime_ns, st.st_size)
+        return self._listed
+
+
+def banner_mac(key: bytes, session_nonce: str, text: str) -> str:
+    """The signature of a status message the server itself put in a redirect: a link
+    with any other text (or from another session) shows no banner."""
+    return _mac(key, f"done:{session_nonce}:{text}")

@@ -57,6 +57,7 @@ class Site:
     tokens: Tokens
     key: bytes
     clock: Callable[[], float] = time.time
+    ended: sessions.EndedSessions = field(default_factory=lambda: sessions.EndedSessions(None))
     env: jinja2.Environment = field(init=False)
 
     def __post_init__(self) -> None:
@@ -86,6 +87,8 @@ class Site:
         live = {(b.token_id, b.tenant, b.agent) for b in self.tokens.bindings()}
         if (found.token_id, found.tenant, found.agent) not in live:
             raise SignIn()
+        if self.ended.ended(found):  # signed out: the cookie no longer counts
+            raise SignIn()
         return found
 
 
@@ -96,6 +99,15 @@ class Visit:
     session: sessions.Session
     agent: str
     provider: Provider
+
+    def banner(self) -> str | None:
+        """The status message of the redirect that led here, only when the server set it."""
+        text = self.request.query_params.get("done")
+        mac = self.request.query_params.get("ds", "")
+        if text is None:
+            return None
+        wanted = sessions.banner_mac(self.site.key, self.session.nonce, text)
+        return text if secrets.compare_digest(mac, wanted) else None
 
     @property
     def csrf(self) -> str:
@@ -117,6 +129,8 @@ class Visit:
     def redirect(self, path: str, **params: str) -> Response:
         from urllib.parse import urlencode
 
+        if "done" in params:  # a message of the server's own: signed for this session
+            params["ds"] = sessions.banner_mac(self.site.key, self.session.nonce, params["done"])
         query = urlencode({"agent": self.agent, **params})
         base = self.request.scope.get("root_path", "")
         return RedirectResponse(f"{base}{path}?{query}", status_code=303)

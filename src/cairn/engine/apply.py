@@ -92,6 +92,8 @@ def apply_event(
     payload = event.payload
     kind = event.type
     action = payload.get("action")
+    if kind == "project.named":  # a repository's name: read from the journal, no record
+        return
     if kind == "memory.imported":
         _apply_import(tx, record_from_payload(payload["record"]), vector_for, links_for)
         return

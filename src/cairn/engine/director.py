@@ -17,6 +17,7 @@ from datetime import datetime
 
 from cairn.engine.selectors import SelectorMatch
 from cairn.model import Record
+from cairn.text import index_terms, normal_term
 from cairn.timeutil import age_days
 
 STATE_BONUS = {"proven": 300, "active": 250, "trial": 100, "candidate": 50, "stale": 10}
@@ -35,6 +36,16 @@ POLICY_KINDS = ("policy", "preference")
 # (+15), relevance to the task text (up to +60) and selector dimensions that are set but
 # not matched, so the cut keeps a wide margin over the 25 items a task shows.
 PRERANK_LIMIT = 200
+# A rule is resident ("Apply these") only when it directly applies to this task: a selector
+# dimension of its own matched the task (a path, an operation, a phase, a task type), or
+# the task text is relevant to it at least this much (recall's calibrated score, whose
+# floor is minScore 0.1). Being proven or explicit ranks a rule higher; it never makes an
+# unrelated rule resident (SPEC §5.3). The rest that matches goes to the manifest.
+RESIDENT_RELEVANCE = 0.35
+# Rules bound by their own selector to what the task does enter up to this many (within the
+# task budget); rules resident for the task's words alone, up to RESIDENT_POLICY_LIMIT.
+SELECTOR_RESIDENT_LIMIT = 10
+SHOWN_WORDS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +81,85 @@ def one_line(text: str, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def why_applied(candidate: DirectorCandidate, now: datetime) -> tuple[str, ...]:
+def shared_words(task: str, body: str) -> list[str]:
+    """The task's words (as written there) that the memory's text also holds, compared as
+    the keyword index compares them (case folded, English stemmed, CJK by bigram)."""
+    held = {normal_term(t) for t in index_terms(body)}
+    found: list[str] = []
+    for term in index_terms(task):
+        if len(term) > 1 and normal_term(term) in held and term not in found:
+            found.append(term)
+    return found
+
+
+def _relevance_reason(candidate: DirectorCandidate, task: str) -> str:
+    words = [w for w in shared_words(task, candidate.record.body) if w not in _FILLER]
+    if words:
+        return "words in common with the task: " + ", ".join(words[:SHOWN_WORDS])
+    return f"close in meaning to the task (relevance {candidate.relevance or 0:.2f})"
+
+
+_FILLER = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "to",
+        "of",
+        "and",
+        "or",
+        "in",
+        "on",
+        "for",
+        "with",
+        "is",
+        "are",
+        "be",
+        "it",
+        "this",
+        "that",
+        "how",
+        "what",
+        "should",
+        "we",
+        "i",
+        "you",
+    ]
+)
+
+
+def by_own_selector(candidate: DirectorCandidate) -> bool:
+    """A dimension of the rule's own selector beyond its project (a path, an operation, a
+    phase, a task type) matched the task: the user bound the rule to exactly this."""
+    return candidate.match.specificity - (candidate.record.scope == "project") > 0
+
+
+def directly_applies(candidate: DirectorCandidate, task: str = "") -> bool:
+    """Its own selector matched the task, or the task text is relevant to it: above
+    recall's floor for a rule bound to this repository (its project is a selector the user
+    set, and it matched); for a global one, at RESIDENT_RELEVANCE, or above the floor with
+    a content word of the task in its text."""
+    if by_own_selector(candidate) or candidate.relevance is None:
+        return by_own_selector(candidate)
+    bound_here = candidate.record.scope == "project" and candidate.match.specificity > 0
+    if bound_here or candidate.relevance >= RESIDENT_RELEVANCE:
+        return True
+    return any(w not in _FILLER for w in shared_words(task, candidate.record.body))
+
+
+def has_a_reason(candidate: DirectorCandidate) -> bool:
+    """Whether the item may be offered at all: something about this task. A global rule
+    with no selector and nothing in the task text is about every task, so about none in
+    particular; a rule for an operation or a path the task does not state ("operation not
+    stated") is offered only when the task's text is about it too. Both stay out."""
+    if candidate.record.kind == "profile":
+        return True
+    if candidate.relevance is not None or by_own_selector(candidate):  # text or selector
+        return True
+    return candidate.match.specificity > 0 and not candidate.match.unstated  # its project
+
+
+def why_applied(candidate: DirectorCandidate, now: datetime, task: str = "") -> tuple[str, ...]:
     """Human reasons built only from the conditions that really held."""
     record = candidate.record
     reasons = list(candidate.match.reasons) + list(candidate.match.unstated)
@@ -83,7 +172,7 @@ def why_applied(candidate: DirectorCandidate, now: datetime) -> tuple[str, ...]:
     if since is not None and since <= RECENT_SUCCESS_DAYS:
         reasons.append("recently applied successfully")
     if candidate.relevance is not None:
-        reasons.append("relevant to the task text")
+        reasons.append(_relevance_reason(candidate, task))
     if record.failure_count:
         reasons.append(f"note: corrected or failed {record.failure_count} times")
     return tuple(reasons)
@@ -131,20 +220,29 @@ def direct(
     profile_budget: int = 2000,
     task_budget: int = 6000,
     manifest_limit: int = 20,
+    task: str = "",
+    broad: bool = False,
 ) -> Direction:
-    """Core profile in full, a few stable policies in full, the rest as a manifest.
+    """Core profile in full, the policies that directly apply in full, the rest that has
+    a reason about the task as a manifest (``broad``: every match).
 
     Budgets count resident body characters only; a resident candidate that does not fit
     goes to the manifest instead, never truncated.
     """
-    scores = {id(c): rank_score(c, now) for c in candidates if c.match.matches}
+    # ``broad`` (the start of a session, no task yet): every matching rule may be offered;
+    # a task offers only what has a reason about it.
+    scores = {
+        id(c): rank_score(c, now)
+        for c in candidates
+        if c.match.matches and (broad or has_a_reason(c))
+    }
     scored = sorted(
         (c for c in candidates if id(c) in scores),
         key=lambda c: (-scores[id(c)], c.record.id),
     )
     resident: list[DirectedItem] = []
     manifest: list[DirectedItem] = []
-    profile_used = task_used = policies = 0
+    profile_used = task_used = policies = bound = 0
     for candidate in scored:
         record = candidate.record
         item_score = scores[id(candidate)]
@@ -160,16 +258,22 @@ def direct(
         elif (
             record.kind in POLICY_KINDS
             and record.state in ("proven", "active")
-            and policies < RESIDENT_POLICY_LIMIT
             and task_used + size <= task_budget
+            and (
+                (by_own_selector(candidate) and bound < SELECTOR_RESIDENT_LIMIT)
+                or (directly_applies(candidate, task) and policies < RESIDENT_POLICY_LIMIT)
+            )
         ):
-            policies += 1
+            if by_own_selector(candidate) and bound < SELECTOR_RESIDENT_LIMIT:
+                bound += 1
+            else:
+                policies += 1
             task_used += size
             delivery = "resident"
         if delivery == "manifest" and len(manifest) >= manifest_limit:
             continue
         item = DirectedItem(
-            record, delivery, item_score, why_applied(candidate, now), one_line(record.body)
+            record, delivery, item_score, why_applied(candidate, now, task), one_line(record.body)
         )
         (resident if delivery == "resident" else manifest).append(item)
     return Direction(tuple(resident), tuple(manifest), profile_used, task_used)

@@ -424,3 +424,29 @@ def _forget_terms(statement: str, text: str, cue: str | None) -> tuple[str, ...]
         before = text[: text.find(cue)] if cue in text else ""
         terms = _target_terms(before)
     return terms
+
+
+# --- the body to store ---------------------------------------------------------------------
+
+# A leading phrase that only asks to remember ("Remember that …", "Please note: …",
+# "记住：…", "请记得…"): the request, not the thing to remember.
+_LEADING_MARKER = lazy_compile(
+    r"^\s*(?:(?:please|pls|also|and|ok|okay|so)[\s,]+)*"
+    r"(?:remember(?: that)?(?! to )|keep (?:that |this |it )?in mind(?: that)?"
+    r"|note that|note(?=\s*:)|fyi|for future reference|for the record|just so you know"
+    r"|don't forget that)(?![A-Za-z])[\s,:：;-]*"
+    r"|^\s*(?:请|也|另外)?(?:帮我)?(?:记住|记得|记一下|备注)(?:一下)?(?:[:：，,、\s]+|(?=\S))",
+    re.IGNORECASE,
+)
+
+
+def stored_body(text: str) -> str:
+    """The statement as it is stored: without a leading "remember that" / "记住" (what is
+    left starts with a capital when it is a Latin letter); the text itself when nothing
+    would be left."""
+    stripped = text.strip()
+    found = _LEADING_MARKER.match(stripped)
+    rest = stripped[found.end() :].strip() if found else stripped
+    if not rest or len(rest) < 3:
+        return stripped
+    return rest[0].upper() + rest[1:] if rest[0].isascii() and rest[0].isalpha() else rest

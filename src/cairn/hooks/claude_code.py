@@ -25,6 +25,17 @@ EVENT_NAMES: dict[HookKind, str] = {
 MAX_INPUT_BYTES = 16 * 1024 * 1024  # an event is small; a prompt may hold a pasted file
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all different: a repeated key (two prompts, two session
+    ids) is refused like on every other JSON boundary, not resolved to its last value."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise HookInputError(f"the event is not valid: the key {key!r} appears twice")
+        out[key] = value
+    return out
+
+
 def _text(data: dict[str, Any], key: str, *, required: bool = False) -> str | None:
     value = data.get(key)
     if value is None:
@@ -41,7 +52,7 @@ def parse_event(kind: HookKind, raw: bytes) -> HookEvent:
     if len(raw) > MAX_INPUT_BYTES:
         raise HookInputError(f"the event is {len(raw):,} bytes; at most {MAX_INPUT_BYTES:,}")
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise HookInputError(f"the event is not JSON: {exc}") from None
     if not isinstance(data, dict):

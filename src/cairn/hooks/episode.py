@@ -95,7 +95,8 @@ def verified_by(turn: Turn) -> str | None:
 
 def record_turn(
     memory: Gateway, event: HookEvent, turn: Turn, project_id: str | None, used: Sequence[str]
-) -> None:
+) -> list[Any]:
+    """Observe and review one turn; the records the review stored."""
     from cairn.errors import InvalidInput
     from cairn.provider import learning_contract as lc
 
@@ -112,12 +113,23 @@ def record_turn(
         # and HTTP, the exception's class does not): the review below still runs.
         if " a secret (" not in str(exc):
             raise
-    if turn.prompt.strip():
-        memory.apply(
-            lc.ReviewRequest,
-            lc.ReviewResponse,
-            memory.key("hook-review", event.host, event.session_id, turn_key),
-            transcript=json.dumps([{"role": "user", "content": turn.prompt}], ensure_ascii=False),
-            format="messages",
-            project_id=project_id,
-        )
+    return review_turn(memory, event, turn, project_id)
+
+
+def review_turn(
+    memory: Gateway, event: HookEvent, turn: Turn, project_id: str | None
+) -> list[Any]:
+    """Review the user's words of one turn (under the turn's key: once); what it stored."""
+    from cairn.provider import learning_contract as lc
+
+    if not turn.prompt.strip():
+        return []
+    reviewed = memory.apply(
+        lc.ReviewRequest,
+        lc.ReviewResponse,
+        memory.key("hook-review", event.host, event.session_id, turn.uuid or turn.index),
+        transcript=json.dumps([{"role": "user", "content": turn.prompt}], ensure_ascii=False),
+        format="messages",
+        project_id=project_id,
+    )
+    return list(reviewed.stored)

@@ -26,18 +26,21 @@ from cairn.hooks.events import SILENT, HookEvent, HookReply
 from cairn.hooks.gateway import Gateway
 from cairn.hooks.outcomes import Verdict, corrected, judge
 from cairn.hooks.session import SessionLog
+from cairn.visible import has_visible
 
 # A prompt longer than this is a task (a pasted log, a long brief), not a statement of a
 # rule: it is never read as a signal, so a pasted file is never stored as a policy.
 SIGNAL_MAX_CHARS = 1000
 TASK_MAX_CHARS = 10_000
 NOTICE_CHARS = 120
+REVIEW_BACKLOG = 100  # earlier turns a stop reviews at most (a long session, first install)
 
 
 @dataclass(frozen=True, slots=True)
 class Where:
     project_id: str | None
     name: str | None  # the repository's name, when inside one
+    remote: str | None = None  # its normalised remote
 
 
 # A long-lived process (the daemon) runs the hooks of many prompts in the same folders:
@@ -73,7 +76,7 @@ def _identify(folder: Path) -> Where:
         return Where(None, None)
     if identity.kind == "path":
         return Where(None, None)
-    return Where(identity.project_id, identity.name)
+    return Where(identity.project_id, identity.name, identity.remote)
 
 
 def _clip(text: str, width: int = NOTICE_CHARS) -> str:
@@ -93,12 +96,15 @@ def handle(event: HookEvent, memory: Gateway, sessions: Path) -> HookReply:
     return reply
 
 
-def _task(memory: Gateway, event: HookEvent, task: str, where: Where) -> Any:
+def _task(
+    memory: Gateway, event: HookEvent, task: str, where: Where, view: str = "task"
+) -> Any:
     from cairn.provider import contract as c
 
     return memory.query(
         c.TaskQuery,
         c.TaskResponse,
+        view=view,  # "combined" at a session's start: every rule that applies there
         task=task[:TASK_MAX_CHARS],
         project_id=where.project_id,
         session_id=event.session_id,
@@ -112,13 +118,35 @@ def _delivered(items: Sequence[Any]) -> list[tuple[str, str, int]]:
 def session_start(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
     where = locate(event.cwd)
     place = f"the {where.name} repository" if where.name else "this folder"
-    response = _task(memory, event, f"Start of a coding session in {place}", where)
+    _name_project(memory, where)
+    response = _task(memory, event, f"Start of a coding session in {place}", where, "combined")
     log.start_epoch()
     log.add(_delivered([*response.resident, *response.manifest]))
+    from cairn.hooks.learned import tell
+
+    told = tell(log.path.parent, where.project_id)  # what the last session's review stored
     text = "\n\n".join(part for part in (response.text, _reviews(memory)) if part)
     if not text:
-        return SILENT
-    return HookReply(context=f"From cairn, long-term memory for {place}:\n\n{text}")
+        return HookReply(notice=told) if told else SILENT
+    context = f"From cairn, long-term memory for {place}:\n\n{text}"
+    return HookReply(context=context, notice=told)
+
+
+def _name_project(memory: Gateway, where: Where) -> None:
+    """Tell the store the repository's readable name (a no-op when it has it), so every
+    view shows ``app`` beside ``git:…``."""
+    if where.project_id is None or not where.name:
+        return
+    from cairn.provider import projects_contract as pc
+
+    memory.apply(
+        pc.NameProjectRequest,
+        pc.NameProjectResponse,
+        memory.key("name-project", where.project_id, where.name, where.remote),
+        project_id=where.project_id,
+        name=where.name,
+        remote=where.remote,
+    )
 
 
 def _reviews(memory: Gateway) -> str:
@@ -141,7 +169,7 @@ def _reviews(memory: Gateway) -> str:
 def prompt(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
     where = locate(event.cwd)
     text = (event.prompt or "").strip()
-    if not text:
+    if not has_visible(text):  # nothing to read, nothing to search for
         return SILENT
     notice = _signal(event, memory, log, text, where) if len(text) <= SIGNAL_MAX_CHARS else ""
     from cairn.errors import InvalidInput
@@ -268,7 +296,8 @@ def _report(memory: Gateway, event: HookEvent, verdicts: Sequence[Verdict]) -> l
 def stop(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
     if event.stop_hook_active or not event.transcript_path:
         return SILENT  # the host is continuing for a stop hook: the turn is not over
-    from cairn.hooks.episode import record_turn
+    from cairn.hooks.episode import record_turn, review_turn
+    from cairn.hooks.learned import note
     from cairn.hooks.transcript import read_turns
 
     turns = read_turns(event.transcript_path)
@@ -278,6 +307,13 @@ def stop(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
     where = locate(event.cwd)
     verdicts = judge(turn, log.pending())
     used = [v.application_id for v in verdicts if v.outcome == "used-successfully"]
-    record_turn(memory, event, turn, where.project_id, used)  # the observation judges them
+    # Every turn since the last review, not only this one: a stop that failed, timed out
+    # or came before the hooks were installed leaves turns no review has read.
+    stored = []
+    for earlier in [t for t in turns[:-1] if t.index > log.reviewed][-REVIEW_BACKLOG:]:
+        stored += review_turn(memory, event, earlier, where.project_id)
+    stored += record_turn(memory, event, turn, where.project_id, used)  # judges the used
+    log.reviewed = max(log.reviewed, turn.index)
     log.settle(v.application_id for v in verdicts)
+    note(log.path.parent, event.session_id, stored)  # told at the next session start
     return SILENT

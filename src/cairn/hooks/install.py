@@ -35,14 +35,14 @@ def hook_command(cairn: str, kind: str) -> str:
 
 
 def default_cairn(argv0: str, on_path: str | None, python: str) -> str:
-    """How the host should run this cairn: plain ``cairn`` when that is what the PATH
-    finds, else this one's absolute path (or its interpreter, under ``python -m``)."""
+    """How the host should run this very cairn, by absolute path: the host may start
+    with another PATH (or none), where a bare ``cairn`` breaks or finds another one."""
     here = Path(argv0).resolve() if argv0 else None
-    if on_path and (here is None or Path(on_path).resolve() == here):
-        return "cairn"
-    if here is not None and here.name in ("cairn", "cairn.exe"):
+    if here is not None and here.name in ("cairn", "cairn.exe") and here.is_file():
         return shlex.quote(str(here))
-    return f"{shlex.quote(python)} -m cairn.cli.main"
+    if on_path and here is None:
+        return shlex.quote(str(Path(on_path).resolve()))
+    return f"{shlex.quote(str(Path(python).absolute()))} -m cairn.cli.main"
 
 
 def is_ours(handler: Any) -> bool:

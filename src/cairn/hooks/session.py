@@ -45,6 +45,7 @@ class SessionLog:
         self.path = folder / f"{name}.json"
         self.epoch = 0
         self.deliveries: list[Delivery] = []
+        self.reviewed = -1  # the index of the last turn the stop hook reviewed
         self._load()
 
     def _load(self) -> None:
@@ -55,6 +56,7 @@ class SessionLog:
         if not isinstance(data, dict):
             return
         self.epoch = int(data.get("epoch", 0))
+        self.reviewed = int(data.get("reviewed", -1))
         self.deliveries = [Delivery(**d) for d in data.get("deliveries", [])]
 
     def start_epoch(self) -> None:
@@ -81,6 +83,7 @@ class SessionLog:
     def save(self) -> None:
         data: dict[str, Any] = {
             "epoch": self.epoch,
+            "reviewed": self.reviewed,
             # By hand: dataclasses.asdict deep-copies every field, the most of a save.
             "deliveries": [
                 {
@@ -93,6 +96,7 @@ class SessionLog:
                 for d in self.deliveries
             ],
         }
+        make_private_folder(self.path.parent.parent)  # mkdir's parents get the umask's mode
         make_private_folder(self.path.parent)
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         with open_private(temporary, "w") as out:

@@ -16,6 +16,7 @@ from typing import Any
 
 from cairn.errors import InvalidInput
 from cairn.hooks.gateway import Gateway
+from cairn.mcp_server.strict_json import REPEATED_KEY
 from cairn.mcp_server.tools import BY_NAME, SERVER_FIELDS, input_schema
 
 
@@ -40,6 +41,8 @@ def checked_arguments(name: str, arguments: dict[str, Any] | None) -> dict[str, 
     if spec is None:
         raise InvalidInput(f"unknown tool {name!r}")
     given = dict(arguments or {})
+    if REPEATED_KEY in given:
+        raise InvalidInput(f"{name}: the argument {given[REPEATED_KEY]!r} appears twice")
     allowed = set(input_schema(spec)["properties"])
     for key in given:
         if key not in allowed:
@@ -87,12 +90,17 @@ class MemoryTools:
                 )
         model = c.RememberRequest if by_user else c.StoreRequest
         text = json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
+        here = self._binding.project_id
+        # The body is the user's or the agent's words: the write path reads them as
+        # `cairn signal` does ("in this repo" binds the memory to this server's repository).
         response = self._memory.apply(
             model,
             c.WriteResponse,
-            self._key("mcp-store", by_user, project_id, text),
+            self._key("mcp-store", by_user, project_id, here, text),
             **args,
             project_id=project_id,
+            read_words=True,
+            current_project_id=here,
         )
         record = response.record
         said = (

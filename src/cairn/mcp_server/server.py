@@ -87,6 +87,12 @@ def build_server(memory: Gateway, binding: Binding, worker: Worker) -> Server[An
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        if params.name not in BY_NAME:
+            # A protocol error of the caller's, answered as one (nothing to log).
+            from mcp.shared.exceptions import MCPError
+
+            known = ", ".join(t.name for t in TOOLS)
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; tools: {known}")
         try:
             answer = await worker.run(tools.call, params.name, params.arguments)
         except CairnError as exc:
@@ -152,11 +158,21 @@ def _error(message: str) -> types.CallToolResult:
 
 
 def serve_stdio(server: Server[Any]) -> None:
+    import io
+    import sys
+    from typing import cast
+
     import anyio
     from mcp.server.stdio import stdio_server
 
+    from cairn.mcp_server.strict_json import CheckedLines
+
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        # The input read here (as the SDK would: UTF-8, bad bytes replaced), so that a
+        # tool call repeating a JSON key is seen before the SDK keeps only its last value.
+        text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        lines = cast(Any, CheckedLines(anyio.wrap_file(text)))
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)
@@ -165,5 +181,7 @@ def serve_stdio(server: Server[Any]) -> None:
 def serve_http(server: Server[Any], host: str, port: int) -> None:
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
+    from cairn.mcp_server.strict_json import checked_http
+
+    app = checked_http(server.streamable_http_app(host=host))
     uvicorn.run(app, host=host, port=port, log_level="warning")

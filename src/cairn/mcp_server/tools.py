@@ -12,7 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Fields of the contract models the server fills in, never the caller.
-SERVER_FIELDS = frozenset(("view", "mutation", "idempotency_key", "agent", "project_id"))
+SERVER_FIELDS = frozenset(
+    (
+        "view", "mutation", "idempotency_key", "agent", "project_id", "read_words",
+        "current_project_id",
+    )
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +51,9 @@ TOOLS: tuple[ToolSpec, ...] = (
             "you learned something that will matter again; never for one-off instructions "
             "or secrets. Set stated_by_user when these are the user's own words (kept as "
             "their explicit rule); leave it false for what you inferred (kept on trial "
-            "until outcomes prove it). scope 'project' binds it to the current repository. "
+            "until outcomes prove it). Its words set where it applies, as the user's do: "
+            "'in this repo' or a fact about this repository's files binds it to the "
+            "current repository, a named folder to that path (scope 'project' does too). "
             "Storing the same text again returns the existing memory."
         ),
         model="StoreRequest",

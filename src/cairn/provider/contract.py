@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter
 
 from cairn.provider import learning_contract as lc
+from cairn.provider import projects_contract as pc
 from cairn.provider.browse_contract import (
     ApplicationsQuery,
     ApplicationsResponse,
@@ -39,6 +40,7 @@ from cairn.provider.models import (
     Text,
     TombstoneModel,
     Trust,
+    WordsFields,
 )
 
 Outcome = Literal[
@@ -140,6 +142,7 @@ QueryRequest = Annotated[
     | ApplicationsQuery
     | ExplainQuery
     | ExportQuery
+    | pc.ProjectsQuery
     | lc.LearningQuery,
     Field(discriminator="view"),
 ]
@@ -267,6 +270,7 @@ QueryResponse = (
     | ApplicationsResponse
     | ExplainResponse
     | ExportResponse
+    | pc.ProjectsResponse
     | lc.LearningQueryResponse
 )
 
@@ -279,7 +283,7 @@ class _Mutation(Request, _Model):
     agent: Name | None = None
 
 
-class RememberRequest(MemoryFields):
+class RememberRequest(MemoryFields, WordsFields):
     """What the user said explicitly: authority explicit, state proven."""
 
     mutation: Literal["remember"] = "remember"
@@ -287,7 +291,7 @@ class RememberRequest(MemoryFields):
     agent: Name | None = None
 
 
-class StoreRequest(MemoryFields):
+class StoreRequest(MemoryFields, WordsFields):
     """Something the agent learned: authority inferred, state trial."""
 
     mutation: Literal["store"] = "store"
@@ -296,10 +300,10 @@ class StoreRequest(MemoryFields):
     origin: Literal["user", "tool", "review", "reflection", "import", "system"] = "tool"
 
 
-class IngestRequest(_Mutation):
+class IngestRequest(_Mutation, WordsFields):
     mutation: Literal["ingest"] = "ingest"
     items: list[MemoryFields]
-    item_keys: list[Key] | None = None  # one per item: a re-run stores only what is missing
+    item_keys: list[Key] | None = None  # none: derived from the batch key, place, content
     batch_size: int = Field(256, ge=1, le=100_000)
 
 
@@ -379,6 +383,7 @@ ApplyRequest = Annotated[
     | SignalRequest
     | ImportRequest
     | RebuildRequest
+    | pc.NameProjectRequest
     | lc.LearningApply,
     Field(discriminator="mutation"),
 ]
@@ -469,6 +474,7 @@ ApplyResponse = (
     | SignalResponse
     | ImportResponse
     | RebuildResponse
+    | pc.NameProjectResponse
     | lc.LearningApplyResponse
 )
 

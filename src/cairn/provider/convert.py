@@ -6,6 +6,9 @@ valid, and a large ingest or export should not pay for validating them again.
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import fields
 from datetime import date
@@ -31,6 +34,7 @@ from cairn.provider.contract import (
     TombstoneModel,
 )
 from cairn.services.tasks import DeliveredItem
+from cairn.services.wording import Words
 from cairn.validation import kind_of
 
 _LIST_FIELDS = ("tags", "path_patterns", "operations", "phases", "task_types", "evidence")
@@ -90,6 +94,14 @@ def to_event(model: EventModel) -> Event:
     return Event(**model.model_dump())
 
 
+def words_of(request: Any, fields: MemoryFields, default_kind: str) -> Words | None:
+    """How a write's body is read as a statement (None: as given), from the request's
+    ``read_words`` and ``current_project_id``."""
+    if not request.read_words:
+        return None
+    return Words(request.current_project_id, fields.kind is not None, default_kind)
+
+
 def memory_input(fields: MemoryFields, default_kind: str) -> MemoryInput:
     return MemoryInput(
         body=fields.body,
@@ -111,6 +123,20 @@ def memory_input(fields: MemoryFields, default_kind: str) -> MemoryInput:
         episode_id=fields.episode_id,
         position=fields.position,
     )
+
+
+def content_keys(items: list[dict[str, Any]]) -> list[str]:
+    """One idempotency key per item from its content (every field, as request data) and
+    how often the same item came before: a batch stored again maps onto its first write,
+    and two equal items of one batch are two memories."""
+    seen: Counter[str] = Counter()
+    keys = []
+    for data in items:
+        text = json.dumps(data, ensure_ascii=False, sort_keys=True, default=str)
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+        seen[digest] += 1
+        keys.append(f"items:{digest}:{seen[digest]}")
+    return keys
 
 
 def memory_fields(item: MemoryInput) -> dict[str, Any]:

@@ -9,6 +9,8 @@ from typing import Any
 from cairn.errors import InvalidInput
 from cairn.identifiers import check_name
 from cairn.provider import local_mutations, local_queries
+from cairn.provider import projects as project_handlers
+from cairn.provider import projects_contract as pc
 from cairn.provider.contract import (
     ApplyRequest,
     ApplyResponse,
@@ -21,7 +23,10 @@ from cairn.provider.learning import HANDLERS as LEARNING_HANDLERS
 from cairn.provider.learning import LEARNING_RESPONSES, LearningServices
 from cairn.provider.local_queries import Handler
 from cairn.provider.registry import ROUTES, Kind, route_of
+from cairn.services.ids import Ids
 from cairn.services.journal import Namespace
+from cairn.services.languages import language_warning
+from cairn.services.projects import Projects
 from cairn.services.purges import Purges
 from cairn.services.reads import Reads
 from cairn.services.recall import Recall
@@ -60,6 +65,7 @@ class Services:
     after_write: Callable[[Namespace], list[str]]  # refresh derived files; warnings
     close: Callable[[], None]
     learning: LearningServices | None = None  # observe, reflect, sweep, review, ask
+    projects: Projects | None = None  # repositories' readable names
 
 
 class LocalProvider:
@@ -71,6 +77,7 @@ class LocalProvider:
         self.agent = agent
         self._owner = owner  # a bound sibling shares the engine and never closes it
         self.progress: Progress | None = None  # bulk work reports here when set
+        self._ids = Ids(services.ports.records)  # prefixes and application ids, per tenant
 
     def _ns(self, agent: str | None) -> Namespace:
         return Namespace(self.tenant, check_name("agent", agent) if agent else self.agent)
@@ -101,6 +108,9 @@ class LocalProvider:
         ns = self._ns(None)
         stats = self._s.reads.stats(ns)
         info = self._s.describe()
+        language = language_warning(
+            self._s.ports.records, ns.tenant, ns.agent, info.get("embedder")
+        )
         return StatusResponse(
             provider="local",
             version=__version__,
@@ -120,13 +130,14 @@ class LocalProvider:
             },
             healthy=True,
             token_configured=False,
-            warnings=list(info.get("warnings", [])),
+            warnings=[*info.get("warnings", []), *([language] if language else [])],
         )
 
     # -- queries -------------------------------------------------------------------------
 
     def query(self, request: QueryRequest) -> QueryResponse:
         ns = self._ns(request.agent)
+        request = self._ids.resolved(request, ns)  # an id as typed: a prefix, an application
         answer: Any = self._handler(request, "query")(self, request, ns)
         return answer  # type: ignore[no-any-return]
 
@@ -134,11 +145,14 @@ class LocalProvider:
 
     def apply(self, request: ApplyRequest) -> ApplyResponse:
         ns = self._ns(request.agent)
-        response = self._apply(request, ns)
+        response = self._apply(self._ids.resolved(request, ns), ns)
         if isinstance(response, FeedbackResponse) and response.changes and self._s.learning:
             # A doc's lifecycle follows its outcomes at once (promotion, eviction).
             self._s.learning.learning.settle(ns, [response.record.id])
-        quiet = isinstance(response, LEARNING_RESPONSES) and not response.changed
+        quiet = (
+            isinstance(response, (*LEARNING_RESPONSES, pc.NameProjectResponse))
+            and not response.changed
+        )
         if not quiet and (not isinstance(response, FeedbackResponse) or response.changes):
             warnings = self._s.after_write(ns)
             if warnings and hasattr(response, "warnings"):
@@ -156,6 +170,11 @@ class LocalProvider:
     def services(self) -> Services:
         """What this provider is built from (for its handlers)."""
         return self._s
+
+    def projects(self) -> Projects:
+        if self._s.projects is None:
+            raise InvalidInput("this engine was assembled without project names")
+        return self._s.projects
 
     def learning(self) -> LearningServices:
         if self._s.learning is None:
@@ -177,6 +196,7 @@ def _learning_handler(name: str) -> Handler:
 HANDLERS: dict[str, Handler] = {
     **local_queries.HANDLERS,
     **local_mutations.HANDLERS,
+    **project_handlers.HANDLERS,
     **{name: _learning_handler(name) for name in LEARNING_HANDLERS},
 }
 

@@ -4,7 +4,6 @@ idempotency key."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Any
 
 from cairn.provider.contract import (
@@ -29,7 +28,7 @@ from cairn.provider.contract import (
     StoreRequest,
     WriteResponse,
 )
-from cairn.provider.convert import memory_input, record_model, tombstone_model
+from cairn.provider.convert import memory_input, record_model, tombstone_model, words_of
 from cairn.provider.local_queries import Handler
 from cairn.services.journal import Namespace
 
@@ -63,26 +62,35 @@ def _stored(request: RememberRequest | StoreRequest, written: Any) -> WriteRespo
 
 def remember(p: LocalProvider, request: RememberRequest, ns: Namespace) -> WriteResponse:
     item = memory_input(request, "preference")
-    written = p.services.writes.remember(item, ns, event_id=request.idempotency_key)
+    words = words_of(request, request, "preference")
+    written = p.services.writes.remember(item, ns, event_id=request.idempotency_key, words=words)
     return _stored(request, written)
 
 
 def store(p: LocalProvider, request: StoreRequest, ns: Namespace) -> WriteResponse:
     item = memory_input(request, "fact")
     written = p.services.writes.store(
-        item, ns, origin=request.origin, event_id=request.idempotency_key
+        item,
+        ns,
+        origin=request.origin,
+        event_id=request.idempotency_key,
+        words=words_of(request, request, "fact"),
     )
     return _stored(request, written)
 
 
 def ingest(p: LocalProvider, request: IngestRequest, ns: Namespace) -> IngestResponse:
     items = [memory_input(i, "fact") for i in request.items]
-    keys = request.item_keys
-    if keys is None:  # the batch's key stands for each item: a retried batch stores nothing twice
-        batch = hashlib.sha256(request.idempotency_key.encode("utf-8")).hexdigest()[:32]
-        keys = [f"ingest-{batch}-{n}" for n in range(1, len(items) + 1)]
+    # Without a key per item, each is derived from the batch's key (a retry stores
+    # nothing twice); each body is read as a statement when the route says so.
     done = p.services.writes.store_many(
-        items, ns, batch_size=request.batch_size, keys=keys, progress=p.progress
+        items,
+        ns,
+        batch_size=request.batch_size,
+        keys=request.item_keys,
+        batch_key=request.idempotency_key,
+        progress=p.progress,
+        words=[words_of(request, i, "fact") for i in request.items] if request.read_words else None,
     )
     return IngestResponse.model_construct(
         stored=len(done.records),
@@ -209,7 +217,7 @@ def signal(p: LocalProvider, request: SignalRequest, ns: Namespace) -> SignalRes
 
 def import_(p: LocalProvider, request: ImportRequest, ns: Namespace) -> ImportResponse:
     s = p.services
-    count = s.transfer.import_(request.lines, ns, source=request.source)
+    count = s.transfer.import_(request.lines, ns, source=request.source, progress=p.progress)
     warnings = s.purges.finish()  # an imported permanent tombstone purges the copy
     return ImportResponse.model_construct(imported=count, warnings=warnings)
 

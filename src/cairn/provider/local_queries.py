@@ -90,6 +90,7 @@ def task(p: LocalProvider, request: TaskQuery, ns: Namespace) -> TaskResponse:
         profile_budget=request.profile_budget,
         task_budget=request.task_budget,
         preview=request.preview,
+        broad=request.view == "combined",  # a session's start: every rule that matches
     )
     view = request.view
     resident = [

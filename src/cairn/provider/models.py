@@ -161,3 +161,12 @@ class MemoryFields(Model):
     task_types: list[Short] = []
     episode_id: Short | None = None
     position: int | None = Field(None, ge=0, le=2**31 - 1)
+
+
+class WordsFields(Model):
+    """A write whose body is someone's words (``read_words``): the statement reader sets
+    the selector and kind they state; "in this repo" binds the memory to
+    ``current_project_id``, the repository the words were said in."""
+
+    read_words: bool = False
+    current_project_id: Short | None = None

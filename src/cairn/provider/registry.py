@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from cairn.errors import InvalidInput
 from cairn.provider import contract as c
 from cairn.provider import learning_contract as lc
+from cairn.provider import projects_contract as pc
 from cairn.provider.models import CONTRACT_VERSION
 
 Kind = Literal["query", "apply"]
@@ -78,6 +79,7 @@ ROUTES: tuple[Route, ...] = (
     _q(c.ExportQuery, c.ExportResponse, "export"),
     _q(lc.AskQuery, lc.AskResponse, "ask"),
     _q(lc.TelemetryQuery, lc.TelemetryResponse, "telemetry"),
+    _q(pc.ProjectsQuery, pc.ProjectsResponse, "projects"),
     # mutations
     _a(c.RememberRequest, c.WriteResponse, "remember"),
     _a(c.StoreRequest, c.WriteResponse, "store"),
@@ -96,6 +98,7 @@ ROUTES: tuple[Route, ...] = (
     _a(lc.SweepRequest, lc.SweepResponse, "sweep"),
     _a(lc.ReviewRequest, lc.ReviewResponse, "review"),
     _a(lc.DeltaRequest, lc.DeltaResponse, "delta"),
+    _a(pc.NameProjectRequest, pc.NameProjectResponse, "name_project"),
 )
 
 BY_REQUEST: dict[type[BaseModel], Route] = {r.request: r for r in ROUTES}

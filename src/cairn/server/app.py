@@ -83,11 +83,12 @@ def _json(model: BaseModel) -> Response:
 def parse_request(body: bytes, tag: str, models: Mapping[str, type[BaseModel]]) -> Any:
     """The request a body holds, validated by its own model, so a refusal names the field
     exactly as the embedded engine's does; InvalidInput otherwise."""
+    # The JSON rules of every boundary (ingest lines, import files, the daemon socket):
+    # a repeated key is refused, never silently resolved to its last value.
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
-        raise InvalidInput("the body is not JSON (not UTF-8)") from None
-    # The strict reader the CLI's JSONL uses: a repeated key is refused, not "the last wins"
+        raise InvalidInput("the body is not JSON (not UTF-8 text)") from None
     data = parse_json_line(text, where="the body")
     if not isinstance(data, dict):
         raise InvalidInput(f"the body must be a JSON object with a {tag!r}")

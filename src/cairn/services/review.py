@@ -19,11 +19,13 @@ from cairn.engine.learning.answers import Answer, answer, answering
 from cairn.engine.learning.extraction import Extracted, Skipped, extract
 from cairn.engine.learning.transcripts import read_transcript
 from cairn.engine.secrets import redact
+from cairn.engine.statement import stored_body
 from cairn.model import MemoryInput, Record
 from cairn.services.journal import Journal, Namespace
 from cairn.services.llm import LlmFeatures
 from cairn.services.recall import Recall
 from cairn.services.secrets import SecretRefused
+from cairn.services.wording import NoRepository, Words
 from cairn.services.writes import Writes
 from cairn.storage.ports import RecordQuery, RecordStore
 from cairn.validation import check_text
@@ -95,12 +97,11 @@ class Review:
         left = list(skipped)
         now = self._journal.now()
         for item in items:
-            scoped = item.selector.scope == "project"
-            if scoped and project_id is None:
+            try:
+                record = self._built(item, ns, project_id, sessions, now)
+            except NoRepository:
                 left.append(Skipped(item.text, "names a repository, but none was given", item.turn))
                 continue
-            try:
-                record = self._built(item, ns, project_id if scoped else None, sessions, now)
             except SecretRefused as refused:  # policy refuse: this statement, not the rest
                 left.append(Skipped(redact(item.text)[0], str(refused), item.turn))
                 continue
@@ -133,12 +134,14 @@ class Review:
         sessions: dict[int, str | None],
         now: str,
     ) -> Record:
+        # The write path's statement step reads each statement's words, as for every other
+        # write: "in this repo", or a fact naming this repository's files or CI, binds it
+        # to the project (``project_id``: the repository the review runs for); the
+        # extractor's own selector is a first reading the words add to.
         record, _ = self._writes.build(
             MemoryInput(
-                body=item.text,
+                body=stored_body(item.text),  # no leading "remember that" / "记住"
                 kind=item.kind,
-                scope="project" if project_id else "global",
-                project_id=project_id,
                 path_patterns=item.selector.path_patterns,
                 operations=item.selector.operations,
                 phases=item.selector.phases,
@@ -150,6 +153,7 @@ class Review:
             origin="review",
             state="trial",
             now=now,
+            words=Words(project_id),
         )
         return record
 

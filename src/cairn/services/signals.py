@@ -18,7 +18,13 @@ from cairn.adapters.embedding import Embedder
 from cairn.config import Config
 from cairn.engine.correction import Revision, family_of, read_edit, revise
 from cairn.engine.signal_forms import UNMARKED_EDIT
-from cairn.engine.statement import MemoryKind, StatementReading, read_statement, stored_scope
+from cairn.engine.statement import (
+    MemoryKind,
+    StatementReading,
+    read_statement,
+    stored_body,
+    stored_scope,
+)
 from cairn.errors import InvalidInput
 from cairn.model import MemoryInput, Record, Tombstone
 from cairn.services.journal import Namespace
@@ -232,7 +238,7 @@ class Signals:
                 " run it inside one or pass --project PATH|ID"
             )
         return MemoryInput(
-            body=text,
+            body=stored_body(text),  # without a leading "remember that" / "记住"
             kind=reading.memory_kind or "policy",
             scope="project" if where == "project" else "global",
             project_id=project_id if where == "project" else None,

@@ -145,6 +145,7 @@ class Tasks:
         profile_budget: int = 2000,
         task_budget: int = 6000,
         preview: bool = False,
+        broad: bool = False,
     ) -> TaskContext:
         """What this task should know: resident text, a manifest, one-off constraints.
 
@@ -215,7 +216,14 @@ class Tasks:
             lambda c: c.record,
             agent.learning.reflect.maxProcedureDocsSurfaced,
         )
-        direction = direct(chosen, now, profile_budget=profile_budget, task_budget=task_budget)
+        direction = direct(
+            chosen,
+            now,
+            profile_budget=profile_budget,
+            task_budget=task_budget,
+            task=task,
+            broad=broad,
+        )
         stamp = to_iso(now)
         kept_task = self._stored_task(task, stored=not preview)
         applications = tuple(

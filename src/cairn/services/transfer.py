@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from cairn.config import Config
@@ -30,6 +30,8 @@ from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordQuery, RecordStore
 from cairn.text import text_hash
 from cairn.validation import check_line, parse_json_line
+
+EMBED_BATCH = 256  # records embedded between two progress reports
 
 
 def _line(data: dict[str, Any]) -> str:
@@ -121,12 +123,24 @@ class Transfer:
         limit = self._config.memory.store.maxBodyChars
         return validate_export_record(again, where=where, max_body_chars=limit)
 
-    def import_(self, lines: Iterable[str], ns: Namespace, *, source: str = "import") -> int:
+    def import_(
+        self,
+        lines: Iterable[str],
+        ns: Namespace,
+        *,
+        source: str = "import",
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
         """All lines validated first, then written in one transaction; returns how many
-        entries were new."""
+        entries were new. ``progress(done, total)``: records embedded so far."""
         events = self.parse(lines, ns, source=source)
         records = [record_from_dict(e.payload["record"]) for e in events if "record" in e.payload]
-        applied = self._journal.commit(events, self._journal.embed(records))
+        vectors: dict[str, Any] = {}
+        for start in range(0, len(records), EMBED_BATCH):
+            vectors.update(self._journal.embed(records[start : start + EMBED_BATCH]))
+            if progress is not None:
+                progress(min(start + EMBED_BATCH, len(records)), len(records))
+        applied = self._journal.commit(events, vectors)
         return sum(applied)
 
 

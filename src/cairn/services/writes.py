@@ -7,6 +7,8 @@ one transaction, so a failure leaves the store exactly as it was.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,6 +27,7 @@ from cairn.model import (
 )
 from cairn.services.journal import Journal, Namespace
 from cairn.services.secrets import SecretGuard
+from cairn.services.wording import Words, read_words
 from cairn.storage.ports import RecordQuery, RecordStore
 from cairn.text import text_hash
 from cairn.validation import (
@@ -85,27 +88,44 @@ class Writes:
         state: str,
         now: str,
         where: str = "",
+        words: Words | None = None,
     ) -> tuple[Record, tuple[str, ...]]:
-        """A validated new record (version 1) and the kinds of secrets redacted from it."""
+        """A validated new record (version 1) and the kinds of secrets redacted from it.
+
+        The steps of every write, in order: validation, the statement reader (``words``:
+        the body is someone's words, so they set its selector and kind), the secret
+        policy. The idempotency key is the caller's (one per item, see store_many)."""
         prefix = f"{where}: " if where else ""
         try:
-            return self._build(item, ns, authority, origin, state, now)
+            return self._build(item, ns, authority, origin, state, now, words)
         except InvalidInput as exc:
             raise type(exc)(f"{prefix}{exc}") from None
 
     def _build(
-        self, item: MemoryInput, ns: Namespace, authority: str, origin: str, state: str, now: str
+        self,
+        item: MemoryInput,
+        ns: Namespace,
+        authority: str,
+        origin: str,
+        state: str,
+        now: str,
+        words: Words | None = None,
     ) -> tuple[Record, tuple[str, ...]]:
         if not isinstance(item, MemoryInput):
             raise InvalidInput(f"a memory must be a MemoryInput, not {type(item).__name__}")
         given = {name: getattr(item, name) for name in MemoryInput.__dataclass_fields__}
         limit = self._config.memory.store.maxBodyChars
         fields = validate_memory_fields(given, where="", max_body_chars=limit)
+        if words is not None:
+            fields = read_words(fields, words)
         check_choice("origin", origin, ORIGINS)
         texts = {name: fields[name] for name in STORED_TEXTS}
         texts, found = self._guard.scrub(self._config.memory.secrets, texts)
         if found:  # a marker can be longer than what it replaced: the limits hold after it
-            fields = validate_memory_fields({**given, **texts}, where="", max_body_chars=limit)
+            read = {"scope": fields["scope"], "kind": fields["kind"]}  # the words' reading
+            again = {**given, **read, **texts}
+            checked = validate_memory_fields(again, where="", max_body_chars=limit)
+            fields = {**fields, **{name: checked[name] for name in STORED_TEXTS}}
         body, title = fields["body"], fields["title"]
         kind = fields["kind"]
         memory_type = fields["memory_type"] or DEFAULT_MEMORY_TYPE[kind]
@@ -147,16 +167,28 @@ class Writes:
     # -- single writes -------------------------------------------------------------------
 
     def store(
-        self, item: MemoryInput, ns: Namespace, *, origin: str = "tool", event_id: str | None
+        self,
+        item: MemoryInput,
+        ns: Namespace,
+        *,
+        origin: str = "tool",
+        event_id: str | None,
+        words: Words | None = None,
     ) -> Written:
         """Something the agent learned: authority ``inferred``, state ``trial``."""
-        return self._write_one(item, ns, "memory.stored", "inferred", origin, "trial", event_id)
+        return self._write_one(
+            item, ns, "memory.stored", "inferred", origin, "trial", event_id, words
+        )
 
-    def remember(self, item: MemoryInput, ns: Namespace, *, event_id: str | None) -> Written:
+    def remember(
+        self, item: MemoryInput, ns: Namespace, *, event_id: str | None, words: Words | None = None
+    ) -> Written:
         """What the user said explicitly: authority ``explicit``, state ``proven``.
 
         A statement that repeats a live memory of the same scope returns that memory."""
-        return self._write_one(item, ns, "user.signal", "explicit", "user", "proven", event_id)
+        return self._write_one(
+            item, ns, "user.signal", "explicit", "user", "proven", event_id, words
+        )
 
     def _write_one(
         self,
@@ -167,13 +199,15 @@ class Writes:
         origin: str,
         state: str,
         event_id: str | None,
+        words: Words | None = None,
     ) -> Written:
         if event_id is not None:
             done = self._records.event(ns.tenant, ns.agent, event_id)
             if done is not None:
                 return Written(self._record_of(done.payload, ns), created=False)
+        now = self._journal.now()
         record, redacted = self.build(
-            item, ns, authority=authority, origin=origin, state=state, now=self._journal.now()
+            item, ns, authority=authority, origin=origin, state=state, now=now, words=words
         )
         if authority == "explicit":
             same = self._live_duplicate(record)
@@ -228,12 +262,18 @@ class Writes:
         *,
         batch_size: int = 256,
         keys: Sequence[str] | None = None,
+        batch_key: str | None = None,
         progress: Progress | None = None,
+        words: Sequence[Words | None] | None = None,
     ) -> Ingested:
         """Validate everything, embed in batches, then write it all in one transaction.
 
         ``keys``: one idempotency key per item (a re-run with the same keys stores only
-        what is missing). Nothing is written when any item is invalid or any step fails.
+        what is missing). Without them, each item's key is derived from ``batch_key``, its
+        place and its content, so the same batch sent again (a retry) stores nothing twice;
+        with neither, every item is new. ``words``: per item, how to read its body as a
+        statement (None: as given). Nothing is written when any item is invalid or any
+        step fails.
         """
         if isinstance(batch_size, bool) or not isinstance(batch_size, int):
             raise InvalidInput("batch size must be a whole number")
@@ -242,6 +282,8 @@ class Writes:
         listed = list(items)
         if keys is not None and len(keys) != len(listed):
             raise InvalidInput("one idempotency key per item is needed")
+        if words is not None and len(words) != len(listed):
+            raise InvalidInput("one statement reading per item is needed")
         now = self._journal.now()
         built = [
             self.build(
@@ -252,11 +294,18 @@ class Writes:
                 state="trial",
                 now=now,
                 where=f"item {n}",
+                words=words[n - 1] if words is not None else None,
             )
             for n, item in enumerate(listed, start=1)
         ]
-        event_ids = list(keys) if keys is not None else [new_ulid() for _ in built]
-        known = self._records.known_events(ns.tenant, ns.agent, event_ids) if keys else set()
+        if keys is not None:
+            event_ids = list(keys)
+        elif batch_key is not None:
+            event_ids = [item_key(batch_key, n, item) for n, item in enumerate(listed)]
+        else:
+            event_ids = [new_ulid() for _ in built]
+        keyed = keys is not None or batch_key is not None
+        known = self._records.known_events(ns.tenant, ns.agent, event_ids) if keyed else set()
         todo = [(r, k) for (r, _), k in zip(built, event_ids, strict=True) if k not in known]
         vectors: dict[Any, Any] = {}
         for start in range(0, len(todo), batch_size):
@@ -393,6 +442,20 @@ class Writes:
 SELECTOR_FIELDS = ("path_patterns", "operations", "phases", "task_types")
 # The texts of a memory the secret policy covers: all but its choices, times and ids.
 STORED_TEXTS = ("body", "title", "tags", "source", "external_ref", "project_id", *SELECTOR_FIELDS)
+
+
+def item_key(batch_key: str, index: int, item: MemoryInput) -> str:
+    """An ingest item's idempotency key, when the caller gave only the batch's: from the
+    batch key, the item's place in the batch and its content (every field), so a retried
+    batch maps each item onto the event its first try wrote."""
+    content = json.dumps(
+        [getattr(item, name) for name in MemoryInput.__dataclass_fields__],
+        ensure_ascii=False,
+        sort_keys=True,
+        default=str,
+    )
+    text = "\0".join((batch_key, str(index), content))
+    return "ingest:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
 def _selector_values(name: str, values: Sequence[str]) -> tuple[str, ...]:

@@ -175,6 +175,7 @@ class RecordQuery:
     owned: bool = False  # only explicit records and rules (what a person reads and edits)
     as_of: str | None = None  # the versions in force at this time
     contains: str | None = None  # only versions whose body or title holds this, any case
+    id_prefix: str | None = None  # only records whose id starts with this (case as stored)
     order: str = "recorded"  # one of RECORD_ORDERS
     limit: int | None = None
     offset: int = 0
@@ -404,7 +405,7 @@ class RecordStore(Protocol):
     def tombstones(self, tenant: str, agent: str) -> list[Tombstone]: ...
 
     def applications(
-        self, tenant: str, agent: str, *, record_id: str | None = None
+        self, tenant: str, agent: str, *, record_id: str | None = None, id_prefix: str = ""
     ) -> list[Application]: ...
 
     def applications_by_id(

@@ -405,7 +405,7 @@ def test_director_text_fences_external_items_and_says_so() -> None:
         "- only today really",
         "",
         "Apply these:",
-        "- Use pnpm always",
+        "- R1  Use pnpm always",
         "    why: set explicitly by the user  [app A1]",
         "",
         "Also relevant (cairn expand ID for the full text):",

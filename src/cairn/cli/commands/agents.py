@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from cairn.cli.app import App, emit, pass_app
+from cairn.errors import InvalidInput
 from cairn.hooks.events import HOOK_KINDS
 
 if TYPE_CHECKING:
@@ -68,20 +70,35 @@ def _through_daemon(app: App, host: str, event: str, raw: bytes) -> str | None:
 
 
 def _project_root() -> Path:
-    """The top of the current repository (the current folder outside git)."""
+    """The top of the current repository; refused outside one (a settings file written
+    into some folder would apply to nothing the user meant)."""
     from cairn.adapters.repository import repository_identity
 
-    return repository_identity(Path.cwd()).root
+    identity = repository_identity(Path.cwd())
+    if identity.kind == "path":
+        raise InvalidInput(
+            "not inside a git repository: run this in one, or use --user for"
+            " ~/.claude/settings.json"
+        )
+    return identity.root
+
+
+SETTINGS = {
+    "local": "settings.local.json",  # this checkout only, never committed
+    "shared": "settings.json",  # the file a team commits
+    "user": "settings.json",  # ~/.claude: every project of this user
+}
 
 
 @click.command()
 @click.argument("host", type=click.Choice(HOSTS))
 @click.option(
-    "--project",
-    "scope",
-    flag_value="project",
-    default=True,
-    help="This repository's .claude/settings.json (the default).",
+    "--local", "scope", flag_value="local", default=True,
+    help="This repository's .claude/settings.local.json (the default; not committed).",
+)
+@click.option(
+    "--shared", "--project", "scope", flag_value="shared",
+    help="This repository's .claude/settings.json (the file a team commits).",
 )
 @click.option("--user", "scope", flag_value="user", help="~/.claude/settings.json.")
 @click.option("--uninstall", is_flag=True, help="Remove cairn's hooks, only those.")
@@ -98,7 +115,7 @@ def install(app: App, host: str, scope: str, uninstall: bool, cairn_command: str
     from cairn.hooks import install as setup
 
     base = Path.home() if scope == "user" else _project_root()
-    path = base / ".claude" / "settings.json"
+    path = base / ".claude" / SETTINGS[scope]
     before, text = setup.read_settings(path)
     if uninstall:
         after = setup.uninstall(before, path)
@@ -110,15 +127,77 @@ def install(app: App, host: str, scope: str, uninstall: bool, cairn_command: str
     changed = after != before
     new_text = setup.render(after, like=text)
     shown = setup.diff(text, new_text, path) if changed else ""
-    if changed:
+    created = not path.exists()
+    if uninstall and changed and after == {} and _created_by_install(app, path):
+        path.unlink()  # install made the file: uninstall leaves none
+    elif changed:
         setup.write_settings(path, new_text)
     verb = "uninstalled from" if uninstall else "installed in"
-    said = (
+    lines = [
         f"{shown}cairn hooks {verb} {path}"
         if changed
         else f"{path}: already {'without' if uninstall else 'with'} cairn's hooks; nothing changed"
+    ]
+    data: dict[str, Any] = {"path": str(path), "changed": changed, "diff": shown}
+    data["daemon"] = (
+        _undo_daemon(app, lines) if uninstall else _daemon_on(app, path, lines, created)
     )
-    emit(app, {"path": str(path), "changed": changed, "diff": shown}, said)
+    emit(app, data, "\n".join(lines))
+
+
+def _created_by_install(app: App, settings: Path) -> bool:
+    from cairn.hooks import install_daemon as d
+
+    try:
+        state = json.loads((app.home / d.STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return bool(state.get("created_settings")) and state.get("settings") == str(settings)
+
+
+def _daemon_on(app: App, settings: Path, lines: list[str], created: bool) -> dict[str, Any]:
+    """Autostart on and the daemon running, so a hook answers within its timeout."""
+    from cairn.daemon.control import start, status
+    from cairn.hooks import install_daemon as d
+
+    config = d.turn_on_autostart(app.home, d.config_path(app.home, app.config_path))
+    lines.append(
+        f"daemon autostart turned on in {config['path']}"
+        if config["changed"]
+        else f"daemon autostart already on in {config['path']}"
+    )
+    app._config = None  # read again, with autostart
+    running = bool(status(app.home).get("running"))
+    wait = app.config().memory.daemon.startTimeoutSeconds
+    state = {} if running else start(app.home, app.config_path, timeout=wait)
+    started = bool(state.get("started"))
+    lines.append(
+        f"daemon started (pid {state.get('pid')})" if started else "daemon already running"
+    )
+    previous = d.take_state(app.home)  # a second install keeps what the first one changed
+    d.save_state(app.home, {
+        "settings": str(settings),
+        "config": previous.get("config") if previous and not config["changed"] else config,
+        "started_daemon": started or bool(previous.get("started_daemon")),
+        "created_settings": created or bool(previous.get("created_settings")),
+    })  # fmt: skip
+    return {"autostart": True, "started": started}
+
+
+def _undo_daemon(app: App, lines: list[str]) -> dict[str, Any]:
+    """Take back what install changed: the config as it was, a daemon it started."""
+    from cairn.daemon.control import stop
+    from cairn.hooks import install_daemon as d
+
+    state = d.take_state(app.home)
+    restored = d.restore_config(state.get("config") or {})
+    if restored:
+        lines.append(f"daemon autostart set back in {state['config']['path']}")
+    stopped = False
+    if state.get("started_daemon"):
+        stopped = bool(stop(app.home).get("stopped", True))
+        lines.append("daemon stopped (install had started it)")
+    return {"config_restored": restored, "stopped": stopped}
 
 
 @click.command(name="mcp")

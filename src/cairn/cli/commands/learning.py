@@ -241,6 +241,9 @@ def review(app: App, transcript: str, fmt: str, project: str | None) -> None:
         format=fmt,
         project_id=found.id if found else None,
     )
+    from cairn.hooks.learned import note
+
+    note(app.home / "hooks" / "sessions", "review", response.stored)  # told at session start
 
     def said() -> str:
         if response.reason:

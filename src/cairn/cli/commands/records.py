@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 import click
 
 from cairn.cli.app import App, PathArgument, emit, pass_app, read_text_argument
-from cairn.cli.project import resolve_project
+from cairn.cli.project import project_names, resolve_project
 from cairn.cli.render import record_detail, record_table
 from cairn.errors import InvalidInput
 from cairn.model import KINDS, STATES, TRUST_LEVELS
@@ -23,7 +24,12 @@ _KINDS = click.Choice(KINDS)
 
 @click.command()
 @click.argument("text")
-@click.option("--kind", type=_KINDS, default="preference", show_default=True)
+@click.option(
+    "--kind",
+    type=_KINDS,
+    default=None,
+    help="Default: what TEXT's words say inside a repository (a rule: policy), else preference.",
+)
 @click.option("--trust", type=click.Choice(TRUST_LEVELS), default="learned", show_default=True)
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--title", default=None, help="A short title.")
@@ -33,9 +39,9 @@ _KINDS = click.Choice(KINDS)
 @click.option(
     "--scope",
     type=click.Choice(("global", "project")),
-    default="global",
-    show_default=True,
-    help="project: bind to the repository of the current folder (or --project).",
+    default=None,
+    help="project: bind to the repository of the current folder (or --project). Without"
+    " it or any selector option, TEXT's own words set them, as for `cairn signal`.",
 )
 @click.option("--project", "project", default=None, help="A folder in the repository, or its id.")
 @click.option("--path", "paths", multiple=True, help="Path glob it applies to (repeatable).")
@@ -46,14 +52,14 @@ _KINDS = click.Choice(KINDS)
 def remember(
     app: App,
     text: str,
-    kind: str,
+    kind: str | None,
     trust: str,
     tags: tuple[str, ...],
     title: str | None,
     pin: bool,
     occurred_at: str | None,
     source: str | None,
-    scope: str,
+    scope: str | None,
     project: str | None,
     paths: tuple[str, ...],
     operations: tuple[str, ...],
@@ -66,7 +72,12 @@ def remember(
     app.will_embed()
     if project is not None:
         scope = "project"
+    # No selector set by hand: inside a repository the statement's words set it ("in this
+    # repo", a folder, "when committing"), the same step as every route's.
+    by_hand = scope is not None or any((paths, operations, phases, task_types))
+    scope = scope or "global"
     found = resolve_project(app, project, required=True) if scope == "project" else None
+    here = None if by_hand else resolve_project(app, None)
     body = read_text_argument(text)
     response = app.apply(
         c.RememberRequest,
@@ -81,6 +92,7 @@ def remember(
             operations,
             phases,
             task_types,
+            here.id if here is not None else None,
             app.journal_length(),
         ),
         body=body,
@@ -97,6 +109,8 @@ def remember(
         operations=list(operations),
         phases=list(phases),
         task_types=list(task_types),
+        read_words=here is not None,
+        current_project_id=here.id if here is not None else None,
     )
     record = response.record
     if response.duplicate_of:
@@ -108,29 +122,52 @@ def remember(
     emit(app, response.model_dump(), said)
 
 
-def _line_keys(lines: list[tuple[int, str]], app: App) -> list[str]:
+def _line_keys(lines: list[tuple[int, str]], app: App, project_id: str | None) -> list[str]:
     """One stable key per line, from its content (and how often that content came
-    before), so a re-run of an interrupted ingest adds only what is missing."""
+    before), so a re-run of an interrupted ingest adds only what is missing. In a
+    repository the key names it too: "in this repo" in another one is another memory."""
     seen: Counter[str] = Counter()
     keys = []
+    where = (project_id,) if project_id is not None else ()
     for _, line in lines:
         digest = hashlib.sha256(line.strip().encode("utf-8", "surrogatepass")).hexdigest()
         seen[digest] += 1
-        keys.append(app.key("ingest", digest, seen[digest]))
+        keys.append(app.key("ingest", digest, seen[digest], *where))
     return keys
+
+
+_ITEM = re.compile(r"item (\d+): (.*)", re.DOTALL)
+
+
+def _named_by_line(file: str, lines: list[tuple[int, str]], send: Any) -> Any:
+    """``send()``; a refusal of "item N" (the write path names items by their place) is
+    named by the file's line instead, as the checks of the lines themselves are."""
+    try:
+        return send()
+    except InvalidInput as exc:
+        found = _ITEM.fullmatch(str(exc))
+        if found is None or not 1 <= int(found[1]) <= len(lines):
+            raise
+        raise InvalidInput(f"{file}:{lines[int(found[1]) - 1][0]}: {found[2]}") from None
 
 
 @click.command()
 @click.argument("file", type=PathArgument(dir_okay=False, allow_dash=True))
 @click.option("--batch-size", type=click.IntRange(1, 100_000), default=256, show_default=True)
+@click.option(
+    "--project", "project", default=None, help="The repository the lines speak of (a folder or id)."
+)
 @pass_app
-def ingest(app: App, file: str, batch_size: int) -> None:
+def ingest(app: App, file: str, batch_size: int, project: str | None) -> None:
     """Bulk-store memories from JSONL: one object per line with at least "body".
 
     Optional keys: kind, title, tags, trust, occurred_at, source, external_ref, pinned,
     memory_type, scope, project_id, path_patterns, operations, phases, task_types,
-    episode_id, position. Every line is checked before anything is written; all lines are
-    then written at once. Running it again on the same file adds only what is missing.
+    episode_id, position. Each body is read as a statement, as `cairn signal` reads one:
+    "in this repository" binds it to the current repository (or --project), a named
+    folder becomes a path pattern. Every line is checked before anything is written; all
+    lines are then written at once. Running it again on the same file adds only what is
+    missing.
     """
     from pydantic import ValidationError
 
@@ -157,7 +194,9 @@ def ingest(app: App, file: str, batch_size: int) -> None:
             raise InvalidInput(f"{where}: {invalid(exc)}") from None
         except TypeError as exc:
             raise InvalidInput(f"{where}: {exc}") from None
-    keys = _line_keys(lines, app)
+    here = resolve_project(app, project)
+    here_id = here.id if here is not None else None
+    keys = _line_keys(lines, app, here_id)
     provider = app.provider()
     with click.progressbar(
         length=len(items),
@@ -173,13 +212,19 @@ def ingest(app: App, file: str, batch_size: int) -> None:
 
         provider.progress = progress
         try:
-            response = app.apply(
-                c.IngestRequest,
-                c.IngestResponse,
-                app.key("ingest-file", *keys),
-                items=items,
-                item_keys=keys,
-                batch_size=batch_size,
+            response = _named_by_line(
+                file,
+                lines,
+                lambda: app.apply(
+                    c.IngestRequest,
+                    c.IngestResponse,
+                    app.key("ingest-file", *keys),
+                    items=items,
+                    item_keys=keys,
+                    batch_size=batch_size,
+                    read_words=True,
+                    current_project_id=here_id,
+                ),
             )
         finally:
             provider.progress = None
@@ -203,6 +248,7 @@ def ingest(app: App, file: str, batch_size: int) -> None:
 @click.option("--everywhere", is_flag=True, help="Every project's memories, not only here.")
 @click.option("--as-of", default=None, help="What memory said at this time (ISO-8601).")
 @click.option("--limit", type=click.IntRange(1, 1_000_000), default=None)
+@click.option("--wide", is_flag=True, help="Whole bodies (also when output is not a terminal).")
 @pass_app
 def list_(
     app: App,
@@ -217,6 +263,7 @@ def list_(
     everywhere: bool,
     as_of: str | None,
     limit: int | None,
+    wide: bool,
 ) -> None:
     """List memories: global ones and this repository's (PROJECT or --project: only that
     project's; --everywhere: all)."""
@@ -245,7 +292,8 @@ def list_(
         **data,
     )
     records = [r.model_dump() for r in response.records]
-    emit(app, records, lambda: record_table(records))
+    width = None if wide or not sys.stdout.isatty() else 60
+    emit(app, records, lambda: record_table(records, project_names(app), width=width))
 
 
 @click.command()
@@ -260,12 +308,13 @@ def show(app: App, record_id: str, as_of: str | None, history: bool) -> None:
             r.model_dump()
             for r in app.query(c.HistoryQuery, c.RecordsResponse, record_id=record_id).records
         ]
-        emit(app, versions, lambda: "\n\n".join(record_detail(r) for r in versions))
+        names = project_names(app)
+        emit(app, versions, lambda: "\n\n".join(record_detail(r, names) for r in versions))
         return
     record = app.query(
         c.ShowQuery, c.RecordResponse, record_id=record_id, as_of=as_of
     ).record.model_dump()
-    emit(app, record, lambda: record_detail(record))
+    emit(app, record, lambda: record_detail(record, project_names(app)))
 
 
 def _current(app: App, record_id: str) -> c.RecordModel:
@@ -326,9 +375,10 @@ def forget(app: App, record_id: str, permanent: bool) -> None:
 @pass_app
 def restore(app: App, record_id: str) -> None:
     """Undo a forget."""
-    from cairn.identifiers import record_id_of
-
-    wanted = record_id_of(record_id)
+    # The tombstone query resolves a prefix (or an application id) to the memory's id,
+    # so the idempotency key is the same whichever form the user typed.
+    stones = app.query(c.TombstonesQuery, c.TombstonesResponse, record_id=record_id).tombstones
+    wanted = stones[-1].record_id if stones else record_id.strip().upper()
     response = app.apply(
         c.RestoreRequest,
         c.WriteResponse,

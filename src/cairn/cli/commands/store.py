@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from cairn.cli.app import App, PathArgument, emit, pass_app
+from cairn.cli.progress import progress_bar
 from cairn.cli.project import resolve_project
 from cairn.cli.render import one_line
 from cairn.errors import CairnError, InvalidInput
@@ -55,10 +56,7 @@ def export(app: App, file: str | None) -> None:
         out.writelines(line + "\n" for line in lines)
     partial.replace(target)  # never leave half a file under the real name
     data = {"exported": len(lines) - 1, "file": str(target)}
-    if app.as_json:
-        emit(app, data, "")
-    else:
-        click.echo(f"exported {len(lines) - 1} entries to {target}", err=True)
+    emit(app, data, f"exported {len(lines) - 1} entries to {target}")  # stdout: the data is in FILE
 
 
 @click.command(name="import")
@@ -73,13 +71,14 @@ def import_(app: App, file: str) -> None:
         lines = raw.decode("utf-8").split("\n")
     except UnicodeDecodeError:
         raise InvalidInput(f"{file}: not valid UTF-8 text") from None
-    response = app.apply(
-        c.ImportRequest,
-        c.ImportResponse,
-        app.key("import", hashlib.sha256(raw).hexdigest()),
-        lines=lines,
-        source=file,
-    )
+    with progress_bar(app, "importing"):
+        response = app.apply(
+            c.ImportRequest,
+            c.ImportResponse,
+            app.key("import", hashlib.sha256(raw).hexdigest()),
+            lines=lines,
+            source=file,
+        )
     emit(app, response.model_dump(), f"imported {response.imported} entries")
 
 
@@ -102,7 +101,9 @@ def rebuild(app: App, from_markdown: bool) -> None:
         count = MarkdownProjection.for_memory(app.home, mem).restore_records(mem)
         emit(app, {"restored": count}, f"restored {count} memories from Markdown")
         return
-    response = app.apply(c.RebuildRequest, c.RebuildResponse, app.key("rebuild", os_urandom_hex()))
+    with progress_bar(app, "rebuilding"):
+        key = app.key("rebuild", os_urandom_hex())
+        response = app.apply(c.RebuildRequest, c.RebuildResponse, key)
     emit(app, response.model_dump(), f"replayed {response.replayed} events")
 
 
@@ -192,6 +193,9 @@ def status(app: App) -> None:
     """What this store holds, where, and the current project."""
     response = app.provider().status()
     data = response.model_dump()
+    # the status warning that the embedder does not read the memories' language names its fix
+    language = next((w for w in response.warnings if "cairn reembed --embedder" in w), None)
+    data["language_warning"] = language
     project = resolve_project(app, None)
     data["project"] = {"id": project.id, "name": project.name} if project else None
 
@@ -210,7 +214,8 @@ def status(app: App) -> None:
             f" {counts.get('applications', 0)} applications",
             f"  here         {here}",
         ]
-        lines += [f"  warning      {one_line(w, 100)}" for w in response.warnings]
+        lines += [f"  warning      {language}"] if language else []  # whole: it names the fix
+        lines += [f"  warning      {one_line(w, 100)}" for w in response.warnings if w != language]
         return "\n".join(lines)
 
     emit(app, data, text)

@@ -127,7 +127,9 @@ def context(
         "project": {"id": found.id, "name": found.name} if found else None,
     }
 
-    emit(app, data, response.text or "(no memory applies to this task)")
+    where = f"project {found.name} ({found.id})" if found else "global memory only"
+    text = response.text or "(no memory applies to this task)"
+    emit(app, data, f"{where}\n{text}")
 
 
 @click.command()
@@ -311,18 +313,55 @@ def explain(app: App) -> None:
 
     data = app.query(c.ExplainQuery, c.ExplainResponse).model_dump(exclude={"contract", "view"})
     data["telemetry"], learned = telemetry_lines(app)
-    rate = "n/a" if data["hit_rate"] is None else f"{data['hit_rate']:.2f}"
+    emit(app, data, "\n".join([*explained(data), *learned]))
+
+
+MIN_JUDGED = 5  # judged uses before a hit rate says anything
+
+
+def times(n: int, what: str = "") -> str:
+    """A count in words: ``once``, ``twice``, ``3 times`` (``what``: ``3 deliveries``)."""
+    if what:
+        return f"{n} {what}" + ("" if n == 1 else "s")
+    return {0: "never", 1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def _rate(hit: float | None, judged: int) -> str:
+    if hit is None or judged < MIN_JUDGED:
+        return f"hit rate: not yet known ({judged} of the {MIN_JUDGED} judged uses it needs)"
+    return f"hit rate {hit:.0%} of {times(judged, 'judged use')}"
+
+
+def explained(data: dict[str, Any]) -> list[str]:
+    """``explain`` in words: deliveries and outcomes counted, a rate only when enough
+    uses were judged (and from how many)."""
     lines = [
-        f"applications {data['applications']}, with outcome {data['with_outcome']}, hit rate {rate}"
+        f"{data['applications']} {'delivery' if data['applications'] == 1 else 'deliveries'}"
+        f" of memories, {data['with_outcome']} with an outcome;"
+        f" {_rate(data['hit_rate'], data['with_outcome'])}"
     ]
     for record_id, row in data["records"].items():
-        value = "n/a" if row["value"] is None else f"{row['value']:+.2f}"
-        lines.append(
-            f"  {record_id}  delivered {row['delivered']}  value {value}  {row['outcomes']}"
-        )
-    for item in data.get("review") or []:
+        outcomes = row["outcomes"] or {}
+        judged = sum(outcomes.values())
+        said = [f"delivered {times(row['delivered'])}"]
+        said += [f"{OUTCOME_WORDS.get(k, k)} {times(n)}" for k, n in sorted(outcomes.items())]
+        if not judged:
+            said.append("no outcome reported yet")
+        elif row["value"] is not None and judged >= MIN_JUDGED:
+            said.append(f"value {row['value']:+.2f} over {times(judged, 'judged use')}")
+        lines.append(f"  {record_id}  {'; '.join(said)}")
+    for item in data.get("review") or []:  # explicit rules whose uses failed: the user decides
         lines.append(f"  review {item['record_id']}: {one_line(item['question'], 200)}")
-    emit(app, data, "\n".join([*lines, *learned]))
+    return lines
+
+
+OUTCOME_WORDS = {
+    "used-successfully": "used successfully",
+    "ignored": "ignored",
+    "overridden": "overridden",
+    "corrected": "corrected",
+    "contributed-to-failure": "contributed to a failure",
+}
 
 
 COMMANDS = (recall, context, expand, feedback, signal, explain)

@@ -57,4 +57,5 @@ def selected(r: Record, query: RecordQuery) -> bool:
         or (query.text_hash is not None and r.text_hash != query.text_hash)
         or (query.tag is not None and query.tag not in r.tags)
         or (query.contains and not holds(r, query.contains))
+        or (query.id_prefix is not None and not r.id.startswith(query.id_prefix))
     )

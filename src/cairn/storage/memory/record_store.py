@@ -385,12 +385,14 @@ class MemoryRecordStore:
         return sorted(found, key=lambda t: (t.removed_at, t.record_id))
 
     def applications(
-        self, tenant: str, agent: str, *, record_id: str | None = None
+        self, tenant: str, agent: str, *, record_id: str | None = None, id_prefix: str = ""
     ) -> list[Application]:
         found = [
             a
             for k, a in self._state.applications.items()
-            if k[:2] == (tenant, agent) and (record_id is None or a.record_id == record_id)
+            if k[:2] == (tenant, agent)
+            and (record_id is None or a.record_id == record_id)
+            and a.application_id.startswith(id_prefix)
         ]
         return sorted(found, key=lambda a: (a.created_at, a.application_id))
 

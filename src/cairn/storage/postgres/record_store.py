@@ -192,6 +192,9 @@ class PostgresRecordStore:
                 f" OR strpos({fold.format('coalesce(title, %s)')}, %s) > 0)"
             )
             params += [needle, "", needle]
+        if query.id_prefix:
+            sql += " AND starts_with(id, %s)"
+            params.append(query.id_prefix)
         column, descending = order_of(query.order)
         way = " DESC NULLS LAST" if descending else ""
         tie = " DESC" if descending else ""
@@ -312,13 +315,16 @@ class PostgresRecordStore:
         return [tombstone_from_row(r) for r in found]
 
     def applications(
-        self, tenant: str, agent: str, *, record_id: str | None = None
+        self, tenant: str, agent: str, *, record_id: str | None = None, id_prefix: str = ""
     ) -> list[Application]:
         sql = SELECT_APPLICATION + " WHERE tenant = %s AND agent = %s"
         params: list[Any] = [tenant, agent]
         if record_id is not None:
             sql += " AND record_id = %s"
             params.append(record_id)
+        if id_prefix:
+            sql += " AND starts_with(application_id, %s)"
+            params.append(id_prefix)
         found = self._all(tenant, (sql + " ORDER BY created_at, application_id").encode(), params)
         return [application_from_row(r) for r in found]
 

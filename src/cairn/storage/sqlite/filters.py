@@ -46,6 +46,9 @@ def record_filters(query: RecordQuery) -> tuple[str, list[Any]]:
         sql += " AND (body LIKE ? ESCAPE '\\' OR title LIKE ? ESCAPE '\\')"
         pattern = "%" + _escaped(query.contains) + "%"
         params += [pattern, pattern]
+    if query.id_prefix:
+        sql += " AND id >= ? AND id < ?"  # a range over the id index (binary collation)
+        params += [query.id_prefix, prefix_end(query.id_prefix)]
     column, descending = order_of(query.order)
     way = " DESC" if descending else ""
     sql += f" ORDER BY {column}{way}, id{way}"
@@ -67,6 +70,11 @@ def event_filters(where: EventFilter) -> tuple[str, list[Any]]:
         sql += " AND seq < ?"
         params.append(where.before_seq)
     return sql, params
+
+
+def prefix_end(prefix: str) -> str:
+    """The least string above every string that starts with ``prefix``."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
 def _escaped(text: str) -> str:

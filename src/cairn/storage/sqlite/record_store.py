@@ -47,7 +47,7 @@ from cairn.storage.ports import (
 )
 from cairn.storage.sqlite import files, learning
 from cairn.storage.sqlite.decoded import DecodedRows, Listings
-from cairn.storage.sqlite.filters import event_filters, record_filters
+from cairn.storage.sqlite.filters import event_filters, prefix_end, record_filters
 from cairn.storage.sqlite.migrate import migrate, schema_version
 from cairn.storage.sqlite.rows import (
     SELECT_APPLICATION,
@@ -119,6 +119,9 @@ class SqliteRecordStore:
                     "UPDATE meta SET value = CAST(value AS INTEGER) + 1"
                     " WHERE key = 'change_seq' RETURNING value"
                 ).fetchone()[0]
+                # Read the store's model again in each write: `cairn reembed` in another
+                # process may have switched it since the last one.
+                self._model = None
                 yield SqliteTransaction(self._conn, int(seq), self._rank, self._note_model)
                 self._conn.execute("COMMIT")
             except sqlite3.IntegrityError as exc:  # a CHECK: e.g. a learned doc as system
@@ -348,13 +351,16 @@ class SqliteRecordStore:
         return [tombstone_from_row(r) for r in found]
 
     def applications(
-        self, tenant: str, agent: str, *, record_id: str | None = None
+        self, tenant: str, agent: str, *, record_id: str | None = None, id_prefix: str = ""
     ) -> list[Application]:
         sql = SELECT_APPLICATION + " WHERE tenant = ? AND agent = ?"
         params: list[Any] = [tenant, agent]
         if record_id is not None:
             sql += " AND record_id = ?"
             params.append(record_id)
+        if id_prefix:
+            sql += " AND application_id >= ? AND application_id < ?"
+            params += [id_prefix, prefix_end(id_prefix)]
         found = self._all(sql + " ORDER BY created_at, application_id", params)
         return [application_from_row(r) for r in found]
 

@@ -1,0 +1,37 @@
+"""The ``projects`` view and ``name_project`` mutation over the embedded engine."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cairn.provider import projects_contract as pc
+from cairn.services.journal import Namespace
+from cairn.services.projects import ProjectName
+
+if TYPE_CHECKING:
+    from cairn.provider.local import LocalProvider
+
+
+def project_model(named: ProjectName) -> pc.ProjectModel:
+    return pc.ProjectModel.model_construct(id=named.id, name=named.name, remote=named.remote)
+
+
+def projects(p: LocalProvider, request: pc.ProjectsQuery, ns: Namespace) -> pc.ProjectsResponse:
+    found = p.projects()
+    if request.find is not None:
+        one = found.find(request.find, ns)
+        return pc.ProjectsResponse.model_construct(projects=[project_model(one)])
+    known = sorted(found.known(ns).values(), key=lambda n: (n.name.lower(), n.id))
+    return pc.ProjectsResponse.model_construct(projects=[project_model(n) for n in known])
+
+
+def name_project(
+    p: LocalProvider, request: pc.NameProjectRequest, ns: Namespace
+) -> pc.NameProjectResponse:
+    named, changed = p.projects().name(
+        request.project_id, request.name, request.remote, ns, event_id=request.idempotency_key
+    )
+    return pc.NameProjectResponse.model_construct(project=project_model(named), changed=changed)
+
+
+HANDLERS: dict[str, Any] = {"projects": projects, "name_project": name_project}
