@@ -161,7 +161,7 @@ def test_openapi_is_generated_from_the_contract(served: Served) -> None:
     assert set(body["discriminator"]["mapping"]) == {
         "recall", "task", "combined", "profile", "manifest", "expand", "manage", "show",
         "history", "journal", "tombstones", "applications", "explain", "export", "ask",
-        "telemetry",
+        "telemetry", "projects",
     }  # fmt: skip
     apply = schema["paths"]["/v1/apply"]["post"]["requestBody"]["content"]["application/json"]
     mutations = set(c.APPLY.json_schema()["discriminator"]["mapping"])
