@@ -59,6 +59,11 @@ def test_bad_arguments_are_one_clear_error_and_change_nothing(
         )
     with pytest.raises(NotFound):
         tools.call("memory_forget", {"record_id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"})
+    for unknown in ("no_such_tool", "memory_delete_all", ""):  # refused, not a KeyError
+        with pytest.raises(InvalidInput, match="unknown tool"):
+            tools.call(unknown, {"body": "x"})
+    with pytest.raises(InvalidInput, match="no visible character"):
+        tools.call("memory_store", {"body": " \u200b\u2060 ", "stated_by_user": True})
     assert tools.call("memory_recall", {"query": "x"}).data["memories"] == []
 
 

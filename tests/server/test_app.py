@@ -80,6 +80,14 @@ def test_refused_requests_name_the_field_and_change_nothing(served: Served) -> N
         (b'{"mutation": "remember", "idempotency_key": "k", "body": "x", "trust": "root"}',
          "unknown trust level 'root'"),
         (b'{"mutation": "remember", "idempotency_key": "k", "body": "   "}', "empty"),
+        (b'{"mutation": "remember", "idempotency_key": "k", "body": " \\u200b\\u2060 "}',
+         "no visible character"),
+        (b'{"mutation": "remember", "idempotency_key": "k", "body": "a", "body": "b"}',
+         "the key 'body' appears twice"),
+        (b'{"mutation": "ingest", "idempotency_key": "k", "items": [{"body": "a", "body": "b"}]}',
+         "the key 'body' appears twice"),
+        (b'{"mutation": "remember", "idempotency_key": "k", "body": NaN}', "not a JSON number"),
+        (b'{"mutation": "remember", "idempotency_key": "k", "body": "\xff"}', "not UTF-8"),
     ]  # fmt: skip
     for body, message in cases:
         reply = served.client.post("/v1/apply", content=body, headers=auth)
@@ -153,7 +161,7 @@ def test_openapi_is_generated_from_the_contract(served: Served) -> None:
     assert set(body["discriminator"]["mapping"]) == {
         "recall", "task", "combined", "profile", "manifest", "expand", "manage", "show",
         "history", "journal", "tombstones", "applications", "explain", "export", "ask",
-        "telemetry",
+        "telemetry", "projects",
     }  # fmt: skip
     apply = schema["paths"]["/v1/apply"]["post"]["requestBody"]["content"]["application/json"]
     mutations = set(c.APPLY.json_schema()["discriminator"]["mapping"])
@@ -337,3 +345,17 @@ def test_a_key_reused_with_another_body_is_409_naming_what_differs(served: Serve
     assert "(body differs)" in other.json()["error"]
     listed = served.query(auth, view="manage").json()["records"]
     assert [r["body"] for r in listed] == ["we use pnpm"]
+def test_a_retried_ingest_batch_stores_nothing_twice(served: Served) -> None:
+    auth = served.token("acme")
+    items = [
+        {"body": "The build cache lives in /var/cache/ci"},
+        {"body": "Releases ship on Fridays"},
+    ]
+    first = served.apply(auth, mutation="ingest", idempotency_key="batch-1", items=items)
+    again = served.apply(auth, mutation="ingest", idempotency_key="batch-1", items=items)
+    other = served.apply(auth, mutation="ingest", idempotency_key="batch-2", items=items[:1])
+    assert (first.json()["stored"], first.json()["skipped"]) == (2, 0)
+    assert (again.json()["stored"], again.json()["skipped"]) == (0, 2)
+    assert other.json()["stored"] == 1  # another batch is another write
+    status = served.client.get("/v1/status", headers=auth).json()
+    assert status["counts"]["records"] == 3

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn import InvalidInput, Memory, MemoryInput
+from cairn import Conflict, InvalidInput, Memory, MemoryInput
 from cairn.provider import contract as c
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -93,7 +93,7 @@ def test_a_bulk_write_commits_a_chunk_at_a_time(mem: Memory) -> None:
 def test_an_explicit_rule_is_never_rewritten_by_inferred_input(mem: Memory) -> None:
     rule = mem.remember("Always use pnpm to install dependencies.", kind="policy")
     journal = len(mem.journal())
-    with pytest.raises(InvalidInput, match="the user's own; inferred input never rewrites it"):
+    with pytest.raises(Conflict, match="the user's own; inferred input never rewrites it"):
         mem.correct(rule.id, "Always use npm to install dependencies.", authority="inferred")
     assert mem.get(rule.id).body == "Always use pnpm to install dependencies."
     assert len(mem.journal()) == journal

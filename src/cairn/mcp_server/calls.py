@@ -67,7 +67,8 @@ class MemoryTools:
         }
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> ToolAnswer:
-        return self._calls[name](checked_arguments(name, arguments))
+        checked = checked_arguments(name, arguments)  # first: an unknown tool is refused here
+        return self._calls[name](checked)
 
     def _key(self, *parts: object) -> str:
         return self._memory.key(*parts)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cairn.config import Config
-from cairn.errors import InvalidInput, NotFound
+from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.ids import new_ulid
 from cairn.model import (
     DEFAULT_MEMORY_TYPE,
@@ -365,7 +365,7 @@ class Writes:
         body = check_body(body, self._config.memory.store.maxBodyChars)
         check_choice("authority", authority, ("explicit", "inferred"))
         if authority == "inferred" and current.authority == "explicit":
-            raise InvalidInput(
+            raise Conflict(  # a policy refusal, as every route reports it (409)
                 f"memory {record_id} is the user's own; inferred input never rewrites it"
             )
         if title is not None:
