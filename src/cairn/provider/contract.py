@@ -140,9 +140,7 @@ QueryRequest = Annotated[
     | JournalQuery
     | TombstonesQuery
     | ApplicationsQuery
-    | ExplainQuery
-    | ExportQuery
-    | pc.ProjectsQuery
+    | ExplainQuery | ExportQuery | pc.ProjectsQuery
     | lc.LearningQuery,
     Field(discriminator="view"),
 ]
@@ -269,8 +267,7 @@ QueryResponse = (
     | TombstonesResponse
     | ApplicationsResponse
     | ExplainResponse
-    | ExportResponse
-    | pc.ProjectsResponse
+    | ExportResponse | pc.ProjectsResponse
     | lc.LearningQueryResponse
 )
 
@@ -381,9 +378,7 @@ ApplyRequest = Annotated[
     | PinRequest
     | FeedbackRequest
     | SignalRequest
-    | ImportRequest
-    | RebuildRequest
-    | pc.NameProjectRequest
+    | ImportRequest | RebuildRequest | pc.NameProjectRequest
     | lc.LearningApply,
     Field(discriminator="mutation"),
 ]
@@ -473,8 +468,7 @@ ApplyResponse = (
     | IngestResponse
     | SignalResponse
     | ImportResponse
-    | RebuildResponse
-    | pc.NameProjectResponse
+    | RebuildResponse | pc.NameProjectResponse
     | lc.LearningApplyResponse
 )
 
