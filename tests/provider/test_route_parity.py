@@ -25,6 +25,7 @@ from cairn.cli.main import COMMAND_MODULES
 from cairn.errors import CairnError
 from cairn.provider import contract as c
 from cairn.provider import learning_contract as lc
+from cairn.provider import projects_contract as pc
 from cairn.provider import registry
 from provider.parity import (
     ROUTE_NAMES,
@@ -431,6 +432,8 @@ SAMPLES: dict[type[Any], Callable[[dict[str, Any]], dict[str, Any]]] = {
     c.ApplicationsQuery: lambda v: {"record_id": v["rid"]},
     c.ExplainQuery: lambda v: {},
     c.ExportQuery: lambda v: {},
+    pc.ProjectsQuery: lambda v: {},
+    pc.NameProjectRequest: lambda v: {"project_id": "git:00aa11bb22cc33dd", "name": "parity-app"},
     lc.AskQuery: lambda v: {"question": "how do I install dependencies?"},
     lc.TelemetryQuery: lambda v: {"runs": 2},
     c.RememberRequest: lambda v: {"body": "Prefer small pull requests.", "tags": ["review"]},
