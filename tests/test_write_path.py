@@ -223,7 +223,9 @@ def test_the_stop_hooks_review_binds_a_fact_about_this_repository(home: Path, re
     ci = found[CI_FACT]
     assert (ci["scope"], ci["origin"]) == ("project", "review")
     assert ci["project_id"] == project_of(home, repo)
-    assert found["Our staging cluster is in eu-west-1."]["scope"] == "global"
+    # Said inside the repository with no scope word, the team's fact is that repository's,
+    # as `cairn signal` reads the same words (issue 25: conventions belong to the repository).
+    assert found["Our staging cluster is in eu-west-1."]["scope"] == "project"
 
 
 # -- idempotency per item and per batch ---------------------------------------------------

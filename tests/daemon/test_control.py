@@ -86,7 +86,9 @@ def test_a_recorded_prompt_hook_goes_through_the_daemon(tmp_path: Path) -> None:
         # the hook's own notes are the home's, written by the daemon
         assert list((home / "hooks" / "sessions").glob("*.json"))
         # the same through the whole command line (python -m cairn.cli.main)
-        task = event("prompt-task", repo, session_id="another-session")
+        # (a task the rule applies to: "Apply these" holds only what applies, issue 21)
+        task = event("prompt-task", repo, session_id="another-session",
+                     prompt="Commit the fix for the login form.")  # fmt: skip
         proc = cairn(home, "hook", "prompt", stdin=task, cwd=repo, entry="cairn.cli.main")
         assert proc.returncode == 0, proc.stderr
         assert "linter" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]

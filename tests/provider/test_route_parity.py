@@ -575,6 +575,11 @@ def test_the_markdown_projection_is_kept_alike_in_process_and_through_the_daemon
     p.run("rebuild")
     p.run("rebuild", "--from-markdown")
     p.run("list")
+    # migrate is the operator's, for a PostgreSQL store: a SQLite home refuses it alike
+    p.routes["remote"] = remote
+    migrated = p.run("migrate", "--dry-run", code=2)
+    assert migrated.code == 2 and "PostgreSQL" in migrated.err, migrated
+    remote = p.routes.pop("remote")
     checked = p.run("doctor")  # the file the daemon serves is this home's, as in-process
     assert "integrity  SQLite's integrity_check: ok" in checked.out, checked
     # The daemon holds the model in memory: a switch waits until it is stopped.

@@ -140,8 +140,11 @@ def cli(home: Path, *args: str) -> Any:
 
 def journal_length(home: Path) -> int:
     settings = yaml.safe_load((home / "config.yaml").read_text(encoding="utf-8"))
+    # A command run inside a repository records the repository's readable name first
+    # (``project.named``, idempotent metadata, issue 21); what a refusal must not leave is
+    # any event about memory.
     with Memory.open(home / "memory.db", config=settings) as mem:
-        return len(mem.journal())
+        return sum(1 for e in mem.journal() if e.type != "project.named")
 
 
 def ingest_file(folder: Path) -> Path:
@@ -325,13 +328,19 @@ def test_task_texts_and_imports_over_http(servers: dict[str, Server], policy: st
     assert stored.status_code == 200, stored.text
     record_id = stored.json()["record"]["id"]
     task = call("query", {"view": "task", "task": f"deploy the train; GH_TOKEN={TOKEN}"})
+    # expanded for this task: an application whatever the director judged resident
+    expanded = call(
+        "query",
+        {"view": "expand", "record_id": record_id, "task": f"deploy; GH_TOKEN={TOKEN}"},
+    )
     applications = call("query", {"view": "applications", "record_id": record_id})
     if policy == "redact":
-        assert task.status_code == 200, task.text
+        assert task.status_code == 200 and expanded.status_code == 200, task.text
         assert applications.json()["applications"], applications.text
         assert TOKEN not in applications.text and "[REDACTED:" in applications.text
     else:
         assert task.status_code == 400 and "the task holds a secret" in task.text
+        assert expanded.status_code == 400, expanded.text
         assert applications.json()["applications"] == []
     header = {"format": "cairn.export.v1", "tenant": "elsewhere", "agent": "default"}
     lines = [json.dumps(header)]

@@ -28,7 +28,8 @@ def test_the_words_add_to_what_the_caller_set() -> None:
     assert out["kind"] == "skill"  # the caller's kind is kept
     assert out["operations"] == ("deploy", "commit")
     assert out["path_patterns"] == ("src/api/**",)
-    assert out["tags"] == ("python",) and out["scope"] == "global"
+    # a convention said in a repository with no scope word is that repository's
+    assert out["tags"] == ("python",) and out["scope"] == "project"
 
 
 def test_a_fact_about_this_repositorys_files_belongs_to_the_project() -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cairn.engine.repository_facts import is_about_repository, says_this_repository
-from cairn.engine.statement import read_statement
+from cairn.engine.statement import read_statement, stored_scope
 from cairn.errors import InvalidInput
 
 NO_REPOSITORY = (
@@ -53,7 +53,12 @@ def read_words(fields: dict[str, Any], words: Words) -> dict[str, Any]:
     out = dict(fields)
     if reading.signal in ("rule", "correct"):
         selector = reading.selector
-        about_here = selector.scope == "project"
+        # Where the signal command puts the same words: a convention said inside a
+        # repository without a scope word is that repository's; a personal habit is global.
+        in_repository = words.project_id is not None
+        about_here = stored_scope(reading, in_repository=in_repository) == "project" or (
+            in_repository and reading.scope_source != "said" and is_about_repository(body)
+        )
         read = {name: getattr(selector, name) for name in _SELECTORS}
         kind = reading.memory_kind
     else:
