@@ -85,7 +85,9 @@ def test_sync_adds_entries_typed_by_hand(home: Path) -> None:
 
 
 def test_a_conflict_keeps_the_edit_and_exits_1_naming_the_entry(home: Path) -> None:
-    record_id = remember(home, "Deploy on Fridays")
+    # global by its option: said inside a repository (the suite's own folder), a convention
+    # with no scope word would be that repository's, in its own file
+    record_id = remember(home, "Deploy on Fridays", "--scope", "global")
     profile = home / "profile.md"
     stale = profile.read_text(encoding="utf-8")
     ok(home, "correct", record_id, "Never deploy on Fridays")
