@@ -68,6 +68,22 @@ def digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
 
 
+def new_token(tenant: str, agent: str | None, *, now: datetime) -> tuple[str, TokenEntry]:
+    """A new token and its entry (only the token's hash is kept), for any token store."""
+    check_name("tenant", tenant)
+    if agent is not None:
+        check_name("agent", agent)
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    entry = TokenEntry(
+        id="tok_" + secrets.token_hex(6),
+        sha256=digest(token).hex(),
+        tenant=tenant,
+        agent=agent,
+        created_at=to_iso(now),
+    )
+    return token, entry
+
+
 class TokenStore:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
@@ -81,17 +97,7 @@ class TokenStore:
     def create(self, tenant: str, agent: str | None, *, now: datetime) -> tuple[str, TokenEntry]:
         """A new token for ``tenant`` (and ``agent`` when given); the token itself is
         returned here once and stored nowhere."""
-        check_name("tenant", tenant)
-        if agent is not None:
-            check_name("agent", agent)
-        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        entry = TokenEntry(
-            id="tok_" + secrets.token_hex(6),
-            sha256=digest(token).hex(),
-            tenant=tenant,
-            agent=agent,
-            created_at=to_iso(now),
-        )
+        token, entry = new_token(tenant, agent, now=now)
         with self._locked():
             self._write([*self._read(), entry])
         return token, entry

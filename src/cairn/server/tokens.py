@@ -12,7 +12,6 @@ revoked (``cairn token list`` says where each one lives), so an upgrade strands 
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -20,9 +19,7 @@ from typing import Any, Protocol
 
 from cairn.config import Config
 from cairn.errors import NotFound
-from cairn.identifiers import check_name
-from cairn.server.auth import TOKEN_PREFIX, Binding, TokenEntry, TokenStore, digest
-from cairn.timeutil import to_iso
+from cairn.server.auth import Binding, TokenEntry, TokenStore, digest, new_token
 
 
 class TokenRows(Protocol):
@@ -48,17 +45,7 @@ class DatabaseTokens(TokenStore):
         self.where = rows.where
 
     def create(self, tenant: str, agent: str | None, *, now: datetime) -> tuple[str, TokenEntry]:
-        check_name("tenant", tenant)
-        if agent is not None:
-            check_name("agent", agent)
-        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        entry = TokenEntry(
-            id="tok_" + secrets.token_hex(6),
-            sha256=digest(token).hex(),
-            tenant=tenant,
-            agent=agent,
-            created_at=to_iso(now),
-        )
+        token, entry = new_token(tenant, agent, now=now)
         self._rows.insert((entry.id, entry.sha256, entry.tenant, entry.agent, entry.created_at))
         return token, entry
 
