@@ -1,4 +1,4 @@
-"""Fit the learned statement reader (:mod:`cairn.engine.statement_model`) on the ``fit``
+"""Fit the learned statement reader (:mod:`cairn.engine.statements.learned`) on the ``fit``
 authors of the statement corpus and write it into the package.
 
 Every head is a linear model over the same hashed features (character and word n-grams
@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from cairn.engine.selector_vocabulary import OPERATIONS, PHASES
-from cairn.engine.statement import cue_features, read_statement
-from cairn.engine.statement_model import DIMENSIONS, TRADITIONAL, features
+from cairn.engine.statements.learned import DIMENSIONS, TRADITIONAL, features
+from cairn.engine.statements.reader import cue_features, read_statement
+from cairn.engine.statements.selector_vocabulary import OPERATIONS, PHASES
 
 CORPUS = Path(__file__).parent / "data" / "statements.jsonl"
 OUT = Path(__file__).parent.parent / "src" / "cairn" / "adapters" / "data" / "statement_reader.npz"

@@ -1,6 +1,6 @@
 """How well the statement reader reads how people talk: the labelled corpus
 (``data/statements.jsonl``, built by ``statement_corpus.py``) through
-:func:`cairn.engine.statement.read_statement`, as `cairn signal` would act on it inside a
+:func:`cairn.engine.statements.reader.read_statement`, as `cairn signal` would act on it inside a
 repository. Reported on the ``report`` split only (authors never fitted), per language:
 
 * speech act: accuracy, per-act precision and recall, and the confusion matrix;
@@ -24,7 +24,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from cairn.engine.statement import StatementReading, read_statement, stored_scope
+from cairn.engine.statements.reader import StatementReading, read_statement, stored_scope
 
 CORPUS = Path(__file__).parent / "data" / "statements.jsonl"
 ACTS = ("rule", "preference", "fact", "one-off", "correction", "forget", "neutral")

@@ -17,7 +17,7 @@ Layers, top to bottom (a layer may import the ones below it, never those above):
     engine              cairn.engine
     storage             cairn.storage.ports (the ports) | the implementations beside them
     adapters            cairn.adapters
-    foundation          model, errors, ids, identifiers, timeutil, text, config, homes,
+    foundation          model, errors, identifiers, timeutil, text, config, homes,
                         validation, export_checks, patterns, visible
 """
 
@@ -32,7 +32,6 @@ PACKAGE = Path(cairn.__file__).parent
 FOUNDATION = {
     "cairn.model",
     "cairn.errors",
-    "cairn.ids",
     "cairn.identifiers",
     "cairn.timeutil",
     "cairn.text",

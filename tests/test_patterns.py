@@ -6,7 +6,8 @@ import re
 import subprocess
 import sys
 
-from cairn.engine import secrets, selector_words, signal_cues
+from cairn.engine import secrets
+from cairn.engine.statements import selector_words, signal_cues
 from cairn.patterns import LazyPattern, lazy_compile
 
 
@@ -41,7 +42,7 @@ def test_a_fresh_process_compiles_no_cue_pattern_at_import() -> None:
     # in this test process other tests may have used some; a new interpreter has not
     code = (
         "import gc\n"
-        "import cairn.compose, cairn.engine.signals, cairn.engine.statement\n"
+        "import cairn.compose, cairn.engine.statements.signals, cairn.engine.statements.reader\n"
         "from cairn.patterns import LazyPattern\n"
         "found = [o for o in gc.get_objects() if isinstance(o, LazyPattern)]\n"
         "print(len(found), sum(o._compiled is not None for o in found))\n"

@@ -316,7 +316,7 @@ def assemble(
     check_name("agent", agent)
     records, index = ports.records, ports.index
     if reranker is None and any(a.rag.rerank.enabled for a in config.agents.values()):
-        from cairn.engine.recall.rerank import CrossEncoderReranker
+        from cairn.adapters.cross_encoder import CrossEncoderReranker
 
         reranker = CrossEncoderReranker(config.memory.reranker.model)
 

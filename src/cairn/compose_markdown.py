@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from cairn.config import Config
+from cairn.model import Namespace
 from cairn.provider.local import LocalProvider
-from cairn.services.journal import Namespace
 from cairn.storage.ports import PendingPurge
 
 log = logging.getLogger("cairn.compose")  # as the composition root logs

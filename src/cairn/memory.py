@@ -19,7 +19,7 @@ from cairn.config import Config
 from cairn.engine.recall.pipeline import RecallResult
 from cairn.engine.recall.rerank import Reranker
 from cairn.errors import InvalidInput
-from cairn.ids import new_ulid
+from cairn.identifiers import new_ulid
 from cairn.memory_learning import LearningMethods
 from cairn.model import Event, MemoryInput, Record, Tombstone
 from cairn.provider import Provider, expect

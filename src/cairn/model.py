@@ -74,6 +74,14 @@ DEFAULT_MEMORY_TYPE: dict[str, str] = {
 
 
 @dataclass(frozen=True, slots=True)
+class Namespace:
+    """Whose memory a request reads or writes: a tenant and one of its agents."""
+
+    tenant: str
+    agent: str
+
+
+@dataclass(frozen=True, slots=True)
 class Record:
     """One version of a memory. The current version is the one not superseded."""
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from cairn.engine.entities import extract_entity_keys
-from cairn.ids import is_ulid, new_ulid
+from cairn.identifiers import is_ulid, new_ulid
 from cairn.text import fold, text_hash, words
 
 

@@ -363,7 +363,7 @@ def test_task_texts_and_imports_over_http(servers: dict[str, Server], policy: st
 
 def _exported_record(body: str) -> dict[str, Any]:
     """One record line as ``cairn export`` writes it (made by a store under ``allow``)."""
-    from cairn.ids import new_ulid
+    from cairn.identifiers import new_ulid
     from cairn.text import text_hash
 
     return {

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from cairn.config import Config
 from cairn.engine.learning.lifecycle import Transition
 from cairn.engine.learning.sweep import Eviction
+from cairn.model import Namespace
 from cairn.provider.convert import record_model
 from cairn.provider.learning_contract import (
     AskQuery,
@@ -30,7 +31,6 @@ from cairn.provider.learning_contract import (
     TelemetryResponse,
 )
 from cairn.services.deltas import DeltaInput, Deltas
-from cairn.services.journal import Namespace
 from cairn.services.learning import Learning, ObservationInput, Settled
 from cairn.services.llm import LlmFeatures, active_features
 from cairn.services.reflection import Reflection

@@ -9,6 +9,7 @@ from typing import Any
 
 from cairn.errors import InvalidInput
 from cairn.identifiers import check_name
+from cairn.model import Namespace
 from cairn.provider import local_mutations, local_queries
 from cairn.provider import projects as project_handlers
 from cairn.provider import projects_contract as pc
@@ -24,8 +25,6 @@ from cairn.provider.learning import HANDLERS as LEARNING_HANDLERS
 from cairn.provider.learning import LEARNING_RESPONSES, LearningServices
 from cairn.provider.local_queries import Handler
 from cairn.provider.registry import ROUTES, Kind, route_of
-from cairn.services.ids import Ids
-from cairn.services.journal import Namespace
 from cairn.services.languages import language_warning
 from cairn.services.projects import Projects
 from cairn.services.purges import Purges
@@ -35,6 +34,7 @@ from cairn.services.replay import Replay
 from cairn.services.signals import Signals
 from cairn.services.tasks import Tasks
 from cairn.services.transfer import Transfer
+from cairn.services.typed_ids import Ids
 from cairn.services.writes import Writes
 from cairn.storage.ports import RecordStore, SearchIndex
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from cairn.model import Namespace
 from cairn.provider.contract import (
     CorrectRequest,
     EvictRequest,
@@ -30,7 +31,6 @@ from cairn.provider.contract import (
 )
 from cairn.provider.convert import memory_input, record_model, tombstone_model, words_of
 from cairn.provider.local_queries import Handler
-from cairn.services.journal import Namespace
 
 if TYPE_CHECKING:
     from cairn.provider.local import LocalProvider

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from cairn.engine.recall.formatting import ContextEntry, Fence, format_context
+from cairn.model import Namespace
 from cairn.provider.contract import (
     ApplicationsQuery,
     ApplicationsResponse,
@@ -42,7 +43,6 @@ from cairn.provider.convert import (
     record_model,
     tombstone_model,
 )
-from cairn.services.journal import Namespace
 from cairn.services.reads import time_of
 from cairn.storage.ports import EventFilter, RecordQuery
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from cairn.model import Namespace
 from cairn.provider import projects_contract as pc
-from cairn.services.journal import Namespace
 from cairn.services.projects import ProjectName
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Sequence
 
-from cairn.ids import new_ulid
+from cairn.identifiers import new_ulid
 from cairn.provider import Provider
 from cairn.provider.learning_contract import ReflectRequest, SweepRequest
 

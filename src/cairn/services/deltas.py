@@ -21,8 +21,15 @@ from cairn.engine.learning.corroboration import corroborate
 from cairn.engine.learning.deltas import Delta, doc_id, is_doc, selector_of
 from cairn.engine.learning.observations import observation_of
 from cairn.errors import Conflict, InvalidInput, NotFound
-from cairn.model import DEFAULT_MEMORY_TYPE, DOC_KINDS, OBSERVATION_TYPES, Record, record_from_dict
-from cairn.services.journal import Journal, Namespace
+from cairn.model import (
+    DEFAULT_MEMORY_TYPE,
+    DOC_KINDS,
+    OBSERVATION_TYPES,
+    Namespace,
+    Record,
+    record_from_dict,
+)
+from cairn.services.journal import Journal
 from cairn.services.reflection import gate_of
 from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordStore

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -11,20 +10,14 @@ import numpy as np
 
 from cairn.adapters.embedding import Embedder
 from cairn.engine.apply import apply_events
-from cairn.ids import new_ulid
-from cairn.model import Event, Record
+from cairn.identifiers import new_ulid
+from cairn.model import Event, Namespace, Record
 from cairn.storage.ports import RecordStore
 from cairn.timeutil import to_iso
 from cairn.validation import check_line, check_token
 
 Clock = Callable[[], datetime]
 LinksFor = Callable[[str], bool]
-
-
-@dataclass(frozen=True, slots=True)
-class Namespace:
-    tenant: str
-    agent: str
 
 
 def embedding_text(record: Record) -> str:

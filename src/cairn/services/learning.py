@@ -22,8 +22,8 @@ from cairn.engine.learning.observations import sender_trust
 from cairn.engine.learning.sweep import Eviction, SweepRules, decide
 from cairn.errors import InvalidInput
 from cairn.identifiers import record_id_of
-from cairn.model import OBSERVATION_TYPES, OUTCOMES, TRUST_LEVELS
-from cairn.services.journal import Journal, Namespace
+from cairn.model import OBSERVATION_TYPES, OUTCOMES, TRUST_LEVELS, Namespace
+from cairn.services.journal import Journal
 from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordStore
 from cairn.timeutil import parse_time, to_iso

@@ -25,7 +25,7 @@ from cairn.engine.learning.observations import Observation
 from cairn.engine.learning.reflect import Wording
 from cairn.engine.learning.transcripts import Turn
 from cairn.engine.selectors import Selector
-from cairn.engine.statement import read_statement
+from cairn.engine.statements.reader import read_statement
 from cairn.homes import make_private_folder, open_private
 from cairn.model import Record
 

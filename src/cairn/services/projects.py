@@ -15,7 +15,8 @@ from pathlib import Path
 
 from cairn.adapters.repository import repository_identity
 from cairn.errors import InvalidInput
-from cairn.services.journal import Journal, Namespace
+from cairn.model import Namespace
+from cairn.services.journal import Journal
 from cairn.storage.ports import EventFilter, RecordQuery, RecordStore
 from cairn.validation import check_line
 

@@ -7,8 +7,7 @@ from datetime import datetime
 
 from cairn.errors import NotFound
 from cairn.identifiers import record_id_of
-from cairn.model import Application, Event, Record, Tombstone
-from cairn.services.journal import Namespace
+from cairn.model import Application, Event, Namespace, Record, Tombstone
 from cairn.storage.ports import EventFilter, RecordQuery, RecordStore, StoreStats
 from cairn.validation import check_line, check_time
 

@@ -8,8 +8,7 @@ from datetime import datetime
 from cairn.config import Config, Rag
 from cairn.engine.recall.pipeline import MemoryRecall, RecallRequest, RecallResult
 from cairn.errors import InvalidInput
-from cairn.model import TRUST_LEVELS
-from cairn.services.journal import Namespace
+from cairn.model import TRUST_LEVELS, Namespace
 from cairn.timeutil import parse_time
 from cairn.validation import check_choice, check_line, check_text, check_time
 

@@ -31,8 +31,8 @@ from cairn.engine.learning.lifecycle import Transition, transition
 from cairn.engine.learning.observations import observation_of
 from cairn.engine.learning.reflect import Funnel, Wording, judge, pending
 from cairn.errors import CairnError
-from cairn.model import DOC_KINDS, Record, record_from_dict
-from cairn.services.journal import Journal, Namespace
+from cairn.model import DOC_KINDS, Namespace, Record, record_from_dict
+from cairn.services.journal import Journal
 from cairn.services.learning import Learning, lifecycle_rules
 from cairn.storage.ports import RecordQuery, RecordStore, TrajectoryQuery
 from cairn.timeutil import age_days

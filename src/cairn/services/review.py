@@ -19,9 +19,9 @@ from cairn.engine.learning.answers import Answer, answer, answering
 from cairn.engine.learning.extraction import Extracted, Skipped, extract
 from cairn.engine.learning.transcripts import read_transcript
 from cairn.engine.secrets import redact
-from cairn.engine.statement import stored_body
-from cairn.model import MemoryInput, Record
-from cairn.services.journal import Journal, Namespace
+from cairn.engine.statements.reader import stored_body
+from cairn.model import MemoryInput, Namespace, Record
+from cairn.services.journal import Journal
 from cairn.services.llm import LlmFeatures
 from cairn.services.recall import Recall
 from cairn.services.secrets import SecretRefused

@@ -1,7 +1,7 @@
 """Free-text user signals (SPEC §6): a rule is remembered in the scope its words say, a
 one-off comes back as a constraint, a forget or correction acts only on a clear match.
 
-The statement's own words set the selector (:func:`cairn.engine.statement.read_statement`):
+The statement's own words set the selector (:func:`cairn.engine.statements.reader.read_statement`):
 "in this repo" binds the rule to the current repository, a named folder becomes a path
 pattern, "when committing" an operation. A forget or correction stated in words is searched
 in the current scope first (the project's own records, then global ones) and acts only when
@@ -16,18 +16,17 @@ from dataclasses import dataclass, replace
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Config
-from cairn.engine.correction import Revision, family_of, read_edit, revise
-from cairn.engine.signal_forms import UNMARKED_EDIT
-from cairn.engine.statement import (
+from cairn.engine.statements.correction import Revision, family_of, read_edit, revise
+from cairn.engine.statements.reader import (
     MemoryKind,
     StatementReading,
     read_statement,
     stored_body,
     stored_scope,
 )
+from cairn.engine.statements.signal_forms import UNMARKED_EDIT
 from cairn.errors import InvalidInput
-from cairn.model import MemoryInput, Record, Tombstone
-from cairn.services.journal import Namespace
+from cairn.model import MemoryInput, Namespace, Record, Tombstone
 from cairn.services.recall import Recall
 from cairn.services.writes import Corrected, Writes, Written
 from cairn.storage.ports import LaneFilter, SearchIndex

@@ -14,7 +14,8 @@ from datetime import datetime
 
 from cairn.config import Config
 from cairn.engine.learning.sweep import Eviction, decide, idle_before
-from cairn.services.journal import Journal, Namespace
+from cairn.model import Namespace
+from cairn.services.journal import Journal
 from cairn.services.learning import Learning, sweep_rules
 from cairn.storage.ports import RecordStore, SweepQuery
 from cairn.timeutil import age_days

@@ -13,7 +13,6 @@ from cairn.engine.director import PRERANK_LIMIT, DirectedItem, DirectorCandidate
 from cairn.engine.learning.observations import sender_trust
 from cairn.engine.learning.review import needs_review, review_flag
 from cairn.engine.learning.surface import surface
-from cairn.engine.selector_words import mentioned_actions
 from cairn.engine.selectors import (
     Selector,
     SelectorMatch,
@@ -21,13 +20,13 @@ from cairn.engine.selectors import (
     match_selector,
     normalize_path,
 )
-from cairn.engine.signals import classify_statement
+from cairn.engine.statements.selector_words import mentioned_actions
+from cairn.engine.statements.signals import classify_statement
 from cairn.errors import InvalidInput, NotFound
-from cairn.identifiers import record_id_of
-from cairn.ids import new_ulid
-from cairn.model import NEGATIVE_OUTCOMES, OUTCOMES, Application, Record
+from cairn.identifiers import new_ulid, record_id_of
+from cairn.model import NEGATIVE_OUTCOMES, OUTCOMES, Application, Namespace, Record
 from cairn.services.idempotency import check_same_request
-from cairn.services.journal import Journal, Namespace
+from cairn.services.journal import Journal
 from cairn.services.recall import Recall
 from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordQuery, RecordStore, RuleQuery

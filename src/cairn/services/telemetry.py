@@ -12,7 +12,7 @@ import threading
 from collections.abc import Mapping
 
 from cairn.errors import StoreUnusable
-from cairn.services.journal import Namespace
+from cairn.model import Namespace
 from cairn.storage.ports import RecordStore
 
 FLUSH_EVERY = 256  # buffered recalls

@@ -21,11 +21,12 @@ from cairn.export_checks import validate_export_record, validate_export_tombston
 from cairn.model import (
     EXPORT_FORMAT,
     Event,
+    Namespace,
     Record,
     Tombstone,
     record_from_dict,
 )
-from cairn.services.journal import Journal, Namespace
+from cairn.services.journal import Journal
 from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordQuery, RecordStore
 from cairn.text import text_hash

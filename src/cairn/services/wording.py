@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cairn.engine.repository_facts import is_about_repository, says_this_repository
-from cairn.engine.statement import read_statement, stored_scope
+from cairn.engine.statements.reader import read_statement, stored_scope
+from cairn.engine.statements.repository_facts import is_about_repository, says_this_repository
 from cairn.errors import InvalidInput
 
 NO_REPOSITORY = (

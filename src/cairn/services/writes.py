@@ -15,18 +15,19 @@ from typing import Any
 
 from cairn.config import Config
 from cairn.errors import Conflict, InvalidInput, NotFound
-from cairn.ids import new_ulid
+from cairn.identifiers import new_ulid
 from cairn.model import (
     DEFAULT_MEMORY_TYPE,
     KINDS,
     ORIGINS,
     TOMBSTONE_REASONS,
     MemoryInput,
+    Namespace,
     Record,
     Tombstone,
 )
 from cairn.services.idempotency import check_same_memory, check_same_request
-from cairn.services.journal import Journal, Namespace
+from cairn.services.journal import Journal
 from cairn.services.secrets import SecretGuard
 from cairn.services.wording import Words, read_words
 from cairn.storage.ports import RecordQuery, RecordStore

@@ -17,7 +17,7 @@ from cairn.cli.app import App, emit, pass_app
 from cairn.cli.project import resolve_project
 from cairn.cli.render import one_line
 from cairn.errors import InvalidInput
-from cairn.ids import new_ulid
+from cairn.identifiers import new_ulid
 from cairn.model import OBSERVATION_TYPES, OUTCOMES, TRUST_LEVELS
 from cairn.provider import contract as c
 from cairn.provider import learning_contract as lc

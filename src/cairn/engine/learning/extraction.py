@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from cairn.engine.learning.transcripts import Turn
 from cairn.engine.selectors import Selector
-from cairn.engine.statement import read_statement
+from cairn.engine.statements.reader import read_statement
 from cairn.patterns import lazy_compile
 from cairn.text import words
 

@@ -61,20 +61,3 @@ def rerank_order(
     if len(scores) != len(texts):
         return None, "error: reranker returned the wrong number of scores"
     return sorted(range(len(texts)), key=lambda i: -scores[i]), None
-
-
-class CrossEncoderReranker:
-    """sentence-transformers CrossEncoder (optional extra ``cairn-memory[rerank]``)."""
-
-    def __init__(self, model: str) -> None:
-        try:
-            from sentence_transformers import CrossEncoder
-        except ImportError as exc:
-            raise RuntimeError(
-                "reranking needs the optional extra: pip install 'cairn-memory[rerank]'"
-            ) from exc
-        self._model = CrossEncoder(model, local_files_only=True)
-
-    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
-        scores = self._model.predict([(query, t) for t in texts])
-        return [float(s) for s in scores]

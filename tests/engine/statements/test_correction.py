@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cairn.engine.correction import Edit, read_edit, revise
+from cairn.engine.statements.correction import Edit, read_edit, revise
 
 
 @pytest.mark.parametrize(

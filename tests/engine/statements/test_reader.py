@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cairn.engine.selectors import Selector, TaskConditions, glob_match, match_selector
-from cairn.engine.statement import (
+from cairn.engine.statements.reader import (
     LANGUAGE_GLOBS,
     OPERATIONS,
     PHASES,

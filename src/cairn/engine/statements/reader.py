@@ -1,8 +1,8 @@
 """Read a user statement for what to do with it: the signal, the memory kind, the selector,
 the target.
 
-:func:`read_statement` runs the signal classifier (:mod:`cairn.engine.signals`), then reads the
-statement's own words:
+:func:`read_statement` runs the signal classifier (:mod:`cairn.engine.statements.signals`),
+then reads the statement's own words:
 
 * **Memory kind** (rules and corrections). ``preference`` when the speaker states their own
   taste ("I prefer …", "I'd rather …", "I hate …", "I'm a fan of", "我喜欢/偏好/习惯/讨厌 …");
@@ -10,7 +10,7 @@ statement's own words:
   instruction anywhere), typically with "remember that" / "记住"; otherwise ``policy``:
   imperatives, always/never/must, and team conventions ("we squash-merge", "我们组习惯 …" are
   the team's, not one person's taste). A correction's kind is read from its new wording.
-* **Selector** (rules and corrections): :func:`cairn.engine.selector_words.read_selector`
+* **Selector** (rules and corrections): :func:`cairn.engine.statements.selector_words.read_selector`
   (scope from "this repo / here / 这个仓库 / 本项目 …", paths, operations, phases, task types).
   A forget keeps only the scope the user named ("forget the pnpm rule in this repo").
 * **Target** (forgets and corrections): the content words a stored record must share, i.e. the
@@ -28,7 +28,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from cairn.engine.selector_words import (
+from cairn.engine.selectors import Scope, Selector
+from cairn.engine.statements.learned import LearnedReading, fold, model, spell
+from cairn.engine.statements.selector_words import (
     LANGUAGE_GLOBS,
     OPERATIONS,
     PHASES,
@@ -39,10 +41,8 @@ from cairn.engine.selector_words import (
     scope_spans,
     unquote,
 )
-from cairn.engine.selectors import Scope, Selector
-from cairn.engine.signal_forms import UNMARKED_EDIT
-from cairn.engine.signals import SignalKind, classify_statement, mask_quotes
-from cairn.engine.statement_model import LearnedReading, fold, model, spell
+from cairn.engine.statements.signal_forms import UNMARKED_EDIT
+from cairn.engine.statements.signals import SignalKind, classify_statement, mask_quotes
 from cairn.patterns import lazy_compile
 
 __all__ = [
@@ -100,7 +100,7 @@ class StatementReading:
 def read_statement(text: str, *, edits: bool = True, learned: bool = True) -> StatementReading:
     """Classify a user statement and read its kind, selector and target from its words
     (``edits=False``: an unmarked edit such as "prettier 换成 biome" is not a correction;
-    ``learned=False``: the cue grammar alone, without :mod:`cairn.engine.statement_model`).
+    ``learned=False``: the cue grammar alone, without :mod:`cairn.engine.statements.learned`).
     Traditional characters are read as simplified ones; the statement and its target keep
     the user's own characters."""
     stripped = spell(text.strip())

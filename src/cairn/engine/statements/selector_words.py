@@ -39,7 +39,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from cairn.engine.selector_vocabulary import (
+from cairn.engine.selectors import Scope, Selector
+from cairn.engine.statements.selector_vocabulary import (
     FILE_EXTENSIONS,
     LANGUAGE_GLOBS,
     LIBRARIES,
@@ -51,8 +52,7 @@ from cairn.engine.selector_vocabulary import (
     WORD_TABLE,
     Dimension,
 )
-from cairn.engine.selectors import Scope, Selector
-from cairn.engine.signals import mask_quotes
+from cairn.engine.statements.signals import mask_quotes
 from cairn.patterns import lazy_compile
 
 __all__ = [

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-from cairn.engine.selector_words import scope_spans
-from cairn.engine.signals import mask_quotes
+from cairn.engine.statements.selector_words import scope_spans
+from cairn.engine.statements.signals import mask_quotes
 from cairn.patterns import lazy_compile
 
 # Scope words too vague to bind a description on their own.

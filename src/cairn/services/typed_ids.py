@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from cairn.errors import InvalidInput
 from cairn.identifiers import record_id_of
-from cairn.services.journal import Namespace
+from cairn.model import Namespace
 from cairn.storage.ports import RecordQuery, RecordStore
 
 MIN_PREFIX = 6  # a ULID's first six characters still span ~17 minutes of ids

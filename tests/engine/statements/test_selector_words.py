@@ -1,12 +1,17 @@
 """Tests for reading a selector from a statement's words (most cases go through
-tests/engine/test_statement.py, which measures the labelled sets)."""
+tests/engine/statements/test_reader.py, which measures the labelled sets)."""
 
 from __future__ import annotations
 
 import pytest
 
-from cairn.engine.selector_words import clause_spans, read_scope, read_selector, scope_spans
 from cairn.engine.selectors import Selector
+from cairn.engine.statements.selector_words import (
+    clause_spans,
+    read_scope,
+    read_selector,
+    scope_spans,
+)
 
 
 def test_read_selector_needs_no_signal_cue() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cairn.engine.statement import read_statement
+from cairn.engine.statements.reader import read_statement
 
 
 @pytest.mark.parametrize(

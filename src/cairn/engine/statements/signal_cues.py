@@ -1,6 +1,6 @@
-"""The cue grammar of the signal classifier (:mod:`cairn.engine.signals`): weighted cue
-phrases in English and Chinese, each with the context it needs, and the vocabularies that
-tell an instruction from a description."""
+"""The cue grammar of the signal classifier (:mod:`cairn.engine.statements.signals`):
+weighted cue phrases in English and Chinese, each with the context it needs, and the
+vocabularies that tell an instruction from a description."""
 
 from __future__ import annotations
 

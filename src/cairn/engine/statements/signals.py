@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from cairn.engine.signal_cues import (  # the grammar's tables
+from cairn.engine.statements.signal_cues import (  # the grammar's tables
     _CJK,
     _CLAUSE_JUNK,
     _CLAUSE_PUNCT,
@@ -70,9 +70,9 @@ from cairn.engine.signal_cues import (  # the grammar's tables
     _CueKind,
     language_of,
 )
-from cairn.engine.signal_forms import _ZH_ASKS, _ends_in_cjk, _starts_in_cjk
-from cairn.engine.signal_forms import match_unmarked_edit as _edit
-from cairn.engine.signal_forms import match_verdict_forget as _verdict
+from cairn.engine.statements.signal_forms import _ZH_ASKS, _ends_in_cjk, _starts_in_cjk
+from cairn.engine.statements.signal_forms import match_unmarked_edit as _edit
+from cairn.engine.statements.signal_forms import match_verdict_forget as _verdict
 from cairn.patterns import lazy_compile
 
 __all__ = ["SignalClassification", "SignalKind", "classify_statement", "mask_quotes"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn.engine.signals import SignalClassification, classify_statement
+from cairn.engine.statements.signals import SignalClassification, classify_statement
 
 CASES_PATH = Path(__file__).parent / "data" / "signal_cases.tsv"
 KINDS = ("rule", "one-off", "forget", "correct", "neutral")
@@ -16,7 +16,7 @@ KINDS = ("rule", "one-off", "forget", "correct", "neutral")
 
 def _load_cases() -> list[tuple[str, str]]:
     # The first two columns are the signal label and the sentence; the others describe what
-    # the statement reader should find (tests/engine/test_statement.py checks them).
+    # the statement reader should find (tests/engine/statements/test_reader.py checks them).
     lines = CASES_PATH.read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("label\ttext\t")
     cases = []

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cairn.engine.statement import read_statement
-from cairn.engine.statement_model import features, fold, model, spell
+from cairn.engine.statements.learned import features, fold, model, spell
+from cairn.engine.statements.reader import read_statement
 
 
 def test_the_package_ships_a_model_with_every_head() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cairn.engine.repository_facts import (
+from cairn.engine.statements.repository_facts import (
     is_about_repository,
     names_repository_contents,
     says_this_repository,

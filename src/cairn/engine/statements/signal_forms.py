@@ -1,5 +1,5 @@
 """Forgets and corrections in the everyday words the cue grammar of
-:mod:`cairn.engine.signals` does not open with a verb:
+:mod:`cairn.engine.statements.signals` does not open with a verb:
 
 * **Forgets that end with their verdict**: "之前说的 mock 那条不算了", "errcode 那条作废",
   "关于 staging 的规则取消吧", "the pnpm rule no longer applies", "that note is obsolete";
