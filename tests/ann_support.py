@@ -1,4 +1,4 @@
-"""Shared by the tests of the approximate vector index (tests/storage/test_ann_*.py).
+"""Shared by the tests of the approximate vector index (tests/storage/inprocess/test_ann_*.py).
 
 A table embedder maps ``v<i> ...`` texts to clustered vectors, so the tests know each
 memory's vector; small sizes with a low ``annThreshold`` force the ANN path. ``StoreView``
@@ -20,11 +20,11 @@ from cairn.config import parse_config
 from cairn.engine.director import stored_rank
 from cairn.model import Record
 from cairn.provider.local import LocalProvider, Ports
-from cairn.storage.ann_graph import AnnIndexes
 from cairn.storage.inprocess import InProcessSearchIndex
+from cairn.storage.inprocess.ann_graph import AnnIndexes
+from cairn.storage.inprocess.vector_index import ExactVectorIndex
 from cairn.storage.ports import LaneFilter, LaneHit
 from cairn.storage.sqlite.record_store import SqliteRecordStore
-from cairn.storage.vector_index import ExactVectorIndex
 
 DIM = 32
 THRESHOLD = 200

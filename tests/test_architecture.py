@@ -17,7 +17,7 @@ Layers, top to bottom (a layer may import the ones below it, never those above):
     engine              cairn.engine
     storage             cairn.storage.ports (the ports) | the implementations beside them
     adapters            cairn.adapters
-    foundation          model, errors, identifiers, timeutil, text, config, homes,
+    foundation          model, errors, identifiers, timeutil, text, bm25, config, homes,
                         validation, export_checks, patterns, visible
 """
 
@@ -35,6 +35,7 @@ FOUNDATION = {
     "cairn.identifiers",
     "cairn.timeutil",
     "cairn.text",
+    "cairn.bm25",
     "cairn.config",
     "cairn.homes",
     "cairn.validation",

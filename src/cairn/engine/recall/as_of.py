@@ -1,19 +1,20 @@
 """Recall as memory stood at a past time (SPEC §3: bi-temporal, ``as_of``).
 
 The search index holds the memories live now; the versions in force at time T (evicted
-or superseded since, included) are searched here instead: BM25 over their own words, then
+or superseded since, included) are searched here instead: BM25 (:mod:`cairn.bm25`, the
+lanes' formula, with the statistics of these versions) over their own words, then
 cosine for the keyword hits, fused as the live lanes are. The rest of the pipeline (score
 with the clock at T, trust filter, min score, dedup, budget, format) is the same.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 
+from cairn.bm25 import idf, share
 from cairn.engine.recall.fusion import Fused, LaneRanking, lane_ranks, score_fusion, top_fused
 from cairn.engine.recall.relevance import (
     Relevance,
@@ -25,9 +26,6 @@ from cairn.engine.recall.relevance import (
 )
 from cairn.model import Record
 from cairn.text import index_terms, normal_term
-
-K1 = 1.2
-B = 0.75
 
 
 def record_text(record: Record) -> str:
@@ -55,8 +53,7 @@ def keyword_scores(terms: Sequence[str], texts: Sequence[str]) -> dict[int, floa
         for term in wanted:
             tf = doc.get(term, 0)
             if tf:
-                idf = math.log(1.0 + (total - df[term] + 0.5) / (df[term] + 0.5))
-                score += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
+                score += share(float(tf), float(length), idf(total, df[term]), average)
         if score > 0:
             out[i] = score
     return out

@@ -1,12 +1,12 @@
 """The embedded search index: every lane answered from memory, fed by the change feed.
 
 The record store's change feed (:meth:`RecordStore.changes_since`) hands over each row whose
-projection moved: its namespace, scope, liveness, vector, analysed terms, entity keys and
-place in its episode. This index keeps them in numpy structures per tenant and agent —
-BM25 postings (:mod:`cairn.storage.keyword_index`), float32 vector blocks
-(:mod:`cairn.storage.vector_index`) with an optional HNSW graph per large partition
-(:mod:`cairn.storage.ann_graph`), episode places (:mod:`cairn.storage.places`) and entity
-postings — and catches up before every lane, so a process sees every other process's
+projection moved: its namespace, scope, liveness, vector, analysed terms, entity keys and place in
+its episode. This index keeps them in numpy structures per tenant and agent — BM25 postings
+(:mod:`~cairn.storage.inprocess.keyword_index`), float32 vector blocks
+(:mod:`~cairn.storage.inprocess.vector_index`) with an optional HNSW graph per large partition
+(:mod:`~cairn.storage.inprocess.ann_graph`), episode places (:mod:`~cairn.storage.inprocess.places`)
+and entity postings — and catches up before every lane, so a process sees every other process's
 writes at its next search. A new feed generation (a rebuilt projection) reloads everything.
 """
 
@@ -18,10 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from cairn.storage.ann_graph import DEFAULT_ANN_THRESHOLD, AnnIndexes
+from cairn.storage.inprocess.ann_graph import DEFAULT_ANN_THRESHOLD, AnnIndexes
 from cairn.storage.inprocess.entities import EntityPostings
-from cairn.storage.keyword_index import KeywordIndex
-from cairn.storage.places import RowPlaces
+from cairn.storage.inprocess.keyword_index import KeywordIndex
+from cairn.storage.inprocess.places import RowPlaces
+from cairn.storage.inprocess.vector_index import ExactVectorIndex
 from cairn.storage.ports import (
     ChangeBatch,
     EpisodePlace,
@@ -31,7 +32,6 @@ from cairn.storage.ports import (
     RecordStore,
     TermCounts,
 )
-from cairn.storage.vector_index import ExactVectorIndex
 
 _NOTHING = FeedPosition(-1, -1)
 

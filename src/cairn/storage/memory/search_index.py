@@ -8,13 +8,13 @@ the contract rather than on one index's internals.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from cairn.bm25 import idf, share
 from cairn.storage.ports import (
     EpisodePlace,
     FeedPosition,
@@ -24,10 +24,6 @@ from cairn.storage.ports import (
     TermCounts,
 )
 from cairn.storage.terms import decode_counts, decode_keys, query_keys
-
-K1 = 1.2
-B = 0.75
-_MIN_IDF = 1e-6
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,13 +114,13 @@ class MemorySearchIndex:
             df = sum(1 for e in everyone.values() if key in e.terms)
             if df == 0:
                 continue
-            idf = max(math.log((n - df + 0.5) / (df + 0.5)), _MIN_IDF)
+            weight = idf(n, df)
             for row in rows:
                 entry = everyone.get(row)
                 tf = entry.terms.get(key, 0) if entry is not None else 0
                 if tf:
-                    norm = K1 * (1 - B) + K1 * B * entry.length / avgdl  # type: ignore[union-attr]
-                    out[row] = out.get(row, 0.0) + idf * (K1 + 1) * tf / (tf + norm)
+                    length = float(entry.length)  # type: ignore[union-attr]
+                    out[row] = out.get(row, 0.0) + share(float(tf), length, weight, avgdl)
         return out
 
     def keyword(self, where: LaneFilter, terms: Sequence[str], limit: int) -> list[LaneHit]:

@@ -1,10 +1,9 @@
 """The in-database search index: every lane answered by PostgreSQL, nothing held in process.
 
-- **keyword**: BM25 computed in SQL over the postings the record store writes with each
-  record -- FTS5's formula (k1 = 1.2, b = 0.75, idf = ln((N - n + 0.5) / (n + 0.5)) floored
-  at 1e-6) over the analysed terms of :mod:`cairn.storage.terms`, with N, n and the mean
-  length read from the partition's exact statistics. So the ranking is the embedded
-  index's, number for number; CJK bigrams and code identifiers are terms of it already.
+- **keyword**: BM25 computed in SQL over the postings the record store writes with each record --
+  :mod:`cairn.bm25`, rendered as SQL -- over the analysed terms of :mod:`cairn.storage.terms`, with
+  N, n and the mean length read from the partition's exact statistics. So the ranking is the
+  embedded index's, number for number; CJK bigrams and code identifiers are terms of it already.
 - **vector**: cosine over pgvector. A partition below ``ann_threshold`` live memories is
   ranked exactly (its rows, by the partition index); a larger one walks an HNSW graph of
   its own (a partial index, :mod:`cairn.storage.postgres.graphs`) with an iterative scan,
@@ -27,7 +26,8 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 
-from cairn.storage.ann_graph import DEFAULT_ANN_THRESHOLD
+from cairn.bm25 import sql_idf, sql_share
+from cairn.storage.inprocess.ann_graph import DEFAULT_ANN_THRESHOLD
 from cairn.storage.ports import EpisodePlace, LaneFilter, LaneHit, TermCounts
 from cairn.storage.postgres.database import Session
 from cairn.storage.postgres.graphs import PartitionGraphs, partition_condition
@@ -36,9 +36,6 @@ from cairn.storage.postgres.record_store import PostgresRecordStore
 from cairn.storage.postgres.vectors import PgVector
 from cairn.storage.terms import decode_keys, query_keys
 
-K1 = 1.2
-B = 0.75
-_MIN_IDF = 1e-6
 GLOBAL_GRAPH = "vectors_hnsw_{}"
 _IN_SCOPE = " AND ({alias}project_id IS NULL OR {alias}project_id = %(project)s)"
 
@@ -48,13 +45,12 @@ WITH part AS (
            CASE WHEN length > 0 THEN length::float8 / documents ELSE 1.0 END AS avgdl
     FROM partition_stats WHERE tenant = %(tenant)s AND agent = %(agent)s AND documents > 0
 ), q AS (
-    SELECT s.term, greatest(ln((part.n - s.df + 0.5) / (s.df + 0.5)), {_MIN_IDF}) AS idf
+    SELECT s.term, {sql_idf("part.n", "s.df")} AS idf
     FROM term_stats s, part
     WHERE s.tenant = %(tenant)s AND s.agent = %(agent)s AND s.term = ANY(%(keys)s::int8[])
       AND s.df > 0
 )
-SELECT p.row, sum(q.idf * {K1 + 1.0} * p.tf
-                  / (p.tf + {K1} * ({1.0 - B} + {B} * p.length / part.avgdl))) AS score
+SELECT p.row, sum({sql_share("p.tf", "p.length", "q.idf", "part.avgdl")}) AS score
 FROM q CROSS JOIN part CROSS JOIN LATERAL (
     SELECT p.row, p.tf, p.length FROM postings p
     WHERE p.tenant = %(tenant)s AND p.agent = %(agent)s AND p.term = q.term AND p.live {{where}}

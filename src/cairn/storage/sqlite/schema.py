@@ -239,7 +239,7 @@ END;
 """
 
 # v4: keyword search moves out of FTS5 into record_terms (each row's analysed term keys and
-# counts), which the in-memory BM25 index (storage/keyword_index.py) loads and follows:
+# counts), which the in-memory BM25 index (storage/inprocess/keyword_index.py) loads and follows:
 # FTS5's per-row bm25() and the join for the tenant filter were most of a recall at 100k
 # memories. CJK and code identifiers are terms of that index too (bigrams, whole
 # identifiers), so the trigram index, its triggers and the column that chose its rows go.

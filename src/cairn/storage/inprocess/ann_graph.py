@@ -9,13 +9,13 @@ without ``usearch`` installed everything stays exact.
 This module is the graph's life: when a partition gets a graph, how it follows the exact
 index (adds, removals, purges), how it is searched and when exact search answers instead.
 Where the graph is kept between processes -- files, sidecar, lock, the check of a loaded
-file, the scrub of purged vectors -- is :mod:`cairn.storage.ann_files`.
+file, the scrub of purged vectors -- is :mod:`cairn.storage.inprocess.ann_files`.
 
-Design choices (each one tested in ``tests/storage/test_ann_graph.py`` and
-``tests/storage/test_ann_files.py``):
+Design choices (each one tested in ``tests/storage/inprocess/test_ann_graph.py`` and
+``tests/storage/inprocess/test_ann_files.py``):
 
 * One graph per tenant+agent partition -- the same partitions as the exact blocks of
-  :mod:`cairn.storage.vector_index` -- and only for partitions with at least ``threshold``
+  :mod:`cairn.storage.inprocess.vector_index` -- and only for partitions with at least ``threshold``
   live vectors. Tenant isolation is structural: a graph holds nothing but its own
   partition's rows, so no query can be answered from another tenant, and nothing is wasted
   on oversampling past other tenants' rows (one shared graph would need 10x oversampling
@@ -61,8 +61,8 @@ from typing import Any
 
 import numpy as np
 
-from cairn.storage.ann_build import GraphBuild, adopt
-from cairn.storage.ann_files import (
+from cairn.storage.inprocess.ann_build import GraphBuild, adopt
+from cairn.storage.inprocess.ann_files import (
     AnnFiles,
     GraphFormat,
     Needle,
@@ -70,7 +70,7 @@ from cairn.storage.ann_files import (
     live_rows,
     stored_vectors,
 )
-from cairn.storage.vector_index import CHANGED_VECTOR, PURGED, Block, ExactVectorIndex
+from cairn.storage.inprocess.vector_index import CHANGED_VECTOR, PURGED, Block, ExactVectorIndex
 
 log = logging.getLogger(__name__)
 

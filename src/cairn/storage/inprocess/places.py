@@ -15,7 +15,7 @@ from datetime import date
 
 import numpy as np
 
-from cairn.storage.arrays import capacity_for, grown
+from cairn.storage.inprocess.arrays import capacity_for, grown
 from cairn.storage.ports import EpisodePlace
 
 _NO_POSITION = np.iinfo(np.int64).min

@@ -5,8 +5,8 @@ import sqlite3
 
 import pytest
 
-from cairn.storage import keyword_index
-from cairn.storage.keyword_index import KeywordIndex
+from cairn.storage.inprocess import keyword_index
+from cairn.storage.inprocess.keyword_index import KeywordIndex
 from cairn.storage.terms import analyse
 
 WORDS = [

@@ -1,7 +1,7 @@
 """Postings of one partition of the keyword index, sorted by term (CSR).
 
-A segment is immutable: the keyword index (:mod:`cairn.storage.keyword_index`) builds a small
-one from new postings and merges it into a large one as it grows.
+A segment is immutable: the keyword index (:mod:`cairn.storage.inprocess.keyword_index`)
+builds a small one from new postings and merges it into a large one as it grows.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ Dead slots: superseded, evicted or forgotten rows keep their slot with ``live`` 
 later sync may bring them back). A purged row's vector is zeroed at once, so its bytes do not
 linger in this process either. A block whose dead slots outnumber its live ones is compacted.
 
-Change journal: a block that an approximate index follows (:mod:`cairn.storage.ann_graph`)
+Change journal: a block that an approximate index follows (:mod:`cairn.storage.inprocess.ann_graph`)
 is ``tracked``: every synced change to one of its rows is noted (``CHANGED_VECTOR`` when the
 vector is new or differs, ``PURGED`` when it was deleted), so the approximate index applies
 increments without rescanning the block.
@@ -33,8 +33,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cairn.storage.arrays import capacity_for, grown
-from cairn.storage.blas import one_blas_thread
+from cairn.storage.inprocess.arrays import capacity_for, grown
+from cairn.storage.inprocess.blas import one_blas_thread
 
 CHANGED_VECTOR = 1
 PURGED = 2

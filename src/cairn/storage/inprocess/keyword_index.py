@@ -14,10 +14,8 @@ store's ``change_seq`` sync like the vector index, so several processes stay con
 Term hashes rather than words: the table never holds a forgotten body's words, and needs no
 vocabulary table.
 
-Scoring is FTS5's BM25 (k1 = 1.2, b = 0.75, idf = ln((N - n + 0.5) / (n + 0.5)) floored at
-1e-6, document length = tokens over title, body and tags), with N and n counted over the
-live memories of the partition being searched: one tenant's memories never move another
-tenant's ranking.
+Scoring is :mod:`cairn.bm25` (FTS5's formula), with N and n counted over the live memories
+of the partition being searched: one tenant's memories never move another tenant's ranking.
 
 The same postings say which query terms a given row holds (:meth:`KeywordIndex.row_terms`),
 and each slot keeps its number of distinct terms: recall's relevance and length signals
@@ -35,32 +33,21 @@ is re-read from ``record_terms`` by the sync.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from cairn.storage.arrays import capacity_for, grown
-from cairn.storage.segments import Segment
+from cairn.bm25 import idf, share
+from cairn.storage.inprocess.arrays import capacity_for, grown
+from cairn.storage.inprocess.segments import Segment
 from cairn.storage.terms import query_keys, term_key
 
-K1 = 1.2
-B = 0.75
-_MIN_IDF = 1e-6
 _MIN_DELTA = 50_000  # postings a delta may hold before it is merged into the base
 _DENSE_SLACK = 1 << 20
 _OFFSET_BITS = 32
 _SLOT_MASK = (1 << _OFFSET_BITS) - 1
 
 _EMPTY = np.zeros(0, dtype=np.int64)
-
-
-def _bm25(tfs: np.ndarray, lengths: np.ndarray, df: int, n_docs: int, avgdl: float) -> np.ndarray:
-    """One term's BM25 contribution for documents with these counts and lengths."""
-    idf = max(math.log((n_docs - df + 0.5) / (df + 0.5)), _MIN_IDF)
-    norm = (K1 * (1.0 - B)) + (K1 * B / avgdl) * lengths
-    result: np.ndarray = idf * (K1 + 1.0) * tfs / (tfs + norm)
-    return result
 
 
 class Partition:
@@ -168,8 +155,11 @@ class Partition:
                 if not hit.any():
                     continue
                 wanted = at[hit]
-                out[wanted] += _bm25(
-                    found[1][hit].astype(np.float64), self.length[slots[wanted]], df, n_docs, avgdl
+                out[wanted] += share(
+                    found[1][hit].astype(np.float64),
+                    self.length[slots[wanted]],
+                    idf(n_docs, df),
+                    avgdl,
                 )
         return out
 
@@ -215,7 +205,7 @@ class Partition:
                 continue
             if df < len(slots):
                 slots, tfs = slots[alive], tfs[alive]
-            score_parts.append(_bm25(tfs, self.length[slots], df, n_docs, avgdl))
+            score_parts.append(share(tfs, self.length[slots], idf(n_docs, df), avgdl))
             slot_parts.append(slots)
         if not slot_parts:
             return []

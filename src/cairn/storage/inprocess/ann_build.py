@@ -7,7 +7,7 @@ long-running server waited for it. Here the build works on a copy of the partiti
 rows and vectors taken under the lock (a fraction of a second), adds them outside it
 (usearch releases the GIL while it adds), and the partition keeps being searched exactly
 until the graph is ready; the next sync then checks the graph against the partition as it
-is by then (:func:`cairn.storage.ann_files.compare`: rows written, changed or removed
+is by then (:func:`cairn.storage.inprocess.ann_files.compare`: rows written, changed or removed
 meanwhile) and repairs it, the way a graph loaded from its file is.
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from cairn.storage.ann_files import compare, live_rows
-from cairn.storage.vector_index import Block, ExactVectorIndex
+from cairn.storage.inprocess.ann_files import compare, live_rows
+from cairn.storage.inprocess.vector_index import Block, ExactVectorIndex
 
 log = logging.getLogger(__name__)
 

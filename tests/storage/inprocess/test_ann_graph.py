@@ -27,8 +27,8 @@ from ann_support import (
     store_of,
 )
 from cairn import Memory
-from cairn.storage.ann_graph import AnnIndexes, load_usearch
-from cairn.storage.vector_index import ExactVectorIndex
+from cairn.storage.inprocess.ann_graph import AnnIndexes, load_usearch
+from cairn.storage.inprocess.vector_index import ExactVectorIndex
 
 if load_usearch() is None:  # imports onnxruntime first: the other order crashes
     pytest.skip("usearch is not installed", allow_module_level=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cairn.storage.vector_index import ExactVectorIndex
+from cairn.storage.inprocess.vector_index import ExactVectorIndex
 
 
 def unit(*values: float) -> np.ndarray:

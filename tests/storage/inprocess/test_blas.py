@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cairn.storage import blas
-from cairn.storage.blas import one_blas_thread
+from cairn.storage.inprocess import blas
+from cairn.storage.inprocess.blas import one_blas_thread
 
 
 def blas_threads() -> list[int]:

@@ -34,10 +34,10 @@ from ann_support import (
     sources,
     store_of,
 )
-from cairn.storage.ann_files import AnnFiles, GraphFormat, compare, vector_section
-from cairn.storage.ann_graph import AnnIndexes, load_usearch
+from cairn.storage.inprocess.ann_files import AnnFiles, GraphFormat, compare, vector_section
+from cairn.storage.inprocess.ann_graph import AnnIndexes, load_usearch
+from cairn.storage.inprocess.vector_index import Block, ExactVectorIndex
 from cairn.storage.ports import LaneFilter
-from cairn.storage.vector_index import Block, ExactVectorIndex
 
 if load_usearch() is None:  # imports onnxruntime first: the other order crashes
     pytest.skip("usearch is not installed", allow_module_level=True)

@@ -20,8 +20,8 @@ from ann_support import (
     memory_over,
     sources,
 )
-from cairn.storage.ann_build import GraphBuild
-from cairn.storage.ann_graph import load_usearch
+from cairn.storage.inprocess.ann_build import GraphBuild
+from cairn.storage.inprocess.ann_graph import load_usearch
 
 if load_usearch() is None:  # imports onnxruntime first: the other order crashes
     pytest.skip("usearch is not installed", allow_module_level=True)

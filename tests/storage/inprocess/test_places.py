@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from cairn.storage.places import RowPlaces
+from cairn.storage.inprocess.places import RowPlaces
 from cairn.storage.ports import EpisodePlace
 
 

@@ -13,7 +13,7 @@ the stored vector of every row changed since the file was written, plus a sample
 others, must match that row's vector (cosine >= 0.98; one mismatch in the sample and every
 vector is checked). Those checks, not the sidecar's ``change_seq`` alone, are what make a
 stale file (a rebuilt projection, a restored database) harmless; what to do with the
-differences is the graph's decision (:mod:`cairn.storage.ann_graph`).
+differences is the graph's decision (:mod:`cairn.storage.inprocess.ann_graph`).
 
 Permanent forgetting leaves no trace in the file: usearch's ``remove`` only unlinks a node;
 its vector stays in the slot and in every later save, and which freed slot a later ``add``
@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from cairn.storage.vector_index import Block, ExactVectorIndex
+from cairn.storage.inprocess.vector_index import Block, ExactVectorIndex
 
 log = logging.getLogger(__name__)
 
