@@ -100,3 +100,31 @@ def test_an_explicit_rule_is_never_rewritten_by_inferred_input(mem: Memory) -> N
     # The user's own correction still works.
     fixed = mem.correct(rule.id, "Always use pnpm 10 to install dependencies.")
     assert fixed.version == 2
+
+
+def test_relative_dates_are_resolved_at_write_against_the_memory_own_time(
+    mem: Memory, clock
+) -> None:  # type: ignore[no-untyped-def]
+    told = mem.store("I went to a support group yesterday", occurred_at="2023-05-08T13:56:00Z")
+    assert told.source["resolved_dates"] == [
+        {"phrase": "yesterday", "start": "2023-05-07", "end": "2023-05-07"}
+    ]
+    undated = mem.store("我上周六去爬山了", source={"who": "li"})  # the clock: 2026-06-01, a Monday
+    assert undated.source == {
+        "who": "li",
+        "resolved_dates": [{"phrase": "上周六", "start": "2026-05-30", "end": "2026-05-30"}],
+    }
+    assert "resolved_dates" not in mem.store("nothing dated here").source
+    # A correction resolves its own words, against the same time.
+    fixed = mem.correct(told.id, "I went to a support group last Saturday")
+    assert fixed.source["resolved_dates"][0]["start"] == "2023-05-06"
+    assert mem.correct(fixed.id, "I went to a support group").source == {}
+
+
+def test_a_retry_on_another_day_is_the_same_request(mem: Memory, clock) -> None:  # type: ignore[no-untyped-def]
+    first = mem.store("we moved here last month", event_id="k1")
+    clock.advance(days=40)  # "last month" is another month now
+    again = mem.store("we moved here last month", event_id="k1")
+    assert again.id == first.id and again.source == first.source
+    with pytest.raises(Conflict):
+        mem.store("we moved here last year", event_id="k1")

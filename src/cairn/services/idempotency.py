@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from cairn.engine.relative_dates import SOURCE_KEY
 from cairn.errors import Conflict
 from cairn.model import Event, MemoryInput, Record
 
@@ -68,10 +69,19 @@ def check_same_memory(
     names = [n for n in MEMORY_FIELDS if n in now]
     if item.occurred_at is not None:  # else the store's own clock chose it
         names.append("occurred_at")
-    differs = [n for n in names if _plain(before.get(n)) != now.get(n)]
+    differs = [n for n in names if _asked(n, _plain(before.get(n))) != _asked(n, now.get(n))]
     if differs:
         raise Conflict(
             f"the idempotency key {key!r} was already used for a different request"
             f" ({', '.join(differs)} differ{'s' if len(differs) == 1 else ''}); a new request"
             " needs a new key"
         )
+
+
+def _asked(name: str, value: Any) -> Any:
+    """What the request decided of a field: a source without the dates the store resolved
+    (against its own clock, when the memory has no time of its own, so a retry on
+    another day resolves "yesterday" to another day)."""
+    if name == "source" and isinstance(value, dict):
+        return {k: v for k, v in value.items() if k != SOURCE_KEY}
+    return value

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cairn.config import Config
+from cairn.engine.relative_dates import dated_source
 from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.identifiers import new_ulid
 from cairn.model import (
@@ -160,7 +161,7 @@ class Writes:
             state=state,
             pinned=fields["pinned"],
             importance=1.0 if fields["pinned"] else 0.5,
-            source=fields["source"] or {},
+            source=dated_source(fields["source"] or {}, body, fields["occurred_at"] or now),
             external_ref=fields["external_ref"],
             episode_id=fields["episode_id"],
             position=fields["position"],
@@ -374,6 +375,8 @@ class Writes:
         new_title = title if title is not None else current.title
         body, new_title, _ = self._guard.check(body, new_title, self._config.memory.secrets)
         changes: dict[str, Any] = {"body": body, "text_hash": text_hash(body)}
+        when = current.occurred_at or current.recorded_at
+        changes["source"] = dated_source(current.source, body, when)  # the new words' dates
         if title is not None:
             changes["title"] = new_title
         if kind is not None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 from datetime import UTC, date, datetime
 
 import pytest
@@ -109,3 +110,41 @@ def test_a_range_at_the_last_day_of_the_calendar_has_its_prior() -> None:
     places = {1: place(None, None, "9999-12-31T23:59:59.999999Z"), 2: place(None, None, None)}
     out = date_prior({1: 0.0, 2: 0.0}, places, span, weight=2.0, after_days=14, tau_days=15)
     assert out == {1: pytest.approx(2.0), 2: 0.0}
+
+
+def test_the_date_prior_reads_the_days_a_memory_own_words_name() -> None:
+    """Told on 8 May that it happened "three months ago": it counts as February, and a
+    named day gets no after-days extension (the words say when it happened)."""
+    places = {1: place(None, None, "2023-05-08T10:00:00Z"), 2: place(None, None, "2023-05-08")}
+    resolved = {1: [(date(2023, 2, 1), date(2023, 2, 28))], 3: [(date(2023, 2, 10),) * 2]}
+    span = (date(2023, 2, 1), date(2023, 2, 28))
+    scores = {1: 0.0, 2: 0.0, 3: 0.0}
+    out = date_prior(
+        scores, places, span, weight=2.0, after_days=14, tau_days=15, resolved=resolved
+    )
+    assert out[1] == pytest.approx(2.0) and out[3] == pytest.approx(2.0)  # 3 has no place
+    assert out[2] < 0.4  # told 68 days after February's end
+    late = date_prior(
+        {1: 0.0}, {}, (date(2023, 1, 30),) * 2, weight=2.0, after_days=14, tau_days=15,
+        resolved={1: [(date(2023, 2, 1), date(2023, 2, 1))]},
+    )  # fmt: skip
+    assert late[1] == pytest.approx(2.0 * math.exp(-2 / 15))
+
+
+def test_recall_finds_the_memory_whose_words_name_the_asked_time(
+    tmp_path, embedder, clock
+) -> None:  # type: ignore[no-untyped-def]
+    from cairn.memory import Memory
+
+    config = {"agents": {"default": {"rag": {"minScore": 0}}}}
+    with Memory.open(tmp_path / "m.db", config=config, embedder=embedder, clock=clock) as mem:
+        told = [
+            mem.store(f"We moved to Berlin {when}", occurred_at="2023-05-08")
+            for when in ("two days ago", "three months ago", "last year")
+        ]
+        # Told on 8 May 2023: by its time alone, each is as far from February or 2022.
+        asked = {"moved to Berlin in February 2023": told[1], "moved to Berlin in 2022": told[2]}
+        for query, expected in asked.items():
+            ranked = mem.recall(query).ranked
+            assert ranked[0].record.id == expected.id, query
+            assert ranked[0].score > ranked[1].score

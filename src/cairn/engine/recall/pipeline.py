@@ -37,6 +37,7 @@ from cairn.engine.recall.rerank import Reranker, rerank_order
 from cairn.engine.recall.scoring import ScoreBreakdown, rank_key, score
 from cairn.engine.recall.selection import budget, dedup, filter_min_score, filter_trust
 from cairn.engine.recall.timeframe import date_prior, query_range
+from cairn.engine.relative_dates import stored_dates
 from cairn.model import Record
 from cairn.storage.ports import EpisodePlace, LaneFilter, RecordQuery, RecordStore, SearchIndex
 from cairn.timeutil import to_iso
@@ -278,6 +279,9 @@ class MemoryRecall:
             )
         if span and rag.timeframe.weight > 0:
             frame = rag.timeframe
+            # The days the candidates' own words name, resolved at ingest: read only for a
+            # query that names a time.
+            named = self._records.records_by_rows(where, list(scores))
             scores = date_prior(
                 scores,
                 places,
@@ -285,6 +289,7 @@ class MemoryRecall:
                 weight=frame.weight,
                 after_days=frame.afterDays,
                 tau_days=frame.tauDays,
+                resolved={row: stored_dates(r.source) for row, r in named.items() if r.source},
             )
         fused = top_fused(scores, lane_ranks(lanes.rankings, neighbours), pool)
         return fused, PoolContext(base, places) if rag.fusion.learned else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta
 
 from cairn.storage.ports import EpisodePlace
@@ -99,30 +99,35 @@ def query_range(text: str, now: datetime) -> tuple[date, date] | None:
     return None
 
 
+def _gap(when: date, start: date, end: date) -> int:
+    return 0 if start <= when <= end else (start - when).days if when < start else (when - end).days
+
+
 def date_closeness(
-    places: Mapping[int, EpisodePlace],
+    places: Mapping[int, EpisodePlace | None],
     span: tuple[date, date],
     *,
     after_days: int,
     tau_days: float,
+    resolved: Mapping[int, Sequence[tuple[date, date]]] | None = None,
 ) -> dict[int, float]:
     """``exp(−gap/tau)`` per row that has a day: 1 inside the named range (extended by
-    ``after_days``), falling off with the days outside it."""
+    ``after_days``), falling off with the days outside it. ``resolved``: the days a row's
+    own words name ("last Saturday", resolved at ingest, ``relative_dates``); the closest
+    of them and its ``occurred_at`` counts, a named day without the extension (the words
+    say when it happened, not when it was told)."""
     start, end = span
-    end = end + timedelta(days=min(after_days, (date.max - end).days))  # 9999-12-31 at most
+    told_end = end + timedelta(days=min(after_days, (date.max - end).days))  # 9999-12-31 at most
     out: dict[int, float] = {}
     for row, place in places.items():
-        if place is None or not place.occurred_at:
-            continue
-        when = date.fromisoformat(place.occurred_at[:10])
-        gap = (
-            0
-            if start <= when <= end
-            else (start - when).days
-            if when < start
-            else (when - end).days
-        )
-        out[row] = math.exp(-gap / tau_days)
+        gaps = []
+        if place is not None and place.occurred_at:
+            gaps.append(_gap(date.fromisoformat(place.occurred_at[:10]), start, told_end))
+        for first, last in (resolved or {}).get(row, ()):
+            # Two ranges: the days between them, 0 when they overlap.
+            gaps.append(max(0, (start - last).days, (first - end).days))
+        if gaps:
+            out[row] = math.exp(-min(gaps) / tau_days)
     return out
 
 
@@ -134,12 +139,14 @@ def date_prior(
     weight: float,
     after_days: int,
     tau_days: float,
+    resolved: Mapping[int, Sequence[tuple[date, date]]] | None = None,
 ) -> dict[int, float]:
     closeness = date_closeness(
-        {row: places[row] for row in scores if row in places},
+        {row: places.get(row) for row in scores if row in places or row in (resolved or {})},
         span,
         after_days=after_days,
         tau_days=tau_days,
+        resolved=resolved,
     )
     out = dict(scores)
     for row, value in closeness.items():
