@@ -4,9 +4,9 @@ reads no clock, and no module grows past what one reads in a sitting.
 
 Layers, top to bottom (a layer may import the ones below it, never those above):
 
-    composition roots   cairn.compose, cairn.compose_markdown (and the entry points' own)
+    composition roots   cairn.compose, cairn.compose_postgres (and the entry points' own)
     interfaces          cairn.memory + cairn.memory_learning + cairn.results (Python API),
-                        cairn.cli, cairn.projection, cairn.hooks (agent hooks),
+                        cairn.cli, cairn.hooks (agent hooks),
                         cairn.mcp_server (MCP),
                         cairn.server (the HTTP API; its own composition root in server.run),
                         cairn.dashboard (the web dashboard, mounted by the server)
@@ -14,6 +14,8 @@ Layers, top to bottom (a layer may import the ones below it, never those above):
                         cairn.daemon (the provider over the local daemon, finding it,
                         starting and stopping it)
     services            cairn.services
+    projection          cairn.projection (the Markdown files; what it reads and changes of
+                        a memory is a protocol, so services and interfaces both use it)
     engine              cairn.engine
     storage             cairn.storage.ports (the ports) | the implementations beside them
     adapters            cairn.adapters
@@ -106,9 +108,21 @@ def test_engine_speaks_the_ports_never_an_implementation() -> None:
         allowed(path, "cairn.engine", "cairn.adapters", extra=STORAGE_PORTS)
 
 
+def test_the_projection_imports_only_the_foundation() -> None:
+    for path in modules_under("projection"):
+        allowed(path, "cairn.projection")
+
+
 def test_services_depend_on_the_engine_and_the_ports_only() -> None:
     for path in modules_under("services"):
-        allowed(path, "cairn.services", "cairn.engine", "cairn.adapters", extra=STORAGE_PORTS)
+        allowed(
+            path,
+            "cairn.services",
+            "cairn.engine",
+            "cairn.projection",
+            "cairn.adapters",
+            extra=STORAGE_PORTS,
+        )
 
 
 def test_the_provider_sits_over_the_services() -> None:
@@ -130,7 +144,6 @@ def test_interfaces_go_through_the_provider() -> None:
         PACKAGE / "memory_learning.py",
         PACKAGE / "results.py",
         *modules_under("cli"),
-        *modules_under("projection"),
         *modules_under("hooks"),
         *modules_under("mcp_server"),
     ]

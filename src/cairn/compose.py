@@ -1,9 +1,10 @@
 """The composition root of the embedded engine: configuration in, a provider out.
 
-Only here are the storage pair, the embedder, the services and the Markdown projection
-chosen and wired; every interface (the Python API, the CLI) asks for a provider here.
-With ``memory.remote.endpoint`` set the provider is a remote one and nothing local is
-opened at all.
+Only here are the storage pair, the embedder, the services and the Markdown projection (a
+follower of the store's change feed, :mod:`cairn.services.markdown`) chosen and wired;
+every interface (the Python API, the CLI) asks for a provider here. With
+``memory.remote.endpoint`` set the provider is a remote one and nothing local is opened
+at all.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from cairn.adapters.embedding import Embedder
 from cairn.adapters.llm import ChatModel, chat_model
-from cairn.compose_markdown import Projections
 from cairn.compose_postgres import migration_plan as migration_plan
 from cairn.compose_postgres import open_postgres
 from cairn.compose_postgres import open_records as open_records
@@ -38,6 +38,7 @@ from cairn.services.deltas import Deltas
 from cairn.services.journal import Journal
 from cairn.services.learning import Learning
 from cairn.services.llm import LlmFeatures, active_features, first_run_notice
+from cairn.services.markdown import MarkdownFollower
 from cairn.services.projects import Projects
 from cairn.services.purges import Purges
 from cairn.services.reads import Reads
@@ -330,10 +331,19 @@ def assemble(
     recall = Recall(pipeline, config, clock, on_recall=telemetry.recall)
     learning = _learning_layer(config, records, journal, writes, recall, embedder, clock, telemetry)
     purges = Purges(records, index)
-    projections = Projections(
-        markdown_folder, config, enabled=markdown if markdown_folder is not None else False
-    )
+    reads = Reads(records)
+    projects = Projects(records, journal)
     info = {**(describe or {}), "embedder": embedder.model_id}
+    # The Markdown files beside the store follow its change feed, as the search index does.
+    markdown_files = MarkdownFollower(
+        records,
+        reads,
+        markdown_folder or Path("."),
+        lambda ns: {p.id: p.name for p in projects.known(ns).values()},
+        store=str(info.get("location", markdown_folder)),
+        enabled=markdown_folder is not None
+        and (config.memory.markdown.enabled if markdown is None else markdown),
+    )
 
     def close() -> None:
         telemetry.flush()
@@ -343,7 +353,7 @@ def assemble(
 
     services = Services(
         writes=writes,
-        reads=Reads(records),
+        reads=reads,
         recall=recall,
         tasks=Tasks(records, journal, recall, config, clock),
         signals=Signals(writes, recall, index, embedder, config),
@@ -352,14 +362,13 @@ def assemble(
         purges=purges,
         ports=ports,
         describe=lambda: info,
-        after_write=projections.refresh,
+        after_write=markdown_files.follow,
         close=close,
         learning=learning,
-        projects=Projects(records, journal),
+        projects=projects,
     )
     provider = LocalProvider(services, tenant=tenant, agent=agent)
-    projections.attach(provider)
-    purges.add_step(projections.purge)
+    purges.add_step(markdown_files.purge)
     try:
         _link_pending(records, config)
         for warning in purges.finish():  # a permanent forget interrupted by a kill

@@ -17,15 +17,14 @@ the person is editing is not overwritten by a write after some other change: onl
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any
 
 from cairn.errors import CairnError, InvalidInput, NotFound
-from cairn.model import EXPORT_FORMAT, KINDS, Record, record_from_dict
+from cairn.model import Record
 from cairn.projection.markdown_files import (
     PROFILE_FILE,
     PROJECTS_DIR,
@@ -55,11 +54,8 @@ from cairn.projection.markdown_plan import (
     file_key,
     plan_sync,
 )
-from cairn.text import text_hash
-from cairn.timeutil import to_iso, utc_now
-
-if TYPE_CHECKING:  # cairn.memory may one day import this module to keep the files fresh
-    from cairn.memory import Memory
+from cairn.projection.markdown_restore import restore_records
+from cairn.projection.markdown_source import MemoryEditor, MemoryReader
 
 __all__ = ["MarkdownProjection", "PurgeReport", "SyncReport", "projection_folder"]
 
@@ -117,7 +113,7 @@ class MarkdownProjection:
 
     @classmethod
     def for_memory(
-        cls, home: Path | str, mem: Memory, *, project_names: Mapping[str, str] | None = None
+        cls, home: Path | str, mem: MemoryReader, *, project_names: Mapping[str, str] | None = None
     ) -> MarkdownProjection:
         return cls(home, tenant=mem.tenant, agent=mem.agent, project_names=project_names)
 
@@ -143,23 +139,47 @@ class MarkdownProjection:
             ]
         return found
 
-    def pending(self, mem: Memory) -> list[Path]:
+    def files_of(self, keys: Iterable[str | None]) -> list[Path]:
+        """The files of these keys that exist now (None: the profile; else a project id),
+        found by name and header, without reading any other file."""
+        found = []
+        for key in sorted(set(keys), key=lambda k: (k is not None, k or "")):
+            if key is None:
+                found += [self.profile_path] if self.profile_path.is_file() else []
+                continue
+            short = self.project_path(key).name.removeprefix("project-")
+            for path in sorted(self.projects_dir.glob(f"*-{short}")):
+                header = file_header(path)
+                if header is not None and header.get("project_id") == key:
+                    found.append(path)
+        return found
+
+    def pending(self, mem: MemoryReader) -> list[Path]:
         """Files holding edits (or malformed text) that ``sync`` has not applied yet."""
         scan = self._scan(mem, strict=False)
         plan = self._plan(mem, scan, mem.list())
         return sorted(plan.dirty | scan.unreadable)
 
-    def write_all(self, mem: Memory, *, force: bool = False) -> list[Path]:
+    def write_all(
+        self, mem: MemoryReader, *, force: bool = False, keys: Iterable[str | None] | None = None
+    ) -> list[Path]:
         """Regenerate every file from ``mem.list()``; return the current files' paths.
 
         A file the person has edited but not synced is left alone (except that permanently
         forgotten text is cut out of it at once), so a memory change never wipes out pending
         edits; ``force`` overwrites them anyway (``sync`` does, after applying).
-        """
-        scan = self._scan(mem, strict=False)
-        return list(self._write(mem, scan, self._plan(mem, scan, mem.list()), force=force))
 
-    def sync(self, mem: Memory) -> SyncReport:
+        ``keys``: only the files of these keys (None: the profile; else a project id) are
+        read and written, and ``mem.list()`` need hold only their memories (the projection
+        service's view after a change lists just those).
+        """
+        wanted = None if keys is None else set(keys)
+        scan = self._scan(mem, strict=False, keys=wanted)
+        records = mem.list()
+        plan = self._plan(mem, scan, records)
+        return list(self._write(mem, scan, plan, records, force=force, keys=wanted))
+
+    def sync(self, mem: MemoryEditor) -> SyncReport:
         """Apply the person's edits, deletions and additions, then regenerate every file.
 
         Every file is read and checked before anything changes, so a malformed file raises
@@ -210,7 +230,7 @@ class MarkdownProjection:
         missing += [
             self.project_path(p, self._names.get(p)) for p in sorted(filter(None, projects))
         ]
-        written = self._write(mem, scan, plan, force=True)
+        written = self._write(mem, scan, plan, mem.list(), force=True)
         touched = set(corrected) | set(forgotten) | {c.record_id for c in conflicts}
         return SyncReport(
             corrected=tuple(corrected),
@@ -223,7 +243,7 @@ class MarkdownProjection:
         )
 
     def purge(
-        self, mem: Memory, record_ids: Iterable[str], *, text_hashes: Iterable[str] = ()
+        self, mem: MemoryReader, record_ids: Iterable[str], *, text_hashes: Iterable[str] = ()
     ) -> PurgeReport:
         """Take every trace of memories forgotten permanently out of this pair's files.
 
@@ -244,7 +264,8 @@ class MarkdownProjection:
                 continue
         scan = self._scan(mem, strict=False)
         before = {p: p.read_bytes() for p in self.files()}
-        plan = self._plan(mem, scan, mem.list(), purge_ids=ids, purge_hashes=hashes)
+        records = mem.list()
+        plan = self._plan(mem, scan, records, purge_ids=ids, purge_hashes=hashes)
         replaced = [p for p in sorted(scan.unreadable) if holds_purged(read_lossy(p), ids, hashes)]
         for path in replaced:
             scan.unreadable.discard(path)  # written again from the store below
@@ -253,7 +274,7 @@ class MarkdownProjection:
             if isinstance(key, str) and isinstance(header.get("project_name"), str):
                 scan.names.setdefault(key, header["project_name"])
             scan.files.append(ScannedFile(path, key if isinstance(key, str) else None, _EMPTY))
-        self._write(mem, scan, plan, force=False)
+        self._write(mem, scan, plan, records, force=False)
         removed = []
         for folder in (self.folder, self.projects_dir):
             for tmp in sorted(folder.glob(".*.tmp")) if folder.is_dir() else []:
@@ -267,43 +288,15 @@ class MarkdownProjection:
             removed=tuple(removed),
         )
 
-    def restore_records(self, mem: Memory, files: Iterable[Path] | None = None) -> int:
-        """Rebuild a lost database from Markdown: import every entry as it was.
-
-        Ids, versions, bodies, titles, kinds, selectors and scopes come back from the files;
-        the rest is not in them, so a restored memory is explicit and proven, from an
-        import, recorded now (a file of the first format also gives back every other field
-        it held). Only the current version of each memory is in the files, so earlier
-        history is not. Ids the memory already knows are left alone; when an id appears in
-        several files the highest version wins. Entries added by hand and kept conflicts are
-        left for ``sync``. Returns the number of records imported.
-        """
-        chosen: dict[str, tuple[ProjectedEntry, Path, Mapping[str, Any] | None]] = {}
-        for path in self.files() if files is None else [Path(p) for p in files]:
-            doc = parse_document(read_text(path), source=str(path))
-            for entry in doc.entries:
-                if entry.id is None or entry.conflict is not None:
-                    continue
-                seen = chosen.get(entry.id)
-                if seen is None or (entry.version or 0) > (seen[0].version or 0):
-                    chosen[entry.id] = (entry, path, doc.header)
-        lines = [json.dumps({"format": EXPORT_FORMAT, "source": "markdown"})]
-        for record_id in sorted(chosen):
-            entry, path, header = chosen[record_id]
-            try:
-                mem.history(record_id)
-                continue  # already known: restoring must never fork a live memory
-            except NotFound:
-                pass
-            data = _record_data(entry, path, header, mem)
-            lines.append(
-                json.dumps({"type": "record", "record": data}, ensure_ascii=False, sort_keys=True)
-            )
-        return mem.import_(lines) if len(lines) > 1 else 0
+    def restore_records(self, mem: MemoryEditor, files: Iterable[Path] | None = None) -> int:
+        """Rebuild a lost database from these files (:func:`restore_records`)."""
+        return restore_records(mem, self.files() if files is None else [Path(p) for p in files])
 
     # -- internals -------------------------------------------------------------------------
 
-    def _scan(self, mem: Memory, *, strict: bool) -> _Scan:
+    def _scan(
+        self, mem: MemoryReader, *, strict: bool, keys: set[str | None] | None = None
+    ) -> _Scan:
         if (mem.tenant, mem.agent) != (self.tenant, self.agent):
             raise InvalidInput(
                 f"these Markdown files are tenant {self.tenant!r} agent {self.agent!r}'s, "
@@ -311,7 +304,7 @@ class MarkdownProjection:
             )
         relocate_foreign_files(self.home)
         scan = _Scan()
-        for path in self.files():
+        for path in self.files() if keys is None else self.files_of(keys):
             try:
                 doc = parse_document(read_text(path), source=str(path))
             except InvalidInput:
@@ -339,7 +332,7 @@ class MarkdownProjection:
 
     def _plan(
         self,
-        mem: Memory,
+        mem: MemoryReader,
         scan: _Scan,
         records: Sequence[Record],
         *,
@@ -356,10 +349,19 @@ class MarkdownProjection:
             scan.files, records, history, purge_ids=purge_ids, purge_hashes=purge_hashes
         )
 
-    def _write(self, mem: Memory, scan: _Scan, plan: SyncPlan, *, force: bool) -> dict[Path, str]:
-        """Write every file that is not being edited; return the text of each file written
-        or left, by path (files being edited only lose purged entries)."""
-        records = mem.list()
+    def _write(
+        self,
+        mem: MemoryReader,
+        scan: _Scan,
+        plan: SyncPlan,
+        records: Sequence[Record],
+        *,
+        force: bool,
+        keys: set[str | None] | None = None,
+    ) -> dict[Path, str]:
+        """Write every file (of ``keys``, when given) that is not being edited; return the
+        text of each file written or left, by path (files being edited only lose purged
+        entries)."""
         keep = set() if force else plan.dirty | scan.unreadable
         groups: dict[str | None, list[Record]] = {None: []}
         for record in records:
@@ -369,12 +371,14 @@ class MarkdownProjection:
             for key, entries in source.items():
                 kept.setdefault(key, []).extend(entries)
                 groups.setdefault(key, [])
+        if keys is not None:  # the other files are neither read nor written
+            groups = {k: v for k, v in groups.items() if k in keys}
         existing = {file.key: file.path for file in scan.files}
-        targets: dict[Path, str] = {
-            self.profile_path: render_profile(
+        targets: dict[Path, str] = {}
+        if None in groups:
+            targets[self.profile_path] = render_profile(
                 groups.pop(None), tenant=mem.tenant, agent=mem.agent, kept=kept.get(None, ())
             )
-        }
         for project_id in sorted(k for k in groups if k is not None):
             name = self._names.get(project_id) or scan.names.get(project_id)
             path = self.project_path(project_id, name)
@@ -440,57 +444,3 @@ def _where_now(
         )
         out.append(replace(conflict, path=found[0], line=found[1]) if found else conflict)
     return tuple(out)
-
-
-_RECORD_FIELDS = {f.name: f for f in fields(Record)}
-
-
-def _record_data(
-    entry: ProjectedEntry, path: Path, header: Mapping[str, Any] | None, mem: Memory
-) -> dict[str, Any]:
-    """An export-format record from an entry, checked so faults name the Markdown line."""
-
-    def fail(message: str) -> NoReturn:
-        raise InvalidInput(f"{path} line {entry.line}: {message}")
-
-    data: dict[str, Any] = {}
-    for name, spec in _RECORD_FIELDS.items():
-        if spec.default is not MISSING:
-            data[name] = spec.default
-        elif spec.default_factory is not MISSING:
-            data[name] = spec.default_factory()
-    if not entry.body.strip():
-        fail("the body is empty")
-    if entry.metadata is not None:
-        data.update({k: v for k, v in entry.metadata.items() if k in _RECORD_FIELDS})
-    else:
-        said = entry_fields(entry, DEFAULT_KIND)
-        data.update(
-            {k: list(v) if isinstance(v, tuple) else v for k, v in said.items()},
-            id=entry.id,
-            version=entry.version,
-            authority="explicit",
-            origin="import",
-            state="proven",
-        )
-    project_id = (header or {}).get("project_id")
-    if (header or {}).get("scope") == "project" and "scope" not in (entry.metadata or {}):
-        data.update(scope="project", project_id=project_id)
-    data.update(
-        tenant=mem.tenant,
-        agent=mem.agent,
-        body=entry.body,
-        text_hash=text_hash(entry.body),  # the file's text is the truth now
-        superseded_by=None,
-        forgotten_at=None,
-        recorded_at=data.get("recorded_at") or to_iso(utc_now()),
-    )
-    if data["kind"] not in KINDS:
-        fail(f"unknown kind {data['kind']!r}")
-    if data["scope"] == "project" and not isinstance(data.get("project_id"), str):
-        fail("a project-scoped memory without a project id")
-    try:
-        record_from_dict(data)
-    except (TypeError, ValueError) as exc:
-        fail(f"malformed metadata ({exc})")
-    return data

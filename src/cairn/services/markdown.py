@@ -1,0 +1,243 @@
+"""The Markdown projection kept in step with the store: a follower of the change feed.
+
+Like the search index, the projection follows :meth:`RecordStore.changes_since` with a
+cursor of its own. After each committed change the provider calls :meth:`follow`: it reads
+the rows changed since its cursor, keeps those a person owns (explicit, or of an owned
+kind: what the files show), and rewrites only their files — the profile for a global
+memory, the project's file for a project memory — in the folder of the row's tenant and
+agent (a daemon or a server writes many tenants' files). A change to nothing a person owns
+writes no file, and a change to one memory reads and renders only the file it is in: the
+cost of a write does not grow with the memories of the other files.
+
+The cursor is kept beside the files (``.cairn-markdown-feed.json``), with the store it
+follows and the project names the files were written with, and it is read and written
+under a lock file, so a process that opens later goes on where the last one stopped and
+two processes writing one folder take turns. A cursor of another store, or of an older
+feed generation (a rebuild renumbers the rows), rewrites every namespace the feed holds.
+A project named (or renamed) since rewrites that project's file under its new name.
+"""
+
+from __future__ import annotations
+
+import builtins
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cairn.model import Namespace, Record
+from cairn.projection import MarkdownProjection
+from cairn.services.reads import Reads
+from cairn.storage.ports import (
+    OWNED_KINDS,
+    FeedPosition,
+    LaneFilter,
+    PendingPurge,
+    RecordQuery,
+    RecordStore,
+)
+
+log = logging.getLogger(__name__)
+
+CURSOR_FILE = ".cairn-markdown-feed.json"
+LOCK_FILE = ".cairn-markdown-feed.lock"
+_FORMAT = "cairn.markdown-feed/1"
+_NOTHING = FeedPosition(-1, -1)
+
+Names = Callable[[Namespace], Mapping[str, str]]  # project id -> readable name
+Key = str | None  # the file of a memory: None for the profile, else its project id
+
+
+def owned(record: Record) -> bool:
+    """What a person reads and edits in the files (as ``RecordQuery.owned`` selects)."""
+    return record.authority == "explicit" or record.kind in OWNED_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedRecords:
+    """What a namespace's files hold, read from the store: its owned memories (only those
+    of ``keys`` when given) and any memory's versions."""
+
+    reads: Reads
+    tenant: str
+    agent: str
+    keys: frozenset[Key] | None = None
+
+    def list(self) -> list[Record]:
+        if self.keys is None:
+            return self.reads.records(RecordQuery(self.tenant, self.agent, owned=True))
+        found: list[Record] = []
+        for key in sorted(self.keys, key=lambda k: (k is not None, k or "")):
+            scope = "global" if key is None else "project"
+            query = RecordQuery(self.tenant, self.agent, project_id=key, scope=scope, owned=True)
+            found += self.reads.records(query)
+        return found
+
+    def history(self, record_id: str) -> builtins.list[Record]:
+        return self.reads.history(record_id, Namespace(self.tenant, self.agent))
+
+
+@dataclass
+class _Cursor:
+    store: str
+    position: FeedPosition = _NOTHING
+    names: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)  # t -> a -> id
+
+    def names_of(self, ns: Namespace) -> dict[str, str] | None:
+        return self.names.get(ns.tenant, {}).get(ns.agent)
+
+
+class MarkdownFollower:
+    """``folder``: where the default tenant's files are (the others' below it);
+    ``store``: the location of the store followed (its cursor names it, hashed)."""
+
+    def __init__(
+        self,
+        records: RecordStore,
+        reads: Reads,
+        folder: Path,
+        names: Names,
+        *,
+        store: str,
+        enabled: bool,
+    ) -> None:
+        self._records = records
+        self._reads = reads
+        self._folder = folder
+        self._names = names
+        self._store = hashlib.sha256(store.encode("utf-8")).hexdigest()[:16]
+        self._enabled = enabled
+        self._lock = threading.Lock()  # one thread of this process at a time; the file lock
+        # keeps other processes out
+
+    @property
+    def enabled(self) -> bool:
+        return self._enabled
+
+    def follow(self, ns: Namespace | None = None) -> list[str]:
+        """Rewrite the files of every owned memory changed since the cursor (and of ``ns``'s
+        projects named since); warnings (a derived file never undoes a committed change)."""
+        if not self._enabled:
+            return []
+        try:
+            with self._lock, self._locked():
+                cursor = self._read_cursor()
+                head = self._records.feed_position()
+                touched, full = self._touched(cursor.position, head)
+                if ns is not None:
+                    touched.setdefault(ns, set())
+                for space in sorted(touched, key=lambda n: (n.tenant, n.agent)):
+                    self._write(space, None if space in full else touched[space], cursor)
+                cursor.position = head
+                self._write_cursor(cursor)
+        except Exception as exc:  # the change itself is committed
+            log.warning("the Markdown projection was not refreshed: %s", exc)
+            return [f"the Markdown files were not updated: {exc}"]
+        return []
+
+    def purge(self, pending: Sequence[PendingPurge]) -> None:
+        """Take permanently forgotten memories out of every file (idempotent; raises when
+        a file cannot be cleaned, so the purge stays pending)."""
+        if not self._enabled:
+            return
+        by_namespace: dict[Namespace, list[str]] = {}
+        for p in pending:
+            by_namespace.setdefault(Namespace(p.tenant, p.agent), []).append(p.record_id)
+        with self._lock, self._locked():
+            for ns, ids in sorted(by_namespace.items(), key=lambda i: (i[0].tenant, i[0].agent)):
+                view = OwnedRecords(self._reads, ns.tenant, ns.agent)
+                self._projection(ns, self._names(ns)).purge(view, ids)
+
+    # -- the feed ------------------------------------------------------------------------
+
+    def _touched(
+        self, start: FeedPosition, head: FeedPosition
+    ) -> tuple[dict[Namespace, set[Key]], set[Namespace]]:
+        """The files each namespace's changes touch, and the namespaces to write whole (a
+        full load: the cursor was of another generation, or there was none)."""
+        if start == head:
+            return {}, set()
+        full = start.generation != head.generation or start.seq < 0
+        rows: dict[Namespace, list[int]] = {}
+        for batch in self._records.changes_since(start):
+            for row, tenant, agent in zip(batch.rows, batch.tenants, batch.agents, strict=True):
+                rows.setdefault(Namespace(tenant, agent), []).append(row)
+        if full:
+            return {ns: set() for ns in rows}, set(rows)
+        touched: dict[Namespace, set[Key]] = {}
+        for ns, changed in rows.items():
+            found = self._records.records_by_rows(LaneFilter(ns.tenant, ns.agent), changed)
+            keys = touched.setdefault(ns, set())
+            keys.update(r.project_id if r.scope == "project" else None for r in found.values()
+                        if owned(r))  # fmt: skip
+        return touched, set()
+
+    def _write(self, ns: Namespace, keys: set[Key] | None, cursor: _Cursor) -> None:
+        names = dict(self._names(ns))
+        told = cursor.names_of(ns)
+        projection = self._projection(ns, names)
+        if keys is not None:
+            # Named since the files were written: that project's file takes its new name.
+            keys |= {p for p, name in names.items() if told is None or told.get(p) != name}
+            if not projection.profile_path.exists():
+                keys.add(None)  # every namespace written to has its profile, empty or not
+        view = OwnedRecords(
+            self._reads, ns.tenant, ns.agent, None if keys is None else frozenset(keys)
+        )
+        if keys is None or keys:
+            projection.write_all(view, keys=keys)
+        cursor.names.setdefault(ns.tenant, {})[ns.agent] = names
+
+    def _projection(self, ns: Namespace, names: Mapping[str, str]) -> MarkdownProjection:
+        return MarkdownProjection(
+            self._folder, tenant=ns.tenant, agent=ns.agent, project_names=names
+        )
+
+    # -- the cursor ----------------------------------------------------------------------
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self._folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def _read_cursor(self) -> _Cursor:
+        fresh = _Cursor(self._store)
+        try:
+            data: Any = json.loads((self._folder / CURSOR_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return fresh  # none yet, or unreadable: start again from nothing
+        if not isinstance(data, dict) or data.get("format") != _FORMAT:
+            return fresh
+        if data.get("store") != self._store:
+            return fresh  # another store's cursor: these files are rewritten from this one
+        generation, seq, names = data.get("generation"), data.get("seq"), data.get("names")
+        if not (isinstance(generation, int) and isinstance(seq, int) and isinstance(names, dict)):
+            return fresh
+        return _Cursor(self._store, FeedPosition(generation, seq), names)
+
+    def _write_cursor(self, cursor: _Cursor) -> None:
+        data = {
+            "format": _FORMAT,
+            "store": cursor.store,
+            "generation": cursor.position.generation,
+            "seq": cursor.position.seq,
+            "names": cursor.names,
+        }
+        path = self._folder / CURSOR_FILE
+        tmp = path.with_name(f".{CURSOR_FILE}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(data, out, ensure_ascii=False, sort_keys=True)
+        os.replace(tmp, path)

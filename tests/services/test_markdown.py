@@ -1,0 +1,174 @@
+"""The Markdown projection follows the change feed: each change rewrites only the files it
+touches, in its own namespace's folder (an engine that serves many tenants, as a daemon
+does, included), under concurrent writers too; its cursor outlives the process; a
+permanent forget takes the body out of the files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from cairn.adapters.hashing import HashingEmbedder
+from cairn.compose import open_provider
+from cairn.config import parse_config
+from cairn.projection import MarkdownProjection, ProjectedDocument, markdown_sync, parse_document
+from cairn.provider import contract as c
+from cairn.provider import projects_contract as pc
+from cairn.provider.local import LocalProvider
+from cairn.services.markdown import CURSOR_FILE
+
+P1, P2 = "git:" + "1" * 16, "git:" + "2" * 16
+
+
+def engine(home: Path, *, markdown: bool = True) -> LocalProvider:
+    provider = open_provider(
+        parse_config({}),
+        path=home / "memory.db",
+        home=home,
+        embedder=HashingEmbedder(),
+        markdown=markdown,
+    )
+    assert isinstance(provider, LocalProvider)
+    return provider
+
+
+@pytest.fixture
+def local(tmp_path: Path) -> Iterator[LocalProvider]:
+    provider = engine(tmp_path)
+    yield provider
+    provider.close()
+
+
+def remember(p: LocalProvider, body: str, project: str | None = None) -> str:
+    scope = {"scope": "project", "project_id": project} if project else {}
+    response = p.apply(c.RememberRequest(body=body, idempotency_key=body, **scope))
+    assert isinstance(response, c.WriteResponse)
+    return response.record.id
+
+
+def stamps(*paths: Path) -> list[tuple[int, int]]:
+    """What tells a rewritten file from one left alone: its inode (files are replaced
+    atomically) and its modification time."""
+    return [(p.stat().st_ino, p.stat().st_mtime_ns) for p in paths]
+
+
+def test_each_tenant_written_through_one_engine_gets_its_own_files(tmp_path: Path) -> None:
+    provider = engine(tmp_path)
+    tenants = [f"team{n}" for n in range(6)]
+
+    def write(tenant: str) -> None:
+        bound = provider.bound(tenant=tenant)
+        for n in range(3):
+            body = f"Rule {n} of {tenant}: review every pull request."
+            bound.apply(c.RememberRequest(body=body, idempotency_key=f"{tenant}-{n}"))
+
+    try:
+        with ThreadPoolExecutor(6) as pool:
+            list(pool.map(write, tenants))
+        for tenant in tenants:
+            text = (tmp_path / "tenants" / tenant / "default" / "profile.md").read_text()
+            assert all(f"Rule {n} of {tenant}" in text for n in range(3)), (tenant, text)
+            others = [t for t in tenants if t != tenant]
+            assert not any(f"of {other}:" in text for other in others)  # its own alone
+        assert not (tmp_path / "profile.md").exists()  # the engine's own tenant wrote none
+        bound = provider.bound(tenant="team0")
+        record = bound.query(c.ListQuery()).records[0]
+        bound.apply(c.ForgetRequest(record_id=record.id, permanent=True, idempotency_key="gone"))
+        text = (tmp_path / "tenants" / "team0" / "default" / "profile.md").read_text()
+        assert record.body not in text
+    finally:
+        provider.close()
+
+
+def test_a_change_reads_and_rewrites_only_the_file_it_touches(
+    local: LocalProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remember(local, "Answer in English.")
+    first = remember(local, "Run the tests with make test.", P1)
+    remember(local, "Deploy with the script in ops/.", P2)
+    md = MarkdownProjection(tmp_path)
+    profile, one, two = md.profile_path, *md.files_of([P1]), *md.files_of([P2])
+    before = stamps(profile, one, two)
+    parsed: list[str] = []
+
+    def parse(text: str, *, source: str = "<markdown>") -> ProjectedDocument:
+        parsed.append(source)
+        return parse_document(text, source=source)
+
+    monkeypatch.setattr(markdown_sync, "parse_document", parse)
+    local.apply(c.CorrectRequest(record_id=first, text="Run the tests with make check.",
+                                 idempotency_key="fix"))  # fmt: skip
+    assert "make check" in one.read_text() and "make test." not in one.read_text()
+    after = stamps(profile, one, two)
+    assert after[0] == before[0] and after[2] == before[2]  # the other files: not touched
+    assert after[1] != before[1]
+    assert parsed == [str(one)]  # the others were not even read
+
+    # What no person owns (an agent's inference) is in no file: no file is written.
+    local.apply(c.StoreRequest(body="The build took 41 s.", idempotency_key="note",
+                               scope="project", project_id=P2))  # fmt: skip
+    assert stamps(profile, one, two) == after
+    assert parsed == [str(one)]
+    assert "41 s" not in two.read_text()
+
+
+def test_the_cursor_outlives_the_process(tmp_path: Path) -> None:
+    """Changes made while no process kept the files (Markdown off) reach them at the next
+    change made with it on: the follower goes on from its cursor beside the files."""
+    with_files = engine(tmp_path)
+    remember(with_files, "Answer in English.")
+    with_files.close()
+    cursor = json.loads((tmp_path / CURSOR_FILE).read_text())
+    assert cursor["seq"] >= 0 and set(cursor) >= {"store", "generation", "names"}
+
+    without = engine(tmp_path, markdown=False)
+    remember(without, "Keep commits small.")
+    without.close()
+    assert "Keep commits small." not in (tmp_path / "profile.md").read_text()
+
+    again = engine(tmp_path)
+    try:
+        remember(again, "Run the tests with make test.", P1)
+        assert "Keep commits small." in (tmp_path / "profile.md").read_text()
+        (project,) = MarkdownProjection(tmp_path).files_of([P1])
+        assert "make test" in project.read_text()
+    finally:
+        again.close()
+
+
+def test_a_cursor_of_another_store_rewrites_every_file(tmp_path: Path) -> None:
+    provider = engine(tmp_path)
+    try:
+        remember(provider, "Answer in English.")
+        path = tmp_path / CURSOR_FILE
+        cursor = json.loads(path.read_text())
+        path.write_text(json.dumps({**cursor, "store": "0" * 16}))
+        (tmp_path / "profile.md").unlink()
+        remember(provider, "Run the tests with make test.", P1)
+        assert "Answer in English." in (tmp_path / "profile.md").read_text()  # written whole
+        assert json.loads(path.read_text())["store"] == cursor["store"]
+    finally:
+        provider.close()
+
+
+def test_a_project_named_since_gets_its_file_renamed(local: LocalProvider, tmp_path: Path) -> None:
+    remember(local, "Run the tests with make test.", P1)
+    (old,) = MarkdownProjection(tmp_path).files_of([P1])
+    assert old.name.startswith("project-")
+    local.apply(pc.NameProjectRequest(project_id=P1, name="shop", idempotency_key="name"))
+    (new,) = MarkdownProjection(tmp_path).files_of([P1])
+    assert new.name.startswith("shop-") and not old.exists()
+    assert "make test" in new.read_text()
+
+
+def test_a_file_being_edited_is_left_alone(local: LocalProvider, tmp_path: Path) -> None:
+    remember(local, "Answer in English.")
+    profile = tmp_path / "profile.md"
+    profile.write_text(profile.read_text().replace("Answer in English.", "Answer in French."))
+    edited = profile.read_text()
+    remember(local, "Keep commits small.")
+    assert profile.read_text() == edited  # its edits wait for `cairn sync`
