@@ -13,7 +13,6 @@ and a write is searchable by every process the moment it commits. The change fee
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -21,36 +20,14 @@ from typing import Any
 import numpy as np
 
 from cairn.errors import InvalidInput
-from cairn.model import Application, Event, Record, Tombstone
-from cairn.storage.ports import (
-    OWNED_KINDS,
-    ChangeBatch,
-    EventFilter,
-    FeedPosition,
-    LaneFilter,
-    PendingPurge,
-    RecordQuery,
-    RuleQuery,
-    StoreStats,
-    SweepQuery,
-    TrajectoryQuery,
-    order_of,
-)
-from cairn.storage.postgres import learning
+from cairn.storage.ports import ChangeBatch, FeedPosition, PendingPurge, StoreStats
 from cairn.storage.postgres.database import LOCK_TIMEOUT_S, POOL_TIMEOUT_S, Database, Session
-from cairn.storage.postgres.rows import (
-    SELECT_APPLICATION,
-    SELECT_EVENT,
-    SELECT_RECORD,
-    SELECT_TOMBSTONE,
-    application_from_row,
-    event_from_row,
-    record_from_row,
-    tombstone_from_row,
-)
 from cairn.storage.postgres.schema import TENANT_TABLES
 from cairn.storage.postgres.tokens import PostgresTokenRows
 from cairn.storage.postgres.transaction import PostgresTransaction, RankHint
+from cairn.storage.sql.dialect import POSTGRES
+from cairn.storage.sql.journal import SqlJournal
+from cairn.storage.sql.reads import SqlReads
 
 _FEED_BATCH = 16_384
 _FEED_COLUMNS = (
@@ -61,11 +38,13 @@ _FEED_COLUMNS = (
 _PURGED_TABLES = ("records", "events", "applications", "record_terms", "postings", "vectors")
 
 
-ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+class PostgresRecordStore(SqlReads, SqlJournal):
+    """The reads and the journal's are the SQL stores' shared code (:mod:`cairn.storage.sql`)
+    over the PostgreSQL dialect, each in a session scoped to its tenant; this class runs the
+    pool, the transactions and what only PostgreSQL does (a server-side cursor for the feed,
+    vacuuming after a purge, the tokens table).
 
-
-class PostgresRecordStore:
-    """Safe to share between threads (each call takes a pooled connection).
+    Safe to share between threads (each call takes a pooled connection).
 
     ``url``: a libpq URL (``postgresql://user@host:port/db``); ``schema``: the schema that
     holds this store's tables (made on first open). ``rank_hint`` is the engine's stored
@@ -82,6 +61,7 @@ class PostgresRecordStore:
         pool_timeout: float = POOL_TIMEOUT_S,
         lock_timeout: float = LOCK_TIMEOUT_S,
     ) -> None:
+        super().__init__(POSTGRES, self._all)
         self.db = Database(
             url,
             schema,
@@ -142,218 +122,10 @@ class PostgresRecordStore:
         return self.db.reading(tenant)
 
     def _all(
-        self, tenant: str | None, query: Any, params: Sequence[Any], *, every: bool = False
+        self, tenant: str | None, query: str, params: Sequence[Any], *, every: bool = False
     ) -> list[Any]:
         with self.db.session(tenant, every_tenant=every) as s:
-            return s.conn.execute(query, params).fetchall()
-
-    def get(
-        self, tenant: str, agent: str, record_id: str, *, as_of: str | None = None
-    ) -> Record | None:
-        if as_of is None:
-            query = (
-                SELECT_RECORD + " WHERE tenant = %s AND agent = %s AND id = %s"
-                " AND superseded_by IS NULL ORDER BY version DESC LIMIT 1"
-            )
-            params: list[Any] = [tenant, agent, record_id]
-        else:
-            query = (
-                SELECT_RECORD + " WHERE tenant = %s AND agent = %s AND id = %s"
-                " AND recorded_at <= %s AND (expired_at IS NULL OR expired_at > %s)"
-                " ORDER BY version DESC LIMIT 1"
-            )
-            params = [tenant, agent, record_id, as_of, as_of]
-        found = self._all(tenant, query, params)
-        return record_from_row(found[0])[1] if found else None
-
-    def history(self, tenant: str, agent: str, record_id: str) -> list[Record]:
-        found = self._all(
-            tenant,
-            SELECT_RECORD + " WHERE tenant = %s AND agent = %s AND id = %s ORDER BY version",
-            (tenant, agent, record_id),
-        )
-        return [record_from_row(r)[1] for r in found]
-
-    def list_records(self, query: RecordQuery) -> list[Record]:
-        sql = SELECT_RECORD + " WHERE tenant = %s AND agent = %s"
-        params: list[Any] = [query.tenant, query.agent]
-        if query.as_of is not None:
-            sql += " AND recorded_at <= %s AND (expired_at IS NULL OR expired_at > %s)"
-            params += [query.as_of, query.as_of]
-        elif query.include_inactive:
-            sql += " AND superseded_by IS NULL AND NOT purged"
-        else:
-            sql += " AND live"
-        if query.project_id is not None:
-            if query.with_global:
-                sql += " AND (scope = 'global' OR project_id = %s)"
-            else:
-                sql += " AND scope = 'project' AND project_id = %s"
-            params.append(query.project_id)
-        if query.scope is not None:
-            sql += " AND scope = %s"
-            params.append(query.scope)
-        for column, values in (
-            ("kind", query.kinds),
-            ("state", query.states),
-            ("trust", query.trust),
-        ):
-            if values:
-                sql += f" AND {column} = ANY(%s::text[])"
-                params.append(list(values))
-        if query.owned:
-            sql += " AND (authority = 'explicit' OR kind = ANY(%s::text[]))"
-            params.append(list(OWNED_KINDS))
-        if query.text_hash is not None:
-            sql += " AND text_hash = %s"
-            params.append(query.text_hash)
-        if query.tag is not None:
-            sql += " AND strpos(tags, %s) > 0"
-            params.append(json.dumps(query.tag, ensure_ascii=False))
-        if query.contains:
-            # Folds ASCII letters only, like the SQLite store (a substring, never a pattern).
-            fold = "translate({}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
-            needle = query.contains.translate(ASCII_LOWER)
-            sql += (
-                f" AND (strpos({fold.format('body')}, %s) > 0"
-                f" OR strpos({fold.format('coalesce(title, %s)')}, %s) > 0)"
-            )
-            params += [needle, "", needle]
-        if query.id_prefix:
-            sql += " AND starts_with(id, %s)"
-            params.append(query.id_prefix)
-        column, descending = order_of(query.order)
-        way = " DESC NULLS LAST" if descending else ""
-        tie = " DESC" if descending else ""
-        sql += f" ORDER BY {column}{way}, id{tie}"
-        if query.limit is not None or query.offset:
-            sql += " LIMIT %s OFFSET %s"
-            params += [query.limit, query.offset]
-        records = [record_from_row(r)[1] for r in self._all(query.tenant, sql.encode(), params)]
-        if query.as_of is not None:
-            # Forgetting is recorded in tombstones, not in the version's times.
-            records = [r for r in records if not r.forgotten_at or r.forgotten_at > query.as_of]
-        return records
-
-    def rule_candidates(self, query: RuleQuery) -> list[Record]:
-        sql = (
-            SELECT_RECORD + " WHERE tenant = %s AND agent = %s AND live"
-            " AND kind = ANY(%s::text[]) AND (scope = 'global' OR project_id = %s)"
-        )
-        params: list[Any] = [query.tenant, query.agent, list(query.kinds), query.project_id]
-        for column, value in (
-            ("operations", query.operation),
-            ("phases", query.phase),
-            ("task_types", query.task_type),
-        ):
-            if value is not None:
-                # Selector words are stored lower-case, so a substring test on the JSON
-                # text is exact for a quoted word.
-                sql += f" AND ({column} = '[]' OR strpos({column}, %s) > 0)"
-                params.append(json.dumps(value.lower(), ensure_ascii=False))
-        sql += " ORDER BY rank_hint DESC, id LIMIT %s"
-        params.append(query.limit)
-        return [record_from_row(r)[1] for r in self._all(query.tenant, sql.encode(), params)]
-
-    def records_by_rows(self, where: LaneFilter, rows: Sequence[int]) -> dict[int, Record]:
-        if not rows:
-            return {}
-        found = self._all(
-            where.tenant,
-            SELECT_RECORD + " WHERE tenant = %s AND agent = %s AND row = ANY(%s::int8[])",
-            (where.tenant, where.agent, list(dict.fromkeys(int(r) for r in rows))),
-        )
-        return dict(record_from_row(r) for r in found)
-
-    def events(
-        self,
-        tenant: str,
-        agent: str | None,
-        *,
-        after_seq: int = 0,
-        limit: int | None = None,
-        where: EventFilter | None = None,
-    ) -> Iterator[Event]:
-        sql = SELECT_EVENT + " WHERE tenant = %s AND seq > %s"
-        params: list[Any] = [tenant, after_seq]
-        if agent is not None:
-            sql += " AND agent = %s"
-            params.append(agent)
-        where = where or EventFilter()
-        if where.types:
-            sql += " AND type = ANY(%s::text[])"
-            params.append(list(where.types))
-        for column, value in (("episode_id", where.episode_id), ("session_id", where.session_id)):
-            if value is not None:
-                sql += f" AND {column} = %s"
-                params.append(value)
-        if where.before_seq is not None:
-            sql += " AND seq < %s"
-            params.append(where.before_seq)
-        sql += " ORDER BY seq DESC LIMIT %s" if where.newest_first else " ORDER BY seq LIMIT %s"
-        params.append(limit)
-        for row in self._all(tenant, sql.encode(), params):
-            yield event_from_row(row)
-
-    def event(self, tenant: str, agent: str, event_id: str) -> Event | None:
-        found = self._all(
-            tenant,
-            SELECT_EVENT + " WHERE tenant = %s AND agent = %s AND event_id = %s",
-            (tenant, agent, event_id),
-        )
-        return event_from_row(found[0]) if found else None
-
-    def known_events(self, tenant: str, agent: str, event_ids: Sequence[str]) -> set[str]:
-        if not event_ids:
-            return set()
-        found = self._all(
-            tenant,
-            "SELECT event_id FROM events WHERE tenant = %s AND agent = %s"
-            " AND event_id = ANY(%s::text[])",
-            (tenant, agent, list(dict.fromkeys(event_ids))),
-        )
-        return {r[0] for r in found}
-
-    def recent_events(
-        self, tenant: str, agent: str | None, types: Sequence[str] | None, limit: int
-    ) -> list[Event]:
-        return learning.recent_events(self._all, tenant, agent, types, limit)
-
-    def trajectories(self, query: TrajectoryQuery) -> list[Event]:
-        return learning.trajectories(self._all, query)
-
-    def sweep_candidates(self, query: SweepQuery) -> list[Record]:
-        return learning.sweep_candidates(self._all, query)
-
-    def applications_by_id(
-        self, tenant: str, agent: str, application_ids: Sequence[str]
-    ) -> list[Application]:
-        return learning.applications_by_id(self._all, tenant, agent, application_ids)
-
-    def counters(self, tenant: str, agent: str | None) -> dict[str, dict[str, float]]:
-        return learning.counters(self._all, tenant, agent)
-
-    def tombstones(self, tenant: str, agent: str) -> list[Tombstone]:
-        found = self._all(
-            tenant,
-            SELECT_TOMBSTONE + " WHERE tenant = %s AND agent = %s ORDER BY removed_at, record_id",
-            (tenant, agent),
-        )
-        return [tombstone_from_row(r) for r in found]
-
-    def applications(
-        self, tenant: str, agent: str, *, record_id: str | None = None, id_prefix: str = ""
-    ) -> list[Application]:
-        sql = SELECT_APPLICATION + " WHERE tenant = %s AND agent = %s"
-        params: list[Any] = [tenant, agent]
-        if record_id is not None:
-            sql += " AND record_id = %s"
-            params.append(record_id)
-        if id_prefix:
-            sql += " AND starts_with(application_id, %s)"
-            params.append(id_prefix)
-        found = self._all(tenant, (sql + " ORDER BY created_at, application_id").encode(), params)
-        return [application_from_row(r) for r in found]
+            return s.conn.execute(query.encode(), params).fetchall()
 
     def vectors_by_hash(self, tenant: str, agent: str, model: str) -> dict[str, np.ndarray]:
         with self.db.session(tenant) as s:

@@ -9,61 +9,31 @@ inserted, and looks up any other row's tenant before writing under it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from cairn.errors import StorageError
-from cairn.model import Application, Event, Record, Tombstone
+from cairn.model import Record
 from cairn.storage.ports import NewRow
 from cairn.storage.postgres import index_rows
 from cairn.storage.postgres.database import Session
-from cairn.storage.postgres.rows import (
-    APPLICATION_COLUMNS,
-    INSERT_EVENT,
-    RECORD_COLUMNS,
-    SELECT_APPLICATION,
-    SELECT_RECORD,
-    SELECT_TOMBSTONE,
-    TOMBSTONE_COLUMNS,
-    application_from_row,
-    application_values,
-    event_values,
-    placeholders,
-    record_from_row,
-    record_values,
-    to_db,
-    tombstone_from_row,
-    tombstone_values,
-)
+from cairn.storage.sql.dialect import POSTGRES
+from cairn.storage.sql.rows import RECORD_COLUMNS, record_from_row, record_values, to_db
+from cairn.storage.sql.writes import SqlWrites, redact
 from cairn.storage.terms import analyse_record, entity_blob
 
 RankHint = Callable[[Record], float]
-_REDACTED_KEYS = ("body", "title", "tags", "source", "external_ref", "text", "statement")
 _SELECT_WITH_STATE = "SELECT row, " + ", ".join(RECORD_COLUMNS) + ", live, purged FROM records"
 _INSERT_NAMES = ["row", *RECORD_COLUMNS, "change_seq", "entities_linked", "rank_hint"]
 _INSERT_RECORD = (
-    f"INSERT INTO records({', '.join(_INSERT_NAMES)}) VALUES ({placeholders(len(_INSERT_NAMES))})"
+    f"INSERT INTO records({', '.join(_INSERT_NAMES)}) VALUES ({POSTGRES.marks(len(_INSERT_NAMES))})"
 )
 
 
-def redact(data: Any, marker: str) -> None:
-    """Replace every content field in an event payload, at any depth, by the marker."""
-    if isinstance(data, dict):
-        for key in list(data):
-            value = data[key]
-            if key in _REDACTED_KEYS and value not in (None, "", [], {}):
-                data[key] = marker if isinstance(value, str) else type(value)()
-            else:
-                redact(value, marker)
-    elif isinstance(data, list):
-        for item in data:
-            redact(item, marker)
-
-
-class PostgresTransaction:
+class PostgresTransaction(SqlWrites):
     def __init__(
         self,
         session: Session,
@@ -71,6 +41,7 @@ class PostgresTransaction:
         rank_hint: RankHint | None,
         check_model: Callable[[Session, str], None],
     ) -> None:
+        super().__init__(POSTGRES, self._rows, self._each)
         self._s = session
         self._seq = change_seq
         self._rank = rank_hint
@@ -80,6 +51,15 @@ class PostgresTransaction:
     def _run(self, tenant: str, query: Any, params: Sequence[Any] = ()) -> Any:
         self._s.scope(tenant)
         return self._s.conn.execute(query, params)
+
+    def _rows(self, tenant: str, query: str, params: Sequence[Any]) -> list[Any]:
+        cursor = self._run(tenant, query.encode(), params)
+        return cursor.fetchall() if cursor.description is not None else []
+
+    def _each(self, tenant: str, query: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            self._s.scope(tenant)
+            self._s.cursor().executemany(query.encode(), rows)
 
     def _mine(self, found: list[tuple[int, Record]]) -> list[tuple[int, Record]]:
         for row, record in found:
@@ -97,38 +77,6 @@ class PostgresTransaction:
                 return None
             known = self._tenants[row] = str(found[0])
         return known
-
-    # -- journal -------------------------------------------------------------------------
-
-    def append_events(self, events: Sequence[Event]) -> list[bool]:
-        existing: set[tuple[str, str, str]] = set()
-        by_namespace: dict[tuple[str, str], list[str]] = {}
-        for event in events:
-            by_namespace.setdefault((event.tenant, event.agent), []).append(event.event_id)
-        for (tenant, agent), ids in by_namespace.items():
-            found = self._run(
-                tenant,
-                "SELECT event_id FROM events WHERE tenant = %s AND agent = %s"
-                " AND event_id = ANY(%s::text[])",
-                (tenant, agent, ids),
-            )
-            existing.update((tenant, agent, r[0]) for r in found)
-        fresh: list[bool] = []
-        seen: set[tuple[str, str, str]] = set()
-        for event in events:  # a repeated id inside the batch is a no-op too
-            key = (event.tenant, event.agent, event.event_id)
-            fresh.append(key not in existing and key not in seen)
-            seen.add(key)
-        for tenant in dict.fromkeys(e.tenant for e in events):
-            values = [
-                event_values(e)
-                for e, new in zip(events, fresh, strict=True)
-                if new and e.tenant == tenant
-            ]
-            if values:
-                self._s.scope(tenant)
-                self._s.cursor().executemany(INSERT_EVENT, values)
-        return fresh
 
     # -- records -------------------------------------------------------------------------
 
@@ -214,45 +162,6 @@ class PostgresTransaction:
             now=(new.is_live and not purged, new.project_id),
         )
 
-    def current(self, tenant: str, agent: str, record_id: str) -> tuple[int, Record] | None:
-        found = self._run(
-            tenant,
-            SELECT_RECORD + " WHERE tenant = %s AND agent = %s AND id = %s"
-            " AND superseded_by IS NULL ORDER BY version DESC LIMIT 1",
-            (tenant, agent, record_id),
-        ).fetchone()
-        return self._mine([record_from_row(found)])[0] if found else None
-
-    def versions(self, tenant: str, agent: str, record_id: str) -> list[tuple[int, Record]]:
-        found = self._run(
-            tenant,
-            SELECT_RECORD + " WHERE tenant = %s AND agent = %s AND id = %s ORDER BY version",
-            (tenant, agent, record_id),
-        ).fetchall()
-        return self._mine([record_from_row(r) for r in found])
-
-    # -- tombstones ----------------------------------------------------------------------
-
-    def tombstone(self, tenant: str, agent: str, record_id: str) -> Tombstone | None:
-        found = self._run(
-            tenant,
-            SELECT_TOMBSTONE + " WHERE tenant = %s AND agent = %s AND record_id = %s",
-            (tenant, agent, record_id),
-        ).fetchone()
-        return tombstone_from_row(found) if found else None
-
-    def put_tombstone(self, tombstone: Tombstone) -> None:
-        names = ", ".join(TOMBSTONE_COLUMNS)
-        self._run(
-            tombstone.tenant,
-            f"INSERT INTO tombstones({names}) VALUES ({placeholders(len(TOMBSTONE_COLUMNS))})"
-            " ON CONFLICT (tenant, agent, record_id) DO UPDATE SET reason = excluded.reason,"
-            " permanent = excluded.permanent, removed_at = excluded.removed_at,"
-            " restored_at = excluded.restored_at, text_hash = excluded.text_hash,"
-            " scope = excluded.scope, project_id = excluded.project_id",
-            tombstone_values(tombstone),
-        )
-
     def purge(self, tenant: str, agent: str, record_id: str, redacted: str) -> None:
         found = self._run(
             tenant,
@@ -289,62 +198,16 @@ class PostgresTransaction:
             (tenant, agent, record_id),
         )
 
-    # -- applications --------------------------------------------------------------------
+    # -- records read by this transaction -----------------------------------------------
 
-    def put_applications(self, applications: Sequence[Application]) -> None:
-        names = ", ".join(APPLICATION_COLUMNS)
-        for tenant in dict.fromkeys(a.tenant for a in applications):
-            self._s.scope(tenant)
-            self._s.cursor().executemany(
-                f"INSERT INTO applications({names})"
-                f" VALUES ({placeholders(len(APPLICATION_COLUMNS))})"
-                " ON CONFLICT (tenant, agent, application_id) DO NOTHING",
-                [application_values(a) for a in applications if a.tenant == tenant],
-            )
+    def current(self, tenant: str, agent: str, record_id: str) -> tuple[int, Record] | None:
+        found = super().current(tenant, agent, record_id)
+        return self._mine([found])[0] if found else None
 
-    def application(self, tenant: str, agent: str, application_id: str) -> Application | None:
-        found = self._run(
-            tenant,
-            SELECT_APPLICATION + " WHERE tenant = %s AND agent = %s AND application_id = %s",
-            (tenant, agent, application_id),
-        ).fetchone()
-        return application_from_row(found) if found else None
+    def versions(self, tenant: str, agent: str, record_id: str) -> list[tuple[int, Record]]:
+        return self._mine(super().versions(tenant, agent, record_id))
 
-    def set_outcome(
-        self,
-        tenant: str,
-        agent: str,
-        application_id: str,
-        outcome: str,
-        at: str,
-        *,
-        source: str | None = None,
-        session: str | None = None,
-    ) -> None:
-        self._run(
-            tenant,
-            "UPDATE applications SET outcome = %s, outcome_at = %s, outcome_source = %s,"
-            " outcome_session = %s WHERE tenant = %s AND agent = %s AND application_id = %s",
-            (outcome, at, source, session, tenant, agent, application_id),
-        )
-
-    def applications_of(self, tenant: str, agent: str, record_id: str) -> list[Application]:
-        found = self._run(
-            tenant,
-            SELECT_APPLICATION + " WHERE tenant = %s AND agent = %s AND record_id = %s"
-            " ORDER BY created_at, application_id",
-            (tenant, agent, record_id),
-        ).fetchall()
-        return [application_from_row(r) for r in found]
-
-    def add_counters(self, tenant: str, agent: str, counters: Mapping[str, float]) -> None:
-        self._s.scope(tenant)
-        self._s.cursor().executemany(
-            "INSERT INTO telemetry(tenant, agent, name, value) VALUES (%s, %s, %s, %s)"
-            " ON CONFLICT (tenant, agent, name) DO UPDATE"
-            " SET value = telemetry.value + excluded.value",
-            [(tenant, agent, name, float(v)) for name, v in sorted(counters.items())],
-        )
+    # -- entity links --------------------------------------------------------------------
 
     def set_entity_keys(self, links: Sequence[tuple[int, tuple[str, ...]]]) -> None:
         """Entity keys of rows stored without them (their agent's lane was off)."""

@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Hashable, Sequence
 
 from cairn.model import Record
-from cairn.storage.sqlite.rows import RECORD_COLUMNS, record_from_row
+from cairn.storage.sql.rows import RECORD_COLUMNS, record_from_row
 
 CACHE_LIMIT_ROWS = 50_000  # then it starts over: a bound on memory, not on correctness
 LISTINGS_LIMIT = 256

@@ -21,8 +21,8 @@ from urllib.parse import quote
 
 from cairn.errors import CairnError, DamagedStore
 from cairn.model import Event, Record
+from cairn.storage.sql.rows import SELECT_EVENT, SELECT_RECORD, event_from_row, record_from_row
 from cairn.storage.sqlite import files
-from cairn.storage.sqlite.rows import SELECT_EVENT, SELECT_RECORD, event_from_row, record_from_row
 from cairn.storage.sqlite.schema import LATEST_VERSION
 
 _CHUNK = 500

@@ -20,7 +20,6 @@ a tenant's rows.
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 import threading
 import time
@@ -32,33 +31,15 @@ from typing import Any
 import numpy as np
 
 from cairn.errors import InvalidInput, StorageError
-from cairn.model import Application, Event, Record, Tombstone
-from cairn.storage.ports import (
-    ChangeBatch,
-    EventFilter,
-    FeedPosition,
-    LaneFilter,
-    PendingPurge,
-    RecordQuery,
-    RuleQuery,
-    StoreStats,
-    SweepQuery,
-    TrajectoryQuery,
-)
-from cairn.storage.sqlite import files, learning
+from cairn.model import Record
+from cairn.storage.ports import ChangeBatch, FeedPosition, PendingPurge, RuleQuery, StoreStats
+from cairn.storage.sql.dialect import SQLITE
+from cairn.storage.sql.journal import SqlJournal
+from cairn.storage.sql.reads import SqlReads
+from cairn.storage.sql.rows import SELECT_RECORD, record_from_row
+from cairn.storage.sqlite import files
 from cairn.storage.sqlite.decoded import DecodedRows, Listings
-from cairn.storage.sqlite.filters import event_filters, prefix_end, record_filters
 from cairn.storage.sqlite.migrate import migrate, schema_version
-from cairn.storage.sqlite.rows import (
-    SELECT_APPLICATION,
-    SELECT_EVENT,
-    SELECT_RECORD,
-    SELECT_TOMBSTONE,
-    application_from_row,
-    event_from_row,
-    record_from_row,
-    tombstone_from_row,
-)
 from cairn.storage.sqlite.schema import LATEST_VERSION
 from cairn.storage.sqlite.transaction import RankHint, SqliteTransaction
 
@@ -69,8 +50,12 @@ _FEED_COLUMNS = (
 )
 
 
-class SqliteRecordStore:
-    """Safe to share between threads of one process; any number of processes may open it.
+class SqliteRecordStore(SqlReads, SqlJournal):
+    """The reads and the journal's are the SQL stores' shared code (:mod:`cairn.storage.sql`)
+    over the SQLite dialect; this class opens the file, runs the transactions and keeps what
+    only SQLite does (a cache of decoded rule rows, the WAL, the change feed's scan).
+
+    Safe to share between threads of one process; any number of processes may open it.
 
     ``rank_hint`` is the engine's stored-column ranking of a record (the context director's
     tiers); the store keeps it in a column so rule pre-selection can take the plausible top
@@ -78,6 +63,7 @@ class SqliteRecordStore:
     """
 
     def __init__(self, path: Path | str, *, rank_hint: RankHint | None = None) -> None:
+        super().__init__(SQLITE, lambda tenant, sql, params: self._all(sql, params))
         self.path = Path(path)
         if self.path.is_dir():
             raise InvalidInput(f"{self.path} is a folder, not a memory file")
@@ -173,83 +159,10 @@ class SqliteRecordStore:
             except sqlite3.Error as exc:
                 raise files.failure(exc, self.path) from None
 
-    def get(
-        self, tenant: str, agent: str, record_id: str, *, as_of: str | None = None
-    ) -> Record | None:
-        if as_of is None:
-            sql = (
-                SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND id = ?"
-                " AND superseded_by IS NULL ORDER BY version DESC LIMIT 1"
-            )
-            params: list[Any] = [tenant, agent, record_id]
-        else:
-            sql = (
-                SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND id = ?"
-                " AND recorded_at <= ? AND (expired_at IS NULL OR expired_at > ?)"
-                " ORDER BY version DESC LIMIT 1"
-            )
-            params = [tenant, agent, record_id, as_of, as_of]
-        found = self._all(sql, params)
-        return record_from_row(found[0])[1] if found else None
-
-    def history(self, tenant: str, agent: str, record_id: str) -> list[Record]:
-        found = self._all(
-            SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND id = ? ORDER BY version",
-            (tenant, agent, record_id),
-        )
-        return [record_from_row(r)[1] for r in found]
-
-    def list_records(self, query: RecordQuery) -> list[Record]:
-        # A page is chosen over row ids alone, then read whole: sorting (or skipping)
-        # narrow rows instead of every column of each candidate.
-        paged = query.limit is not None
-        sql = (
-            "SELECT row FROM records" if paged else SELECT_RECORD
-        ) + " WHERE tenant = ? AND agent = ?"
-        params: list[Any] = [query.tenant, query.agent]
-        if query.as_of is not None:
-            sql += " AND recorded_at <= ? AND (expired_at IS NULL OR expired_at > ?)"
-            params += [query.as_of, query.as_of]
-        elif query.include_inactive:
-            sql += " AND superseded_by IS NULL AND purged = 0"
-        else:
-            sql += " AND live"
-        where, values = record_filters(query)
-        sql += where
-        params += values
-        if query.limit is not None or query.offset:
-            sql += " LIMIT ? OFFSET ?"
-            params += [query.limit if query.limit is not None else -1, query.offset]
-        if paged:
-            rows = [int(r[0]) for r in self._all(sql, params)]
-            found = self.records_by_rows(LaneFilter(query.tenant, query.agent), rows)
-            records = [found[r] for r in rows if r in found]
-        else:
-            records = [record_from_row(r)[1] for r in self._all(sql, params)]
-        if query.as_of is not None:
-            # Forgetting is recorded in tombstones, not in the version's times.
-            records = [r for r in records if not r.forgotten_at or r.forgotten_at > query.as_of]
-        return records
-
     def rule_candidates(self, query: RuleQuery) -> list[Record]:
-        where = (
-            " WHERE tenant = ? AND agent = ? AND live"
-            f" AND kind IN ({', '.join('?' * len(query.kinds))})"
-            " AND (scope = 'global' OR project_id = ?)"
-        )
-        params: list[Any] = [query.tenant, query.agent, *query.kinds, query.project_id]
-        for column, value in (
-            ("operations", query.operation),
-            ("phases", query.phase),
-            ("task_types", query.task_type),
-        ):
-            if value is not None:
-                # Selector words are stored lower-case, so a substring test on the JSON
-                # text is exact for a quoted word and far cheaper than json_each.
-                where += f" AND ({column} = '[]' OR instr({column}, ?) > 0)"
-                params.append(json.dumps(value.lower(), ensure_ascii=False))
-        where += " ORDER BY rank_hint DESC, id LIMIT ?"
-        params.append(query.limit)
+        if not query.kinds:
+            return []
+        where, params = self.rule_where(query)
         with self._lock:
             if self._conn.in_transaction:
                 # Inside a write: rows may yet roll back under a number a later write
@@ -266,108 +179,6 @@ class SqliteRecordStore:
                 finally:
                     if self._conn.in_transaction:
                         self._conn.execute("COMMIT")
-
-    def records_by_rows(self, where: LaneFilter, rows: Sequence[int]) -> dict[int, Record]:
-        out: dict[int, Record] = {}
-        unique = list(dict.fromkeys(int(r) for r in rows))
-        for start in range(0, len(unique), 500):
-            chunk = unique[start : start + 500]
-            # By row id, then the namespace: '+' keeps the planner on the row ids instead
-            # of scanning the tenant's index (30 ms a recall at 100k memories).
-            found = self._all(
-                SELECT_RECORD + f" WHERE row IN ({', '.join('?' * len(chunk))})"
-                " AND +tenant = ? AND +agent = ?",
-                [*chunk, where.tenant, where.agent],
-            )
-            for r in found:
-                key, record = record_from_row(r)
-                out[key] = record
-        return out
-
-    def events(
-        self,
-        tenant: str,
-        agent: str | None,
-        *,
-        after_seq: int = 0,
-        limit: int | None = None,
-        where: EventFilter | None = None,
-    ) -> Iterator[Event]:
-        sql = SELECT_EVENT + " WHERE tenant = ? AND seq > ?"
-        params: list[Any] = [tenant, after_seq]
-        if agent is not None:
-            sql += " AND agent = ?"
-            params.append(agent)
-        where = where or EventFilter()
-        clause, values = event_filters(where)
-        sql += clause
-        params += values
-        sql += " ORDER BY seq DESC" if where.newest_first else " ORDER BY seq"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        for row in self._all(sql, params):
-            yield event_from_row(row)
-
-    def event(self, tenant: str, agent: str, event_id: str) -> Event | None:
-        found = self._all(
-            SELECT_EVENT + " WHERE tenant = ? AND agent = ? AND event_id = ?",
-            (tenant, agent, event_id),
-        )
-        return event_from_row(found[0]) if found else None
-
-    def known_events(self, tenant: str, agent: str, event_ids: Sequence[str]) -> set[str]:
-        found: set[str] = set()
-        ids = list(dict.fromkeys(event_ids))
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            rows = self._all(
-                "SELECT event_id FROM events WHERE tenant = ? AND agent = ?"
-                f" AND event_id IN ({', '.join('?' * len(chunk))})",
-                [tenant, agent, *chunk],
-            )
-            found.update(r[0] for r in rows)
-        return found
-
-    def recent_events(
-        self, tenant: str, agent: str | None, types: Sequence[str] | None, limit: int
-    ) -> list[Event]:
-        return learning.recent_events(self._all, tenant, agent, types, limit)
-
-    def trajectories(self, query: TrajectoryQuery) -> list[Event]:
-        return learning.trajectories(self._all, query)
-
-    def sweep_candidates(self, query: SweepQuery) -> list[Record]:
-        return learning.sweep_candidates(self._all, query)
-
-    def counters(self, tenant: str, agent: str | None) -> dict[str, dict[str, float]]:
-        return learning.counters(self._all, tenant, agent)
-
-    def tombstones(self, tenant: str, agent: str) -> list[Tombstone]:
-        found = self._all(
-            SELECT_TOMBSTONE + " WHERE tenant = ? AND agent = ? ORDER BY removed_at, record_id",
-            (tenant, agent),
-        )
-        return [tombstone_from_row(r) for r in found]
-
-    def applications(
-        self, tenant: str, agent: str, *, record_id: str | None = None, id_prefix: str = ""
-    ) -> list[Application]:
-        sql = SELECT_APPLICATION + " WHERE tenant = ? AND agent = ?"
-        params: list[Any] = [tenant, agent]
-        if record_id is not None:
-            sql += " AND record_id = ?"
-            params.append(record_id)
-        if id_prefix:
-            sql += " AND application_id >= ? AND application_id < ?"
-            params += [id_prefix, prefix_end(id_prefix)]
-        found = self._all(sql + " ORDER BY created_at, application_id", params)
-        return [application_from_row(r) for r in found]
-
-    def applications_by_id(
-        self, tenant: str, agent: str, application_ids: Sequence[str]
-    ) -> list[Application]:
-        return learning.applications_by_id(self._all, tenant, agent, application_ids)
 
     def vectors_by_hash(self, tenant: str, agent: str, model: str) -> dict[str, np.ndarray]:
         found = self._all(

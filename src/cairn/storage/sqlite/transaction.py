@@ -4,55 +4,32 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from cairn.errors import StorageError
-from cairn.model import Application, Event, Record, Tombstone
+from cairn.model import Record
 from cairn.storage.ports import NewRow
-from cairn.storage.sqlite.rows import (
-    APPLICATION_COLUMNS,
-    INSERT_EVENT,
+from cairn.storage.sql.dialect import SQLITE
+from cairn.storage.sql.rows import (
     RECORD_COLUMNS,
-    SELECT_APPLICATION,
     SELECT_RECORD,
-    SELECT_TOMBSTONE,
-    TOMBSTONE_COLUMNS,
-    application_from_row,
-    application_values,
-    event_values,
     record_from_row,
     record_values,
     to_db,
-    tombstone_from_row,
-    tombstone_values,
 )
+from cairn.storage.sql.writes import SqlWrites, redact
 from cairn.storage.terms import analyse_record, entity_blob
 
 RankHint = Callable[[Record], float]
 _INSERT_TERMS = (
     "INSERT INTO record_terms(row, length, keys, counts, entity_keys) VALUES (?,?,?,?,?)"
 )
-_REDACTED_KEYS = ("body", "title", "tags", "source", "external_ref", "text", "statement")
 
 
-def _redact(data: Any, marker: str) -> None:
-    """Replace every content field in an event payload, at any depth, by the marker."""
-    if isinstance(data, dict):
-        for key in list(data):
-            value = data[key]
-            if key in _REDACTED_KEYS and value not in (None, "", [], {}):
-                data[key] = marker if isinstance(value, str) else type(value)()
-            else:
-                _redact(value, marker)
-    elif isinstance(data, list):
-        for item in data:
-            _redact(item, marker)
-
-
-class SqliteTransaction:
+class SqliteTransaction(SqlWrites):
     def __init__(
         self,
         conn: sqlite3.Connection,
@@ -60,37 +37,17 @@ class SqliteTransaction:
         rank_hint: RankHint | None,
         check_model: Callable[[str], None],
     ) -> None:
+        super().__init__(SQLITE, self._rows, self._each)
         self._conn = conn
         self._seq = change_seq
         self._rank = rank_hint
         self._check_model = check_model
 
-    # -- journal -------------------------------------------------------------------------
+    def _rows(self, tenant: str, sql: str, params: Sequence[Any]) -> list[Any]:
+        return self._conn.execute(sql, params).fetchall()
 
-    def append_events(self, events: Sequence[Event]) -> list[bool]:
-        existing: set[tuple[str, str, str]] = set()
-        by_namespace: dict[tuple[str, str], list[str]] = {}
-        for event in events:
-            by_namespace.setdefault((event.tenant, event.agent), []).append(event.event_id)
-        for (tenant, agent), ids in by_namespace.items():
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
-                found = self._conn.execute(
-                    "SELECT event_id FROM events WHERE tenant = ? AND agent = ?"
-                    f" AND event_id IN ({', '.join('?' * len(chunk))})",
-                    [tenant, agent, *chunk],
-                )
-                existing.update((tenant, agent, r[0]) for r in found)
-        fresh: list[bool] = []
-        seen: set[tuple[str, str, str]] = set()
-        for event in events:  # a repeated id inside the batch is a no-op too
-            key = (event.tenant, event.agent, event.event_id)
-            fresh.append(key not in existing and key not in seen)
-            seen.add(key)
-        self._conn.executemany(
-            INSERT_EVENT, [event_values(e) for e, new in zip(events, fresh, strict=True) if new]
-        )
-        return fresh
+    def _each(self, tenant: str, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self._conn.executemany(sql, rows)
 
     # -- records -------------------------------------------------------------------------
 
@@ -155,41 +112,6 @@ class SqliteTransaction:
                 hint = self._rank(record_from_row(found)[1])
                 self._conn.execute("UPDATE records SET rank_hint = ? WHERE row = ?", (hint, row))
 
-    def current(self, tenant: str, agent: str, record_id: str) -> tuple[int, Record] | None:
-        found = self._conn.execute(
-            SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND id = ?"
-            " AND superseded_by IS NULL ORDER BY version DESC LIMIT 1",
-            (tenant, agent, record_id),
-        ).fetchone()
-        return record_from_row(found) if found else None
-
-    def versions(self, tenant: str, agent: str, record_id: str) -> list[tuple[int, Record]]:
-        found = self._conn.execute(
-            SELECT_RECORD + " WHERE tenant = ? AND agent = ? AND id = ? ORDER BY version",
-            (tenant, agent, record_id),
-        ).fetchall()
-        return [record_from_row(r) for r in found]
-
-    # -- tombstones ----------------------------------------------------------------------
-
-    def tombstone(self, tenant: str, agent: str, record_id: str) -> Tombstone | None:
-        found = self._conn.execute(
-            SELECT_TOMBSTONE + " WHERE tenant = ? AND agent = ? AND record_id = ?",
-            (tenant, agent, record_id),
-        ).fetchone()
-        return tombstone_from_row(found) if found else None
-
-    def put_tombstone(self, tombstone: Tombstone) -> None:
-        names = ", ".join(TOMBSTONE_COLUMNS)
-        self._conn.execute(
-            f"INSERT INTO tombstones({names}) VALUES ({', '.join('?' * len(TOMBSTONE_COLUMNS))})"
-            " ON CONFLICT(tenant, agent, record_id) DO UPDATE SET reason = excluded.reason,"
-            " permanent = excluded.permanent, removed_at = excluded.removed_at,"
-            " restored_at = excluded.restored_at, text_hash = excluded.text_hash,"
-            " scope = excluded.scope, project_id = excluded.project_id",
-            tombstone_values(tombstone),
-        )
-
     def purge(self, tenant: str, agent: str, record_id: str, redacted: str) -> None:
         rows = [
             r[0]
@@ -219,7 +141,7 @@ class SqliteTransaction:
         ).fetchall()
         for seq, payload in events:
             data = json.loads(payload)
-            _redact(data, redacted)
+            redact(data, redacted)
             self._conn.execute(
                 "UPDATE events SET payload = ? WHERE seq = ?",
                 (json.dumps(data, ensure_ascii=False, sort_keys=True), seq),
@@ -229,55 +151,7 @@ class SqliteTransaction:
             (tenant, agent, record_id),
         )
 
-    # -- applications --------------------------------------------------------------------
-
-    def put_applications(self, applications: Sequence[Application]) -> None:
-        names = ", ".join(APPLICATION_COLUMNS)
-        self._conn.executemany(
-            f"INSERT INTO applications({names})"
-            f" VALUES ({', '.join('?' * len(APPLICATION_COLUMNS))})"
-            " ON CONFLICT(tenant, agent, application_id) DO NOTHING",
-            [application_values(a) for a in applications],
-        )
-
-    def application(self, tenant: str, agent: str, application_id: str) -> Application | None:
-        found = self._conn.execute(
-            SELECT_APPLICATION + " WHERE tenant = ? AND agent = ? AND application_id = ?",
-            (tenant, agent, application_id),
-        ).fetchone()
-        return application_from_row(found) if found else None
-
-    def set_outcome(
-        self,
-        tenant: str,
-        agent: str,
-        application_id: str,
-        outcome: str,
-        at: str,
-        *,
-        source: str | None = None,
-        session: str | None = None,
-    ) -> None:
-        self._conn.execute(
-            "UPDATE applications SET outcome = ?, outcome_at = ?, outcome_source = ?,"
-            " outcome_session = ? WHERE tenant = ? AND agent = ? AND application_id = ?",
-            (outcome, at, source, session, tenant, agent, application_id),
-        )
-
-    def applications_of(self, tenant: str, agent: str, record_id: str) -> list[Application]:
-        found = self._conn.execute(
-            SELECT_APPLICATION + " WHERE tenant = ? AND agent = ? AND record_id = ?"
-            " ORDER BY created_at, application_id",
-            (tenant, agent, record_id),
-        ).fetchall()
-        return [application_from_row(r) for r in found]
-
-    def add_counters(self, tenant: str, agent: str, counters: Mapping[str, float]) -> None:
-        self._conn.executemany(
-            "INSERT INTO telemetry(tenant, agent, name, value) VALUES (?,?,?,?)"
-            " ON CONFLICT(tenant, agent, name) DO UPDATE SET value = value + excluded.value",
-            [(tenant, agent, name, float(value)) for name, value in sorted(counters.items())],
-        )
+    # -- entity links --------------------------------------------------------------------
 
     def set_entity_keys(self, links: Sequence[tuple[int, tuple[str, ...]]]) -> None:
         """Entity keys of rows stored without them (their agent's lane was off)."""

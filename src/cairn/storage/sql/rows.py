@@ -1,9 +1,7 @@
-"""How domain values map to PostgreSQL rows and back: columns by name, JSON text for lists.
-
-Lists and the source map are kept as JSON text, as in the SQLite file, so both stores hold
-the same bytes for a record and the selector tests (a quoted word inside the JSON text) are
-the same; flags are booleans.
-"""
+"""How domain values map to rows of either store and back: columns by name, JSON text for
+lists and the source map (both stores hold the same bytes for a record, so the selector
+tests -- a quoted word inside the JSON text -- are the same), booleans for flags (SQLite
+keeps them as 0 and 1)."""
 
 from __future__ import annotations
 
@@ -13,6 +11,7 @@ from dataclasses import fields
 from typing import Any
 
 from cairn.model import Application, Event, Record, Tombstone
+from cairn.storage.sql.dialect import Dialect
 
 JSON_LIST_FIELDS = frozenset(
     ("tags", "path_patterns", "operations", "phases", "task_types", "evidence")
@@ -36,10 +35,6 @@ EVENT_COLUMNS: tuple[str, ...] = (
     "payload",
 )
 SELECT_EVENT = "SELECT " + ", ".join(EVENT_COLUMNS) + " FROM events"
-INSERT_EVENT = (
-    "INSERT INTO events(" + ", ".join(EVENT_COLUMNS[1:]) + ")"
-    " VALUES (" + ", ".join(["%s"] * (len(EVENT_COLUMNS) - 1)) + ")"
-)
 
 TOMBSTONE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Tombstone))
 SELECT_TOMBSTONE = "SELECT " + ", ".join(TOMBSTONE_COLUMNS) + " FROM tombstones"
@@ -48,8 +43,9 @@ APPLICATION_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Application)
 SELECT_APPLICATION = "SELECT " + ", ".join(APPLICATION_COLUMNS) + " FROM applications"
 
 
-def placeholders(count: int) -> str:
-    return ", ".join(["%s"] * count)
+def insert_event(dialect: Dialect) -> str:
+    names = EVENT_COLUMNS[1:]  # seq is the store's
+    return f"INSERT INTO events({', '.join(names)}) VALUES ({dialect.marks(len(names))})"
 
 
 def to_db(name: str, value: Any) -> Any:

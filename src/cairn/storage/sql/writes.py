@@ -1,0 +1,187 @@
+"""The writes of a record-store transaction, written once for both SQL stores: the journal
+append, the current version and every version of a record, tombstones, applications and
+their outcomes, telemetry counters, and the redaction a permanent forget does to the
+journal. A store hands its dialect and how it runs a statement in a tenant's scope; what
+only one store does (allocating rows, its index tables) stays with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from cairn.model import Application, Event, Record, Tombstone
+from cairn.storage.sql.dialect import Dialect
+from cairn.storage.sql.journal import known_event_ids
+from cairn.storage.sql.rows import (
+    APPLICATION_COLUMNS,
+    SELECT_APPLICATION,
+    SELECT_RECORD,
+    SELECT_TOMBSTONE,
+    TOMBSTONE_COLUMNS,
+    application_from_row,
+    application_values,
+    event_values,
+    insert_event,
+    record_from_row,
+    tombstone_from_row,
+    tombstone_values,
+)
+
+# (tenant, SQL, parameters) -> the rows it returns (none for a write)
+Run = Callable[[str, str, Sequence[Any]], list[Any]]
+# (tenant, SQL, one parameter list per row)
+RunMany = Callable[[str, str, Sequence[Sequence[Any]]], None]
+
+_REDACTED_KEYS = ("body", "title", "tags", "source", "external_ref", "text", "statement")
+
+
+class SqlWrites:
+    def __init__(self, dialect: Dialect, run: Run, run_many: RunMany) -> None:
+        self._d = dialect
+        self._exec = run
+        self._exec_many = run_many
+
+    def _where(self, *columns: str) -> str:
+        return " WHERE " + " AND ".join(f"{c} = {self._d.mark}" for c in columns)
+
+    # -- journal -------------------------------------------------------------------------
+
+    def append_events(self, events: Sequence[Event]) -> list[bool]:
+        existing: set[tuple[str, str, str]] = set()
+        by_namespace: dict[tuple[str, str], list[str]] = {}
+        for event in events:
+            by_namespace.setdefault((event.tenant, event.agent), []).append(event.event_id)
+        for (tenant, agent), ids in by_namespace.items():
+            known = known_event_ids(self._d, self._exec, tenant, agent, ids)
+            existing.update((tenant, agent, event_id) for event_id in known)
+        fresh: list[bool] = []
+        seen: set[tuple[str, str, str]] = set()
+        for event in events:  # a repeated id inside the batch is a no-op too
+            key = (event.tenant, event.agent, event.event_id)
+            fresh.append(key not in existing and key not in seen)
+            seen.add(key)
+        insert = insert_event(self._d)
+        for tenant in dict.fromkeys(e.tenant for e in events):
+            values = [
+                event_values(e)
+                for e, new in zip(events, fresh, strict=True)
+                if new and e.tenant == tenant
+            ]
+            if values:
+                self._exec_many(tenant, insert, values)
+        return fresh
+
+    # -- records -------------------------------------------------------------------------
+
+    def current(self, tenant: str, agent: str, record_id: str) -> tuple[int, Record] | None:
+        found = self._exec(
+            tenant,
+            SELECT_RECORD
+            + self._where("tenant", "agent", "id")
+            + " AND superseded_by IS NULL ORDER BY version DESC LIMIT 1",
+            (tenant, agent, record_id),
+        )
+        return record_from_row(found[0]) if found else None
+
+    def versions(self, tenant: str, agent: str, record_id: str) -> list[tuple[int, Record]]:
+        found = self._exec(
+            tenant,
+            SELECT_RECORD + self._where("tenant", "agent", "id") + " ORDER BY version",
+            (tenant, agent, record_id),
+        )
+        return [record_from_row(r) for r in found]
+
+    # -- tombstones ----------------------------------------------------------------------
+
+    def tombstone(self, tenant: str, agent: str, record_id: str) -> Tombstone | None:
+        found = self._exec(
+            tenant,
+            SELECT_TOMBSTONE + self._where("tenant", "agent", "record_id"),
+            (tenant, agent, record_id),
+        )
+        return tombstone_from_row(found[0]) if found else None
+
+    def put_tombstone(self, tombstone: Tombstone) -> None:
+        names = ", ".join(TOMBSTONE_COLUMNS)
+        self._exec(
+            tombstone.tenant,
+            f"INSERT INTO tombstones({names}) VALUES ({self._d.marks(len(TOMBSTONE_COLUMNS))})"
+            " ON CONFLICT (tenant, agent, record_id) DO UPDATE SET reason = excluded.reason,"
+            " permanent = excluded.permanent, removed_at = excluded.removed_at,"
+            " restored_at = excluded.restored_at, text_hash = excluded.text_hash,"
+            " scope = excluded.scope, project_id = excluded.project_id",
+            tombstone_values(tombstone),
+        )
+
+    # -- applications --------------------------------------------------------------------
+
+    def put_applications(self, applications: Sequence[Application]) -> None:
+        insert = (
+            f"INSERT INTO applications({', '.join(APPLICATION_COLUMNS)})"
+            f" VALUES ({self._d.marks(len(APPLICATION_COLUMNS))})"
+            " ON CONFLICT (tenant, agent, application_id) DO NOTHING"
+        )
+        for tenant in dict.fromkeys(a.tenant for a in applications):
+            rows = [application_values(a) for a in applications if a.tenant == tenant]
+            self._exec_many(tenant, insert, rows)
+
+    def application(self, tenant: str, agent: str, application_id: str) -> Application | None:
+        found = self._exec(
+            tenant,
+            SELECT_APPLICATION + self._where("tenant", "agent", "application_id"),
+            (tenant, agent, application_id),
+        )
+        return application_from_row(found[0]) if found else None
+
+    def set_outcome(
+        self,
+        tenant: str,
+        agent: str,
+        application_id: str,
+        outcome: str,
+        at: str,
+        *,
+        source: str | None = None,
+        session: str | None = None,
+    ) -> None:
+        m = self._d.mark
+        self._exec(
+            tenant,
+            f"UPDATE applications SET outcome = {m}, outcome_at = {m}, outcome_source = {m},"
+            f" outcome_session = {m}" + self._where("tenant", "agent", "application_id"),
+            (outcome, at, source, session, tenant, agent, application_id),
+        )
+
+    def applications_of(self, tenant: str, agent: str, record_id: str) -> list[Application]:
+        found = self._exec(
+            tenant,
+            SELECT_APPLICATION
+            + self._where("tenant", "agent", "record_id")
+            + " ORDER BY created_at, application_id",
+            (tenant, agent, record_id),
+        )
+        return [application_from_row(r) for r in found]
+
+    def add_counters(self, tenant: str, agent: str, counters: Mapping[str, float]) -> None:
+        self._exec_many(
+            tenant,
+            f"INSERT INTO telemetry(tenant, agent, name, value) VALUES ({self._d.marks(4)})"
+            " ON CONFLICT (tenant, agent, name) DO UPDATE"
+            " SET value = telemetry.value + excluded.value",
+            [(tenant, agent, name, float(v)) for name, v in sorted(counters.items())],
+        )
+
+
+def redact(data: Any, marker: str) -> None:
+    """Replace every content field in an event payload, at any depth, by the marker."""
+    if isinstance(data, dict):
+        for key in list(data):
+            value = data[key]
+            if key in _REDACTED_KEYS and value not in (None, "", [], {}):
+                data[key] = marker if isinstance(value, str) else type(value)()
+            else:
+                redact(value, marker)
+    elif isinstance(data, list):
+        for item in data:
+            redact(item, marker)
