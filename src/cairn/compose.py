@@ -240,29 +240,6 @@ def sqlite_store(config: Config, home: Path) -> Path:
     return Path(found or config.memory.store.path or home / "memory.db").expanduser()
 
 
-def check_sqlite(config: Config, home: Path) -> tuple[Path, list[Any]]:
-    """``cairn doctor``: the file and every finding of :func:`cairn.repair.check` on it."""
-    from cairn.repair import check
-
-    path = sqlite_store(config, home)
-    return path, check(path)
-
-
-def repair_sqlite(config: Config, home: Path, *, embedder: Embedder | None = None) -> Any:
-    """``cairn doctor --repair``: :func:`cairn.repair.repair_store` on this home's file."""
-    from cairn.repair import repair_store
-
-    def fresh(path: Path) -> LocalProvider:
-        provider = open_provider(
-            config, path=path, home=home, markdown=False,
-            embedder=embedder or make_embedder(follow_store(config, path, home)),
-        )  # fmt: skip
-        assert isinstance(provider, LocalProvider)
-        return provider
-
-    return repair_store(sqlite_store(config, home), fresh)
-
-
 def _made_private(home: Path | None, db_path: Path, *, existed: bool) -> None:
     """The home and the store's files private (once the file is known to be a store:
     another program's file is left as it is); said, once (then they are), when a store

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cairn.adapters.embedding import Embedder
+from cairn.compose import follow_store, make_embedder, open_provider, sqlite_store
+from cairn.config import Config
 from cairn.errors import InvalidInput
 from cairn.memory import Memory
 from cairn.model import EXPORT_FORMAT, Record
@@ -30,7 +33,7 @@ from cairn.provider.contract import RebuildRequest
 from cairn.provider.local import LocalProvider
 from cairn.storage.sqlite.doctor import Finding, check, salvage_events, salvage_records
 
-__all__ = ["Finding", "Repair", "check", "repair_store"]
+__all__ = ["Finding", "Repair", "check", "check_sqlite", "repair_sqlite", "repair_store"]
 
 OpenStore = Callable[[Path], LocalProvider]
 _SIDES = ("-wal", "-shm", "-journal", ".ann")
@@ -58,6 +61,26 @@ def _pairs(folder: Path, journal: set[tuple[str, str]]) -> list[tuple[str, str]]
             if isinstance(tenant, str) and isinstance(agent, str) and tenant and agent:
                 found.add((tenant, agent))
     return sorted(found)
+
+
+def check_sqlite(config: Config, home: Path) -> tuple[Path, list[Finding]]:
+    """``cairn doctor``: this home's SQLite file and every finding of :func:`check` on it."""
+    path = sqlite_store(config, home)
+    return path, check(path)
+
+
+def repair_sqlite(config: Config, home: Path, *, embedder: Embedder | None = None) -> Repair:
+    """``cairn doctor --repair``: :func:`repair_store` on this home's file."""
+
+    def fresh(path: Path) -> LocalProvider:
+        provider = open_provider(
+            config, path=path, home=home, markdown=False,
+            embedder=embedder or make_embedder(follow_store(config, path, home)),
+        )  # fmt: skip
+        assert isinstance(provider, LocalProvider)
+        return provider
+
+    return repair_store(sqlite_store(config, home), fresh)
 
 
 def repair_store(path: Path, open_store: OpenStore) -> Repair:

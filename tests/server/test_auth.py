@@ -1,4 +1,5 @@
-"""Tokens: shown once, kept as hashes, compared in constant time, per tenant."""
+"""Tokens: shown once, kept as hashes, compared in constant time, per tenant; on the
+daemon's socket, the tenant and agent a request names."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from cairn import InvalidInput, NotFound
-from cairn.server.auth import TokenStore
+from cairn.daemon.wire import encode_name
+from cairn.server.auth import TokenStore, is_local, local_binding
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -119,3 +121,22 @@ def test_concurrent_creates_lose_no_token(tmp_path: Path) -> None:
     store = TokenStore(path)
     assert len(store.entries()) == 12
     assert {store.authenticate(t).tenant for t in made} == {f"t{i}" for i in range(12)}  # type: ignore[union-attr]
+
+
+def test_only_the_socket_is_local() -> None:
+    path = "/home/u/.cairn/run/daemon.sock"
+    assert is_local({"server": (path, None)}, path)
+    assert not is_local({"server": ("127.0.0.1", 8750)}, path)
+    assert not is_local({"server": ("/other.sock", None)}, path)
+    assert not is_local({"server": None}, path)
+    assert not is_local({"server": (path, None)}, None)  # no socket: nothing is local
+
+
+def test_the_local_binding_is_the_named_tenant_and_agent() -> None:
+    binding = local_binding({"x-cairn-tenant": encode_name("zoë"), "x-cairn-agent": "bot"})
+    assert (binding.tenant, binding.agent, binding.token_id) == ("zoë", "bot", "local")
+    assert local_binding({}).tenant == "default"
+    with pytest.raises(InvalidInput, match="invalid tenant"):
+        local_binding({"x-cairn-tenant": encode_name("a/b")})
+    with pytest.raises(InvalidInput, match="percent-encoded"):
+        local_binding({"x-cairn-agent": "%FF"})

@@ -1,4 +1,4 @@
-"""The serving side of the socket: the private folder, the claim, the local binding."""
+"""The serving side of the socket: the private folder, the claim."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 from cairn.daemon.paths import daemon_paths, daemon_running
-from cairn.daemon.wire import encode_name
 from cairn.errors import InvalidInput
-from cairn.server.local import LocalSocket, is_local, local_binding, private_folder
+from cairn.server.local import LocalSocket, private_folder
 
 
 def test_the_folder_is_made_private(tmp_path: Path) -> None:
@@ -59,22 +58,3 @@ def test_a_socket_someone_listens_on_is_not_taken_over(tmp_path: Path) -> None:
         assert not daemon_running(paths)  # the failed claim let go of the lock
     finally:
         other.close()
-
-
-def test_only_the_socket_is_local() -> None:
-    path = "/home/u/.cairn/run/daemon.sock"
-    assert is_local({"server": (path, None)}, path)
-    assert not is_local({"server": ("127.0.0.1", 8750)}, path)
-    assert not is_local({"server": ("/other.sock", None)}, path)
-    assert not is_local({"server": None}, path)
-    assert not is_local({"server": (path, None)}, None)  # no socket: nothing is local
-
-
-def test_the_local_binding_is_the_named_tenant_and_agent() -> None:
-    binding = local_binding({"x-cairn-tenant": encode_name("zoë"), "x-cairn-agent": "bot"})
-    assert (binding.tenant, binding.agent, binding.token_id) == ("zoë", "bot", "local")
-    assert local_binding({}).tenant == "default"
-    with pytest.raises(InvalidInput, match="invalid tenant"):
-        local_binding({"x-cairn-tenant": encode_name("a/b")})
-    with pytest.raises(InvalidInput, match="percent-encoded"):
-        local_binding({"x-cairn-agent": "%FF"})

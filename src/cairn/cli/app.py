@@ -181,8 +181,8 @@ def open_memory(
 
 def doctor(app: App, *, repair: bool) -> tuple[Path, list[Any], Any]:
     """The store's file, the findings of its checks, and (``repair`` when a check failed)
-    what the repair did (:func:`cairn.compose.check_sqlite`, ``repair_sqlite``)."""
-    from cairn.compose import check_sqlite, repair_sqlite
+    what the repair did (:func:`cairn.repair.check_sqlite`, ``repair_sqlite``)."""
+    from cairn.repair import check_sqlite, repair_sqlite
 
     path, findings = check_sqlite(app.config(), app.home)
     broken = not all(f.ok for f in findings)

@@ -47,8 +47,7 @@ from cairn.provider.attribution import attribute, token_session
 from cairn.provider.convert import invalid
 from cairn.provider.registry import MUTATIONS, QUERIES
 from cairn.provider.remote import error_of, one_line
-from cairn.server.auth import Binding, TokenStore
-from cairn.server.local import is_local, local_binding
+from cairn.server.auth import Binding, TokenStore, is_local, local_binding
 from cairn.server.metrics import CONTENT_TYPE, SIZES, Metrics
 from cairn.server.openapi import contract_openapi
 from cairn.validation import parse_json_line

@@ -1,4 +1,7 @@
-"""Tokens of the server: one per tenant (optionally pinned to one agent), kept as hashes.
+"""Who a request acts as: the token it carries, or, on the daemon's socket, the tenant and
+agent it names (:func:`local_binding`).
+
+Tokens of the server: one per tenant (optionally pinned to one agent), kept as hashes.
 
 A token is shown once, when it is made; the file keeps only its SHA-256 (a token is 32
 random bytes, so a plain hash cannot be reversed or guessed). A request's tenant is the
@@ -23,10 +26,11 @@ import logging
 import os
 import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from cairn.errors import InvalidInput, NotFound
 from cairn.homes import make_private_folder
@@ -201,3 +205,24 @@ class TokenStore:
             yield
         finally:
             os.close(lock)
+
+
+def is_local(scope: Mapping[str, Any], socket_path: str | None) -> bool:
+    """Whether a request arrived on the daemon's unix socket."""
+    return socket_path is not None and scope.get("server") == (socket_path, None)
+
+
+def local_binding(headers: Mapping[str, str]) -> Binding:
+    """Who a request over the socket acts as: the tenant and agent it names."""
+    from cairn.daemon.wire import AGENT_HEADER, TENANT_HEADER, decode_name
+
+    def name(what: str, header: str) -> str:
+        raw = headers.get(header.lower())
+        if raw is None:
+            return "default"
+        try:
+            return check_name(what, decode_name(raw))
+        except ValueError:
+            raise InvalidInput(f"the {header} header is not a percent-encoded name") from None
+
+    return Binding("local", name("tenant", TENANT_HEADER), name("agent", AGENT_HEADER))

@@ -1,5 +1,5 @@
-"""The daemon's side of the unix socket: claiming it, who a request over it acts as, and
-the routes only the socket serves.
+"""The daemon's side of the unix socket: claiming it, and the routes only the socket
+serves (who a request over it acts as is :func:`cairn.server.auth.local_binding`).
 
 Claiming: the lock first (one daemon per home; a second is refused, naming the first),
 then the folder (0700, the user's own, no symlink), then the socket. A socket file left
@@ -29,12 +29,12 @@ from fastapi import FastAPI, Request, Response
 
 from cairn.daemon.paths import DaemonPaths, read_info
 from cairn.errors import InvalidInput
+from cairn.server.auth import is_local, local_binding
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from cairn.server.app import Engine
-    from cairn.server.auth import Binding
     from cairn.server.metrics import Metrics
 
 log = logging.getLogger("cairn.server")
@@ -163,29 +163,6 @@ class LocalSocket:
             path.unlink(missing_ok=True)
         os.close(self._lock)
         self._lock = None
-
-
-def is_local(scope: Mapping[str, Any], socket_path: str | None) -> bool:
-    """Whether a request arrived on the daemon's unix socket."""
-    return socket_path is not None and scope.get("server") == (socket_path, None)
-
-
-def local_binding(headers: Mapping[str, str]) -> Binding:
-    """Who a request over the socket acts as: the tenant and agent it names."""
-    from cairn.daemon.wire import AGENT_HEADER, TENANT_HEADER, decode_name
-    from cairn.identifiers import check_name
-    from cairn.server.auth import Binding
-
-    def name(what: str, header: str) -> str:
-        raw = headers.get(header.lower())
-        if raw is None:
-            return "default"
-        try:
-            return check_name(what, decode_name(raw))
-        except ValueError:
-            raise InvalidInput(f"the {header} header is not a percent-encoded name") from None
-
-    return Binding("local", name("tenant", TENANT_HEADER), name("agent", AGENT_HEADER))
 
 
 def add_local_routes(
