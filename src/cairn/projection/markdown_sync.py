@@ -94,7 +94,9 @@ class MarkdownProjection:
     """The Markdown files of one tenant and agent under ``home``.
 
     ``project_names`` maps project ids to readable names for titles and file names; without
-    one, the name already in a project's file is kept.
+    one, the name already in a project's file is kept. ``relocated``: the caller has moved
+    the files an older cairn left at the top of the home already (``relocate_foreign_files``
+    reads every file there; the projection service does it once per process).
     """
 
     def __init__(
@@ -104,8 +106,10 @@ class MarkdownProjection:
         tenant: str = "default",
         agent: str = "default",
         project_names: Mapping[str, str] | None = None,
+        relocated: bool = False,
     ) -> None:
         self.home = Path(home).expanduser()
+        self._relocated = relocated
         self.tenant = tenant
         self.agent = agent
         self.folder = projection_folder(self.home, tenant, agent)
@@ -302,7 +306,8 @@ class MarkdownProjection:
                 f"these Markdown files are tenant {self.tenant!r} agent {self.agent!r}'s, "
                 f"not tenant {mem.tenant!r} agent {mem.agent!r}'s"
             )
-        relocate_foreign_files(self.home)
+        if not self._relocated:
+            relocate_foreign_files(self.home)
         scan = _Scan()
         for path in self.files() if keys is None else self.files_of(keys):
             try:

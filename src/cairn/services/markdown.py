@@ -34,6 +34,7 @@ from typing import Any
 
 from cairn.model import Namespace, Record
 from cairn.projection import MarkdownProjection
+from cairn.projection.markdown_files import relocate_foreign_files
 from cairn.services.reads import Reads
 from cairn.storage.ports import (
     OWNED_KINDS,
@@ -114,6 +115,7 @@ class MarkdownFollower:
         self._names = names
         self._store = hashlib.sha256(store.encode("utf-8")).hexdigest()[:16]
         self._enabled = enabled
+        self._relocated = False  # the files an older cairn left at the top of the folder
         self._lock = threading.Lock()  # one thread of this process at a time; the file lock
         # keeps other processes out
 
@@ -196,8 +198,11 @@ class MarkdownFollower:
         cursor.names.setdefault(ns.tenant, {})[ns.agent] = names
 
     def _projection(self, ns: Namespace, names: Mapping[str, str]) -> MarkdownProjection:
+        if not self._relocated:  # once: it reads every file at the top of the folder
+            relocate_foreign_files(self._folder)
+            self._relocated = True
         return MarkdownProjection(
-            self._folder, tenant=ns.tenant, agent=ns.agent, project_names=names
+            self._folder, tenant=ns.tenant, agent=ns.agent, project_names=names, relocated=True
         )
 
     # -- the cursor ----------------------------------------------------------------------
