@@ -106,13 +106,22 @@ def test_a_change_reads_and_rewrites_only_the_file_it_touches(
     after = stamps(profile, one, two)
     assert after[0] == before[0] and after[2] == before[2]  # the other files: not touched
     assert after[1] != before[1]
-    assert parsed == [str(one)]  # the others were not even read
+    # The others were not even read; nor was this one: it was as written from the store
+    # (its inode, time and size in the cursor), so it holds no edit of the person's.
+    assert parsed == []
 
     # What no person owns (an agent's inference) is in no file: no file is written.
     local.apply(c.StoreRequest(body="The build took 41 s.", idempotency_key="note",
                                scope="project", project_id=P2))  # fmt: skip
     assert stamps(profile, one, two) == after
+    assert parsed == []
+
+    # A file the person saved since is read (and planned) before it is written again.
+    one.write_text(one.read_text().replace("make check.", "make chekk."))
+    local.apply(c.RememberRequest(body="Lint with ruff.", idempotency_key="lint",
+                                  scope="project", project_id=P1))  # fmt: skip
     assert parsed == [str(one)]
+    assert "make chekk." in one.read_text() and "ruff" not in one.read_text()  # pending edit
     assert "41 s" not in two.read_text()
 
 

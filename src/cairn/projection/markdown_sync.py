@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -88,6 +88,7 @@ class _Scan:
     files: list[ScannedFile] = field(default_factory=list)
     unreadable: set[Path] = field(default_factory=set)  # ours, but mid-edit and malformed
     names: dict[str, str] = field(default_factory=dict)  # project id -> name from headers
+    trusted: list[Path] = field(default_factory=list)  # as written from the store: not read
 
 
 class MarkdownProjection:
@@ -182,6 +183,22 @@ class MarkdownProjection:
         records = mem.list()
         plan = self._plan(mem, scan, records)
         return list(self._write(mem, scan, plan, records, force=force, keys=wanted))
+
+    def refresh(
+        self, mem: MemoryReader, keys: Iterable[str | None], *, unchanged: Callable[[Path], bool]
+    ) -> set[Path]:
+        """``write_all`` of ``keys`` after a change, for the projection service: a file
+        ``unchanged`` says is exactly as it was written from the store (no edit since, no
+        kept text in it) is not read again, since nothing in it can be the person's; the
+        files that now hold exactly the store's memories are returned, to be trusted the
+        same way next time. The others are read and planned as ``write_all`` does."""
+        wanted = set(keys)
+        scan = self._scan(mem, strict=False, keys=wanted, unchanged=unchanged)
+        records = mem.list()
+        plan = self._plan(mem, scan, records)
+        clean: set[Path] = set()
+        self._write(mem, scan, plan, records, force=False, keys=wanted, clean=clean)
+        return clean
 
     def sync(self, mem: MemoryEditor) -> SyncReport:
         """Apply the person's edits, deletions and additions, then regenerate every file.
@@ -299,7 +316,12 @@ class MarkdownProjection:
     # -- internals -------------------------------------------------------------------------
 
     def _scan(
-        self, mem: MemoryReader, *, strict: bool, keys: set[str | None] | None = None
+        self,
+        mem: MemoryReader,
+        *,
+        strict: bool,
+        keys: set[str | None] | None = None,
+        unchanged: Callable[[Path], bool] | None = None,
     ) -> _Scan:
         if (mem.tenant, mem.agent) != (self.tenant, self.agent):
             raise InvalidInput(
@@ -310,6 +332,13 @@ class MarkdownProjection:
             relocate_foreign_files(self.home)
         scan = _Scan()
         for path in self.files() if keys is None else self.files_of(keys):
+            if unchanged is not None and unchanged(path):
+                scan.trusted.append(path)
+                told = file_header(path) or {}
+                key, name = told.get("project_id"), told.get("project_name")
+                if isinstance(key, str) and isinstance(name, str):
+                    scan.names[key] = name
+                continue
             try:
                 doc = parse_document(read_text(path), source=str(path))
             except InvalidInput:
@@ -363,6 +392,7 @@ class MarkdownProjection:
         *,
         force: bool,
         keys: set[str | None] | None = None,
+        clean: set[Path] | None = None,
     ) -> dict[Path, str]:
         """Write every file (of ``keys``, when given) that is not being edited; return the
         text of each file written or left, by path (files being edited only lose purged
@@ -380,7 +410,10 @@ class MarkdownProjection:
             groups = {k: v for k, v in groups.items() if k in keys}
         existing = {file.key: file.path for file in scan.files}
         targets: dict[Path, str] = {}
+        plain: set[Path] = set()  # files written from the store alone, no kept text in them
         if None in groups:
+            if not kept.get(None):
+                plain.add(self.profile_path)
             targets[self.profile_path] = render_profile(
                 groups.pop(None), tenant=mem.tenant, agent=mem.agent, kept=kept.get(None, ())
             )
@@ -389,6 +422,8 @@ class MarkdownProjection:
             path = self.project_path(project_id, name)
             if existing.get(project_id) in keep:
                 path = existing[project_id]  # renamed, but edits pending: stay where they are
+            if not kept.get(project_id):
+                plain.add(path)
             targets[path] = render_project(
                 groups[project_id],
                 project_id,
@@ -400,6 +435,11 @@ class MarkdownProjection:
         for path, text in targets.items():
             if path not in keep:
                 write_if_changed(path, text)
+                if clean is not None and path in plain:
+                    clean.add(path)
+        for path in scan.trusted:
+            if path not in targets:
+                path.unlink(missing_ok=True)  # renamed, or its project has no records any more
         for file in scan.files:
             if file.path in keep and file.path in plan.purged:
                 text = _cut_lines(file.doc, plan.purged[file.path])

@@ -6,8 +6,11 @@ the rows changed since its cursor, keeps those a person owns (explicit, or of an
 kind: what the files show), and rewrites only their files — the profile for a global
 memory, the project's file for a project memory — in the folder of the row's tenant and
 agent (a daemon or a server writes many tenants' files). A change to nothing a person owns
-writes no file, and a change to one memory reads and renders only the file it is in: the
-cost of a write does not grow with the memories of the other files.
+writes no file, and a change to one memory renders only the file it is in: the cost of a
+write does not grow with the memories of the other files. A file still exactly as the
+follower wrote it (its inode, modification time and size in the cursor; no kept text in
+it) holds no edit of the person's, so it is not even read and planned before it is
+written again; a file saved since is, and one with edits pending is left alone.
 
 The cursor is kept beside the files (``.cairn-markdown-feed.json``), with the store it
 follows and the project names the files were written with, and it is read and written
@@ -90,6 +93,10 @@ class _Cursor:
     store: str
     position: FeedPosition = _NOTHING
     names: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)  # t -> a -> id
+    # Files as last written from the store alone, by path under the folder: inode,
+    # modification time and size, so an edit since (any save replaces or touches the file)
+    # is told apart without reading the file.
+    files: dict[str, list[int]] = field(default_factory=dict)
 
     def names_of(self, ns: Namespace) -> dict[str, str] | None:
         return self.names.get(ns.tenant, {}).get(ns.agent)
@@ -193,9 +200,28 @@ class MarkdownFollower:
         view = OwnedRecords(
             self._reads, ns.tenant, ns.agent, None if keys is None else frozenset(keys)
         )
-        if keys is None or keys:
-            projection.write_all(view, keys=keys)
+        if keys is None:
+            projection.write_all(view)
+        elif keys:
+            before = projection.files_of(keys)
+            clean = projection.refresh(view, keys, unchanged=lambda p: self._same(cursor, p))
+            for path in {*before, *projection.files_of(keys)}:
+                if path in clean and path.exists():
+                    cursor.files[self._relative(path)] = _stamp(path)
+                else:
+                    cursor.files.pop(self._relative(path), None)
         cursor.names.setdefault(ns.tenant, {})[ns.agent] = names
+
+    def _relative(self, path: Path) -> str:
+        return path.relative_to(self._folder).as_posix()
+
+    def _same(self, cursor: _Cursor, path: Path) -> bool:
+        """The file is as this follower last wrote it from the store (no kept text in it)."""
+        known = cursor.files.get(self._relative(path))
+        try:
+            return known is not None and known == _stamp(path)
+        except OSError:
+            return False
 
     def _projection(self, ns: Namespace, names: Mapping[str, str]) -> MarkdownProjection:
         if not self._relocated:  # once: it reads every file at the top of the folder
@@ -230,7 +256,13 @@ class MarkdownFollower:
         generation, seq, names = data.get("generation"), data.get("seq"), data.get("names")
         if not (isinstance(generation, int) and isinstance(seq, int) and isinstance(names, dict)):
             return fresh
-        return _Cursor(self._store, FeedPosition(generation, seq), names)
+        files = data.get("files")
+        stamps = {
+            path: stamp
+            for path, stamp in (files.items() if isinstance(files, dict) else ())
+            if isinstance(stamp, list) and len(stamp) == 3 and all(type(x) is int for x in stamp)
+        }
+        return _Cursor(self._store, FeedPosition(generation, seq), names, stamps)
 
     def _write_cursor(self, cursor: _Cursor) -> None:
         data = {
@@ -239,6 +271,7 @@ class MarkdownFollower:
             "generation": cursor.position.generation,
             "seq": cursor.position.seq,
             "names": cursor.names,
+            "files": cursor.files,
         }
         path = self._folder / CURSOR_FILE
         tmp = path.with_name(f".{CURSOR_FILE}.{os.getpid()}.tmp")
@@ -246,3 +279,8 @@ class MarkdownFollower:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump(data, out, ensure_ascii=False, sort_keys=True)
         os.replace(tmp, path)
+
+
+def _stamp(path: Path) -> list[int]:
+    found = path.stat()
+    return [found.st_ino, found.st_mtime_ns, found.st_size]
