@@ -51,6 +51,7 @@ FOUNDATION = {
     "cairn.visible",
 }
 STORAGE_PORTS = {"cairn.storage.ports"}
+MAX_PORT_METHODS = 12
 MAX_LINES = 500
 
 # Top first. A name is a module or a package (all of it); the root matches only itself.
@@ -214,7 +215,44 @@ def test_adapters_import_only_foundation() -> None:
 
 
 def test_the_storage_ports_know_no_implementation() -> None:
-    allowed(PACKAGE / "storage" / "ports.py")
+    ports = modules_under("storage/ports")
+    assert ports, "the storage ports are missing"
+    for path in ports:
+        allowed(path, "cairn.storage.ports")
+
+
+def _is_protocol(node: ast.ClassDef) -> bool:
+    def name(base: ast.expr) -> str:
+        if isinstance(base, ast.Subscript):  # Protocol[T]
+            return name(base.value)
+        if isinstance(base, ast.Attribute):
+            return base.attr
+        return base.id if isinstance(base, ast.Name) else ""
+
+    return any(name(b) == "Protocol" for b in node.bases)
+
+
+def test_no_port_has_more_than_twelve_methods() -> None:
+    """A port is one role of at most 12 methods. A protocol that joins roles (RecordStore:
+    every role a backend implements, RecordTransaction: every write) counts the methods it
+    declares itself; each role it joins is held to the same limit on its own."""
+    ports = 0
+    for path in [*modules_under("storage"), *modules_under("provider"), *modules_under("services")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and _is_protocol(node):
+                ports += 1
+                methods = [
+                    n.name
+                    for n in node.body
+                    if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and not (n.name.startswith("__") and n.name.endswith("__"))
+                ]
+                assert len(methods) <= MAX_PORT_METHODS, (
+                    f"{module_name(path)}.{node.name} has {len(methods)} methods"
+                    f" (at most {MAX_PORT_METHODS}): split it into roles"
+                )
+    assert ports >= 10, "the ports were not found"
 
 
 def test_storage_implementations_never_import_the_layers_above() -> None:

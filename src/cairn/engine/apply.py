@@ -16,7 +16,7 @@ from cairn.engine.entities import extract_entity_keys
 from cairn.engine.learning.events import LEARNING_EVENTS, apply_learning_event
 from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.model import Application, Event, Record, Tombstone, record_from_dict
-from cairn.storage.ports import NewRow, RecordTransaction
+from cairn.storage.ports import NewRow, RecordChange, RecordTransaction
 
 VectorFor = Callable[[Record], tuple[np.ndarray | None, str | None]]
 # Whether an agent's writes get entity links now (its entity lane is on) or later.
@@ -122,24 +122,26 @@ def apply_event(
         if stone.permanent:
             raise Conflict(f"memory {record.id} was forgotten permanently; it cannot be restored")
         tx.put_tombstone(replace(stone, restored_at=event.occurred_at))
-        tx.update_record(row, forgotten_at=None)
+        tx.update_record(row, RecordChange(forgotten_at=None))
         return
     if kind == "import.tombstone":
         _apply_imported_tombstone(tx, Tombstone(**payload["tombstone"]))
         return
     if kind == "lifecycle.evicted":
         row, record = _require_current(tx, event, payload["record_id"])
-        tx.update_record(row, evicted_at=event.occurred_at)
+        tx.update_record(row, RecordChange(evicted_at=event.occurred_at))
         return
     if kind == "lifecycle.unevicted":
         row, record = _require_current(tx, event, payload["record_id"])
         # The sweep does not evict it again for what the user saw when taking it back.
         kept = {"at": event.occurred_at, "failure_count": record.failure_count}
-        tx.update_record(row, evicted_at=None, source={**record.source, "unevicted": kept})
+        tx.update_record(
+            row, RecordChange(evicted_at=None, source={**record.source, "unevicted": kept})
+        )
         return
     if kind in ("lifecycle.pinned", "lifecycle.unpinned"):
         row, record = _require_current(tx, event, payload["record_id"])
-        tx.update_record(row, pinned=kind == "lifecycle.pinned")
+        tx.update_record(row, RecordChange(pinned=kind == "lifecycle.pinned"))
         return
     if kind == "context.applied":
         tx.put_applications(
@@ -193,9 +195,11 @@ def _apply_import(
         row, newest = versions[-1]
         tx.update_record(
             row,
-            state="superseded",
-            superseded_by=record.version,
-            expired_at=newest.expired_at or record.recorded_at,
+            RecordChange(
+                state="superseded",
+                superseded_by=record.version,
+                expired_at=newest.expired_at or record.recorded_at,
+            ),
         )
     active = stone is not None and stone.restored_at is None
     forgotten = stone.removed_at if stone is not None and active else None
@@ -221,7 +225,7 @@ def _apply_imported_tombstone(tx: RecordTransaction, stone: Tombstone) -> None:
         return  # a tombstone alone keeps the memory out of later imports
     forgotten = stone.removed_at if stone.restored_at is None else None
     if found[1].forgotten_at != forgotten:
-        tx.update_record(found[0], forgotten_at=forgotten)
+        tx.update_record(found[0], RecordChange(forgotten_at=forgotten))
     if stone.permanent:
         tx.purge(stone.tenant, stone.agent, stone.record_id, REDACTED)
 
@@ -244,7 +248,8 @@ def _apply_correct(
         evidence=(*old.evidence, event.event_id),
     )
     tx.update_record(
-        row, state="superseded", superseded_by=new.version, expired_at=event.recorded_at
+        row,
+        RecordChange(state="superseded", superseded_by=new.version, expired_at=event.recorded_at),
     )
     _insert(tx, new, vector_for, links_for)
 
@@ -274,6 +279,6 @@ def _apply_forget(tx: RecordTransaction, event: Event) -> None:
             removed_at=event.occurred_at,
         )
     )
-    tx.update_record(current_row, forgotten_at=event.occurred_at)
+    tx.update_record(current_row, RecordChange(forgotten_at=event.occurred_at))
     if permanent:
         tx.purge(event.tenant, event.agent, current.id, REDACTED)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from cairn.adapters import embedding
-from cairn.storage.ports import RecordQuery, RecordStore
+from cairn.storage.ports import RecordQuery, Records
 
 # Embedders that read English only, by model id.
 ENGLISH_ONLY = frozenset({embedding.MODEL_ID})
@@ -29,7 +29,7 @@ def mostly_cjk(text: str) -> bool:
     return cjk > 0 and cjk >= len(_LATIN_WORD.findall(text))
 
 
-def cjk_share(records: RecordStore, tenant: str, agent: str) -> tuple[int, int]:
+def cjk_share(records: Records, tenant: str, agent: str) -> tuple[int, int]:
     """(mostly-CJK memories, memories looked at) among the newest live ones."""
     found = records.list_records(
         RecordQuery(tenant=tenant, agent=agent, order="newest", limit=SAMPLE)
@@ -39,7 +39,7 @@ def cjk_share(records: RecordStore, tenant: str, agent: str) -> tuple[int, int]:
 
 
 def language_warning(
-    records: RecordStore, tenant: str, agent: str, model: str | None
+    records: Records, tenant: str, agent: str, model: str | None
 ) -> str | None:
     """One line when most memories are in a language the embedder does not read."""
     if model not in ENGLISH_ONLY:

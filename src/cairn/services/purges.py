@@ -2,8 +2,9 @@
 
 The forget itself commits the purge and notes it as pending (in the same transaction).
 Then the after-work runs: the search index drops the row (and scrubs any persisted graph
-file), every Markdown projection loses the entry, and the write-ahead log is truncated so
-no freed page keeps the bytes. Only then is the note cleared; a kill in between is
+file), every Markdown projection loses the entry, and the store makes the freed bytes
+unrecoverable from its files (SQLite: rebuilt pages and a truncated write-ahead log). Only
+then is the note cleared; a kill in between is
 finished at the next open, and a step that fails is retried then.
 """
 
@@ -13,7 +14,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from cairn.errors import CairnError
-from cairn.storage.ports import PendingPurge, RecordStore, SearchIndex
+from cairn.storage.ports import Maintenance, PendingPurge, SearchIndex
 
 log = logging.getLogger(__name__)
 AfterPurge = Callable[[Sequence[PendingPurge]], None]
@@ -21,7 +22,7 @@ AfterPurge = Callable[[Sequence[PendingPurge]], None]
 
 class Purges:
     def __init__(
-        self, records: RecordStore, index: SearchIndex, after: Sequence[AfterPurge] = ()
+        self, records: Maintenance, index: SearchIndex, after: Sequence[AfterPurge] = ()
     ) -> None:
         self._records = records
         self._index = index
@@ -35,19 +36,11 @@ class Purges:
         pending = self._records.pending_purges()
         if not pending:
             return []
-        warnings: list[str] = []
         try:
             self._index.refresh()
             for step in self._after:
                 step(pending)
-            self._records.checkpoint()
+            return self._records.finish_purges(pending)
         except (CairnError, OSError) as exc:
             log.warning("a permanent forget is not finished yet: %s", exc)
             return [f"permanent forget committed; cleaning the files is pending ({exc})"]
-        for purge in pending:
-            self._records.finish_purge(purge)
-        try:
-            self._records.checkpoint()
-        except CairnError as exc:  # only the pending note is in the log now
-            warnings.append(str(exc))
-        return warnings

@@ -27,7 +27,7 @@ from cairn.services.recall import Recall
 from cairn.services.secrets import SecretRefused
 from cairn.services.wording import NoRepository, Words
 from cairn.services.writes import Writes
-from cairn.storage.ports import RecordQuery, RecordStore
+from cairn.storage.ports import RecordQuery, Records
 from cairn.validation import check_text
 
 MAX_TRANSCRIPT_CHARS = 50_000_000
@@ -61,7 +61,7 @@ def statement_key(ns: Namespace, item: Extracted, project_id: str | None) -> str
 class Review:
     def __init__(
         self,
-        records: RecordStore,
+        records: Records,
         journal: Journal,
         writes: Writes,
         recall: Recall,

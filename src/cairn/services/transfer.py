@@ -28,7 +28,7 @@ from cairn.model import (
 )
 from cairn.services.journal import Journal
 from cairn.services.secrets import SecretGuard
-from cairn.storage.ports import RecordQuery, RecordStore
+from cairn.storage.ports import RecordQuery, Records
 from cairn.text import text_hash
 from cairn.validation import check_line, parse_json_line
 
@@ -40,7 +40,7 @@ def _line(data: dict[str, Any]) -> str:
 
 
 class Transfer:
-    def __init__(self, records: RecordStore, journal: Journal, config: Config) -> None:
+    def __init__(self, records: Records, journal: Journal, config: Config) -> None:
         self._records = records
         self._journal = journal
         self._config = config

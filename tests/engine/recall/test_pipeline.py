@@ -18,11 +18,11 @@ from cairn.engine.recall.pipeline import MemoryRecall, RecallRequest
 from cairn.engine.recall.relevance import Relevance
 from cairn.model import Record
 from cairn.storage.inprocess import InProcessSearchIndex
-from cairn.storage.memory.record_store import MemoryRecordStore
-from cairn.storage.memory.search_index import MemorySearchIndex
 from cairn.storage.ports import NewRow
 from cairn.storage.sqlite.record_store import SqliteRecordStore
 from cairn.text import text_hash
+from twins.record_store import MemoryRecordStore
+from twins.search_index import MemorySearchIndex
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 BODIES = [

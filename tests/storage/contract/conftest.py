@@ -18,12 +18,12 @@ import pytest
 
 from cairn.model import Event, Record
 from cairn.storage.inprocess import InProcessSearchIndex
-from cairn.storage.memory.record_store import MemoryRecordStore
-from cairn.storage.memory.search_index import MemorySearchIndex
 from cairn.storage.ports import RecordStore, SearchIndex
 from cairn.storage.sqlite.record_store import SqliteRecordStore
 from pg_support import fresh_schema
 from record_builders import DIM, insert, record, vec
+from twins.record_store import MemoryRecordStore
+from twins.search_index import MemorySearchIndex
 
 __all__ = ["Pair", "event", "insert", "record", "vec"]  # the suite's builders
 

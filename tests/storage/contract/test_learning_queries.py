@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.model import Application, Event
-from cairn.storage.ports import SweepQuery, TrajectoryQuery
+from cairn.storage.ports import RecordChange, SweepQuery, TrajectoryQuery
 
 from .conftest import Pair, insert, record
 
@@ -154,6 +154,6 @@ def test_a_learned_doc_can_never_be_system(pair: Pair) -> None:
     assert pair.records.get("t1", "a", "DOC") is None  # nothing written
     (row,) = insert(pair.records, record("DOC", "a learned doc", origin="reflection"))
     with pytest.raises(StorageError), pair.records.transaction() as tx:
-        tx.update_record(row, trust="system")
+        tx.update_record(row, RecordChange(trust="system"))
     assert pair.records.get("t1", "a", "DOC").trust == "learned"  # type: ignore[union-attr]
     insert(pair.records, record("SYS", "the operator's", origin="system", trust="system"))

@@ -8,7 +8,14 @@ import pytest
 
 from cairn.errors import InvalidInput
 from cairn.model import Application, Tombstone
-from cairn.storage.ports import EventFilter, FeedPosition, LaneFilter, RecordQuery, RuleQuery
+from cairn.storage.ports import (
+    EventFilter,
+    FeedPosition,
+    LaneFilter,
+    RecordChange,
+    RecordQuery,
+    RuleQuery,
+)
 
 from .conftest import Pair, event, insert, record, vec
 
@@ -66,7 +73,7 @@ def test_a_failed_transaction_leaves_nothing(pair: Pair) -> None:
         tx.insert_records([])
         insert_row = tx.current("t1", "a", "R1")
         assert insert_row is not None
-        tx.update_record(insert_row[0], body="changed")
+        tx.update_record(insert_row[0], RecordChange(body="changed"))
         raise RuntimeError("boom")
     assert pair.records.get("t1", "a", "R1").body == "kept"  # type: ignore[union-attr]
     assert pair.records.event("t1", "a", "E9") is None
@@ -129,7 +136,7 @@ def test_the_change_feed_carries_every_write_to_a_follower(pair: Pair) -> None:
     now = pair.records.feed_position()
     assert list(pair.records.changes_since(now)) == []
     with pair.records.transaction() as tx:
-        tx.update_record(row, evicted_at="2026-02-01T00:00:00Z")
+        tx.update_record(row, RecordChange(evicted_at="2026-02-01T00:00:00Z"))
     (batch,) = list(pair.records.changes_since(now))
     assert batch.rows == [row] and batch.live == [False]
 
@@ -158,7 +165,7 @@ def test_purge_blanks_every_version_redacts_the_journal_and_is_pending(pair: Pai
     assert store.event("t1", "a", "E1").payload["record"]["body"] == "[gone]"  # type: ignore[union-attr]
     (pending,) = store.pending_purges()
     assert (pending.tenant, pending.agent, pending.record_id) == ("t1", "a", "R1")
-    store.finish_purge(pending)
+    assert store.finish_purges([pending]) == []
     assert store.pending_purges() == []
     (batch,) = list(store.changes_since(FeedPosition(-1, -1)))
     assert batch.rows == [row] and batch.vectors == [None] and batch.term_keys == [None]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cairn.storage.ports import EpisodePlace, LaneFilter
+from cairn.storage.ports import EpisodePlace, LaneFilter, RecordChange
 
 from .conftest import Pair, insert, record, vec
 
@@ -127,7 +127,7 @@ def test_a_second_index_follows_writes_of_another_writer(pair: Pair) -> None:
     assert len(follower.keyword(T1, ["zebra"], 5)) == 1
     row = follower.keyword(T1, ["zebra"], 5)[0].row
     with pair.records.transaction() as tx:
-        tx.update_record(row, forgotten_at="2026-05-01T00:00:00Z")
+        tx.update_record(row, RecordChange(forgotten_at="2026-05-01T00:00:00Z"))
     assert follower.keyword(T1, ["zebra"], 5) == []
     follower.close()
 

@@ -103,13 +103,14 @@ def test_a_bad_schema_name_is_refused_before_connecting() -> None:
         PostgresRecordStore("postgresql://127.0.0.1:1/x", schema="Robert'); DROP TABLE")
 
 
-def test_checkpoint_vacuums_after_a_purge(place: tuple[str, str]) -> None:
+def test_finishing_a_purge_vacuums_the_tables_it_rewrote(place: tuple[str, str]) -> None:
     url, schema = place
     store = PostgresRecordStore(url, schema=schema)
     insert(store, record("S", "the secret body"), vectors={"S": vec(3)})
     with store.transaction() as tx:
         tx.purge("t1", "a", "S", "[gone]")
-    store.checkpoint()
+    assert store.finish_purges(store.pending_purges()) == []
+    assert store.pending_purges() == []
     with store.db.session(None, every_tenant=True) as s:
         dead = s.conn.execute(
             "SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables"

@@ -12,7 +12,7 @@ import pytest
 from psycopg import sql
 
 from cairn.storage.inprocess import InProcessSearchIndex
-from cairn.storage.ports import LaneFilter, RecordStore, SearchIndex
+from cairn.storage.ports import LaneFilter, RecordChange, RecordStore, SearchIndex
 from cairn.storage.postgres import PostgresRecordStore, PostgresSearchIndex
 from cairn.storage.postgres.fulltext import TsRankSearchIndex
 from cairn.storage.postgres.graphs import graph_name
@@ -61,14 +61,14 @@ def same_history(store: RecordStore) -> dict[str, int]:
     rows = dict(zip([r.id + r.tenant for r in items], insert(store, *items), strict=True))
     with store.transaction() as tx:
         for i in range(0, 80, 6):
-            tx.update_record(rows[f"R{i:03d}t1"], evicted_at="2026-02-01T00:00:00Z")
+            tx.update_record(rows[f"R{i:03d}t1"], RecordChange(evicted_at="2026-02-01T00:00:00Z"))
         for i in range(1, 80, 9):
-            tx.update_record(rows[f"R{i:03d}t1"], forgotten_at="2026-02-01T00:00:00Z")
+            tx.update_record(rows[f"R{i:03d}t1"], RecordChange(forgotten_at="2026-02-01T00:00:00Z"))
         for i in range(2, 80, 11):
-            tx.update_record(rows[f"R{i:03d}t1"], state="superseded", superseded_by=2)
+            tx.update_record(rows[f"R{i:03d}t1"], RecordChange(state="superseded", superseded_by=2))
     with store.transaction() as tx:
-        tx.update_record(rows["R006t1"], evicted_at=None)  # back to life
-        tx.update_record(rows["R003t1"], project_id="p2", scope="project")
+        tx.update_record(rows["R006t1"], RecordChange(evicted_at=None))  # back to life
+        tx.update_record(rows["R003t1"], RecordChange(project_id="p2", scope="project"))
         tx.purge("t1", "a", "R004", "[gone]")
         tx.purge("t1", "a", "R006", "[gone]")  # was live again, then purged
     return rows  # (record id + tenant) -> row

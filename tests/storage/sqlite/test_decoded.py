@@ -8,7 +8,7 @@ from pathlib import Path
 from cairn import Memory
 from cairn.adapters.hashing import HashingEmbedder
 from cairn.model import Record
-from cairn.storage.ports import RuleQuery
+from cairn.storage.ports import RecordChange, RuleQuery
 from cairn.storage.sqlite.record_store import SqliteRecordStore
 
 KINDS = ("policy", "preference", "profile", "skill")
@@ -110,7 +110,7 @@ def test_reads_inside_a_write_are_never_kept(tmp_path: Path) -> None:
         with store.transaction() as tx:
             found = tx.current("default", "default", victim.id)
             assert found is not None
-            tx.update_record(found[0], body="changed, then rolled back")
+            tx.update_record(found[0], RecordChange(body="changed, then rolled back"))
             inside = store.rule_candidates(query)
             assert any(r.body == "changed, then rolled back" for r in inside)
             raise RuntimeError("roll back")

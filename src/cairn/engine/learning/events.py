@@ -18,7 +18,7 @@ from typing import Any
 from cairn.engine.learning.outcomes import apply_outcome
 from cairn.errors import NotFound
 from cairn.model import OBSERVATION_TYPES, Event, Record, record_from_dict
-from cairn.storage.ports import RecordTransaction
+from cairn.storage.ports import RecordChange, RecordTransaction
 
 Insert = Callable[[Record], int]
 LIFECYCLE_EVENTS = ("lifecycle.promoted", "lifecycle.demoted", "lifecycle.restored")
@@ -79,7 +79,9 @@ def _apply_lifecycle(tx: RecordTransaction, event: Event) -> None:
         "failure_count": int(payload["failure_count"]),
         "at": event.occurred_at,
     }
-    tx.update_record(row, state=payload["to"], source={**record.source, "lifecycle": mark})
+    tx.update_record(
+        row, RecordChange(state=payload["to"], source={**record.source, "lifecycle": mark})
+    )
 
 
 def _apply_delta(tx: RecordTransaction, event: Event, insert: Insert) -> None:
@@ -91,7 +93,7 @@ def _apply_delta(tx: RecordTransaction, event: Event, insert: Insert) -> None:
     changes: dict[str, Any] = dict(payload.get("changes") or {})
     if payload.get("in_place", True):
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in changes.items()}
-        tx.update_record(row, **values)
+        tx.update_record(row, RecordChange.of(values))
         return
     at = str(changes.get("recorded_at") or doc.recorded_at)
     new = record_from_dict({**doc.to_dict(), **changes})
@@ -105,5 +107,7 @@ def _apply_delta(tx: RecordTransaction, event: Event, insert: Insert) -> None:
             "expired_at": None,
         }
     )
-    tx.update_record(row, state="superseded", superseded_by=new.version, expired_at=at)
+    tx.update_record(
+        row, RecordChange(state="superseded", superseded_by=new.version, expired_at=at)
+    )
     insert(new)

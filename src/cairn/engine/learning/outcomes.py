@@ -19,7 +19,7 @@ from typing import Any
 from cairn.engine.learning.corroboration import counted_failures, outcome_source
 from cairn.errors import NotFound
 from cairn.model import Application
-from cairn.storage.ports import RecordTransaction
+from cairn.storage.ports import RecordChange, RecordTransaction
 
 OUTCOME_COUNTERS: dict[str, tuple[str, ...]] = {
     "used-successfully": ("used_count", "proof_count"),
@@ -115,4 +115,4 @@ def apply_outcome(
         if outcome == "contributed-to-failure" and counts["used_count"] == 0 and failures > 0:
             changes["state"] = "superseded"
             changes["expired_at"] = recorded_at
-    tx.update_record(row, **changes)
+    tx.update_record(row, RecordChange.of(changes))

@@ -7,7 +7,6 @@ fate is kept for the trace; a failing optional lane is named there and recall ca
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -39,7 +38,7 @@ from cairn.engine.recall.selection import budget, dedup, filter_min_score, filte
 from cairn.engine.recall.timeframe import date_prior, query_range
 from cairn.engine.relative_dates import stored_dates
 from cairn.model import Record
-from cairn.storage.ports import EpisodePlace, LaneFilter, RecordQuery, RecordStore, SearchIndex
+from cairn.storage.ports import EpisodePlace, LaneFilter, RecordQuery, Records, SearchIndex
 from cairn.timeutil import to_iso
 
 
@@ -90,7 +89,7 @@ def score_pool(request: RecallRequest, rag: Rag) -> int:
 class MemoryRecall:
     def __init__(
         self,
-        records: RecordStore,
+        records: Records,
         index: SearchIndex,
         embedder: Embedder,
         reranker: Reranker | None = None,
@@ -101,10 +100,9 @@ class MemoryRecall:
         self._reranker = reranker
 
     def recall(self, request: RecallRequest, rag: Rag, now: datetime) -> RecallResult:
-        # A store that can hold one read transaction for the whole recall offers
-        # ``reading`` (PostgreSQL: one connection and one tenant scope for every lane).
-        pin = getattr(self._records, "reading", None)
-        with pin(request.tenant) if pin is not None else nullcontext():
+        # One read for the whole recall where the store can hold one (PostgreSQL: one
+        # connection and one tenant scope for every lane).
+        with self._records.reading(request.tenant):
             return self._recall(request, rag, now)
 
     def _recall(self, request: RecallRequest, rag: Rag, now: datetime) -> RecallResult:

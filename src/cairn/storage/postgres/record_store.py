@@ -28,6 +28,7 @@ from cairn.storage.postgres.transaction import PostgresTransaction, RankHint
 from cairn.storage.sql.dialect import POSTGRES
 from cairn.storage.sql.journal import SqlJournal
 from cairn.storage.sql.reads import SqlReads
+from cairn.storage.sql.writes import finish_purges
 
 _FEED_BATCH = 16_384
 _FEED_COLUMNS = (
@@ -187,7 +188,10 @@ class PostgresRecordStore(SqlReads, SqlJournal):
         )
         return [PendingPurge(*r) for r in found]
 
-    def finish_purge(self, purge: PendingPurge) -> None:
+    def finish_purges(self, purges: Sequence[PendingPurge]) -> list[str]:
+        return finish_purges(purges, self.checkpoint, self._clear_purge)
+
+    def _clear_purge(self, purge: PendingPurge) -> None:
         with self.db.session(purge.tenant) as s:
             s.conn.execute(
                 "DELETE FROM pending_purges WHERE tenant = %s AND agent = %s AND record_id = %s",

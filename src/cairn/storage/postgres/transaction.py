@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from cairn.errors import StorageError
 from cairn.model import Record
-from cairn.storage.ports import NewRow
+from cairn.storage.ports import NewRow, RecordChange
 from cairn.storage.postgres import index_rows
 from cairn.storage.postgres.database import Session
 from cairn.storage.sql.dialect import POSTGRES
@@ -128,12 +126,10 @@ class PostgresTransaction(SqlWrites):
             model=new.model,
         )
 
-    def update_record(self, row: int, **changes: Any) -> None:
+    def update_record(self, row: int, change: RecordChange) -> None:
+        changes = change.changed()
         if not changes:
             return
-        bad = set(changes) - set(RECORD_COLUMNS)
-        if bad:
-            raise StorageError(f"not a record column: {sorted(bad)}")
         tenant = self._tenant_of(row)
         if tenant is None:
             return  # no such row: nothing to change, as an UPDATE of no row
@@ -142,7 +138,7 @@ class PostgresTransaction(SqlWrites):
             return
         _, old = record_from_row(found[:-2])
         was_live, purged = bool(found[-2]), bool(found[-1])
-        new = replace(old, **changes)
+        new = change.applied_to(old)
         names = list(changes)
         values = [to_db(n, v) for n, v in changes.items()]
         if self._rank is not None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from cairn.errors import CairnError
 from cairn.model import Application, Event, Record, Tombstone
+from cairn.storage.ports import PendingPurge
 from cairn.storage.sql.dialect import Dialect
 from cairn.storage.sql.journal import known_event_ids
 from cairn.storage.sql.rows import (
@@ -185,3 +187,21 @@ def redact(data: Any, marker: str) -> None:
     elif isinstance(data, list):
         for item in data:
             redact(item, marker)
+
+
+def finish_purges(
+    purges: Sequence[PendingPurge],
+    scrub: Callable[[], None],
+    clear: Callable[[PendingPurge], None],
+) -> list[str]:
+    """Finish purges whose after-work is done: ``scrub`` the store's files (raising keeps
+    every note), clear each note, then scrub again so the notes' own deletion leaves no
+    trace; a failure of that last pass is only a warning (the bodies are gone already)."""
+    scrub()
+    for purge in purges:
+        clear(purge)
+    try:
+        scrub()
+    except CairnError as exc:
+        return [str(exc)]
+    return []

@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from cairn.storage.sql.dialect import SQLITE
 from cairn.storage.sql.journal import SqlJournal
 from cairn.storage.sql.reads import SqlReads
 from cairn.storage.sql.rows import SELECT_RECORD, record_from_row
+from cairn.storage.sql.writes import finish_purges
 from cairn.storage.sqlite import files
 from cairn.storage.sqlite.decoded import DecodedRows, Listings
 from cairn.storage.sqlite.migrate import migrate, schema_version
@@ -144,6 +145,11 @@ class SqliteRecordStore(SqlReads, SqlJournal):
 
     # -- reads ---------------------------------------------------------------------------
 
+    def reading(self, tenant: str) -> AbstractContextManager[None]:
+        """Each read stands alone: one connection serves the process, and a read
+        transaction held across a recall would only keep the writer's WAL from folding."""
+        return nullcontext()
+
     @contextmanager
     def _failing(self) -> Iterator[None]:
         """SQLite's errors as cairn's (a damaged page, a full disk, a read-only file)."""
@@ -236,7 +242,10 @@ class SqliteRecordStore(SqlReads, SqlJournal):
         found = self._all("SELECT tenant, agent, record_id FROM pending_purges", ())
         return [PendingPurge(*r) for r in found]
 
-    def finish_purge(self, purge: PendingPurge) -> None:
+    def finish_purges(self, purges: Sequence[PendingPurge]) -> list[str]:
+        return finish_purges(purges, self.checkpoint, self._clear_purge)
+
+    def _clear_purge(self, purge: PendingPurge) -> None:
         if self.read_only is not None:
             raise files.read_only(self.path, self.read_only)
         with self._lock, self._failing():
@@ -246,6 +255,8 @@ class SqliteRecordStore(SqlReads, SqlJournal):
             )
 
     def checkpoint(self) -> None:
+        """Make freed bytes unrecoverable from the files: rebuild every page while a purge
+        is pending, then truncate the write-ahead log."""
         if self.read_only is not None:
             return  # nothing can be folded into a file that cannot be written
         with self._lock, self._failing():

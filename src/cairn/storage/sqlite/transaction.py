@@ -9,9 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from cairn.errors import StorageError
 from cairn.model import Record
-from cairn.storage.ports import NewRow
+from cairn.storage.ports import NewRow, RecordChange
 from cairn.storage.sql.dialect import SQLITE
 from cairn.storage.sql.rows import (
     RECORD_COLUMNS,
@@ -94,12 +93,10 @@ class SqliteTransaction(SqlWrites):
         )
         return ids
 
-    def update_record(self, row: int, **changes: Any) -> None:
+    def update_record(self, row: int, change: RecordChange) -> None:
+        changes = change.changed()
         if not changes:
             return
-        bad = set(changes) - set(RECORD_COLUMNS)
-        if bad:
-            raise StorageError(f"not a record column: {sorted(bad)}")
         assignments = ", ".join(f"{name} = ?" for name in changes)
         values = [to_db(n, v) for n, v in changes.items()]
         self._conn.execute(

@@ -9,18 +9,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
-from cairn.errors import InvalidInput, StorageError
+from cairn.errors import InvalidInput
 from cairn.model import Application, Event, Record, Tombstone
-from cairn.storage.memory import learning
-from cairn.storage.memory.integrity import check as _check
-from cairn.storage.memory.integrity import redact as _redact
-from cairn.storage.memory.listing import event_matches, ordered, selected
 from cairn.storage.ports import (
     ChangeBatch,
     EventFilter,
@@ -28,6 +23,7 @@ from cairn.storage.ports import (
     LaneFilter,
     NewRow,
     PendingPurge,
+    RecordChange,
     RecordQuery,
     RuleQuery,
     StoreStats,
@@ -35,6 +31,10 @@ from cairn.storage.ports import (
     TrajectoryQuery,
 )
 from cairn.storage.terms import analyse_record, entity_blob
+from twins import learning
+from twins.integrity import check as _check
+from twins.integrity import redact as _redact
+from twins.listing import event_matches, ordered, selected
 
 RankHint = Callable[[Record], float]
 _Key = tuple[str, str, str]
@@ -131,16 +131,13 @@ class MemoryTransaction:
             )
         return ids
 
-    def update_record(self, row: int, **changes: Any) -> None:
-        if not changes:
+    def update_record(self, row: int, change: RecordChange) -> None:
+        if not change.changed():
             return
         old = self._s.rows.get(row)
         if old is None:
             return
-        try:
-            record = replace(old.record, **changes)
-        except TypeError as exc:
-            raise StorageError(f"not a record column: {exc}") from None
+        record = change.applied_to(old.record)
         _check(record)
         self._s.rows[row] = replace(old, record=record, seq=self._seq, rank_hint=self._hint(record))
 
@@ -254,6 +251,9 @@ class MemoryRecordStore:
 
     def _rows(self) -> dict[int, _Row]:
         return self._state.rows
+
+    def reading(self, tenant: str) -> AbstractContextManager[None]:
+        return nullcontext()  # every read is of the one state, under one lock
 
     def get(
         self, tenant: str, agent: str, record_id: str, *, as_of: str | None = None
@@ -456,12 +456,11 @@ class MemoryRecordStore:
     def pending_purges(self) -> list[PendingPurge]:
         return [PendingPurge(*key) for key in sorted(self._state.purges)]
 
-    def finish_purge(self, purge: PendingPurge) -> None:
-        with self._lock:
-            self._state.purges.discard((purge.tenant, purge.agent, purge.record_id))
-
-    def checkpoint(self) -> None:
-        return None  # nothing outlives the process
+    def finish_purges(self, purges: Sequence[PendingPurge]) -> list[str]:
+        with self._lock:  # nothing outlives the process: no file to scrub
+            for purge in purges:
+                self._state.purges.discard((purge.tenant, purge.agent, purge.record_id))
+        return []
 
     def embedder(self) -> str | None:
         return self._state.embedder

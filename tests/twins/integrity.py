@@ -3,25 +3,19 @@ the redaction of journal payloads after a permanent forget."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from cairn.errors import StorageError
 from cairn.model import Record
-
-_REDACTED_KEYS = ("body", "title", "tags", "source", "external_ref", "text", "statement")
+from cairn.storage.sql.writes import redact as redact_in_place
 
 
 def redact(data: Any, marker: str) -> Any:
-    if isinstance(data, dict):
-        return {
-            k: (marker if isinstance(v, str) else type(v)())
-            if k in _REDACTED_KEYS and v not in (None, "", [], {})
-            else redact(v, marker)
-            for k, v in data.items()
-        }
-    if isinstance(data, list):
-        return [redact(v, marker) for v in data]
-    return data
+    """A copy of an event payload with its content fields redacted, as the SQL stores do."""
+    copied = copy.deepcopy(data)
+    redact_in_place(copied, marker)
+    return copied
 
 
 def check(record: Record) -> None:
