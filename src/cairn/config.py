@@ -112,6 +112,10 @@ class Rag(_Strict):
     timeframe: Timeframe = Timeframe()
     weights: LaneWeights = LaneWeights()
     entityLane: StrictBool = False
+    # A query naming a speaker lifts what that speaker said by this much on the fused
+    # scale (engine/recall/speakers.py); 0 turns it off. Chosen on each half of LoCoMo's
+    # conversations (both chose 0.2; docs/benchmarks.md).
+    speakerWeight: float = Field(0.2, ge=0, le=10)
     entity: EntityLane = EntityLane()
     boosts: Boosts = Boosts()
     rerank: Rerank = Rerank()

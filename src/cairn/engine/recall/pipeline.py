@@ -35,6 +35,7 @@ from cairn.engine.recall.relevance import (
 from cairn.engine.recall.rerank import Reranker, rerank_order
 from cairn.engine.recall.scoring import ScoreBreakdown, rank_key, score
 from cairn.engine.recall.selection import budget, dedup, filter_min_score, filter_trust
+from cairn.engine.recall.speakers import lift_speakers
 from cairn.engine.recall.timeframe import date_prior, query_range
 from cairn.engine.relative_dates import stored_dates
 from cairn.model import Record
@@ -133,6 +134,11 @@ class MemoryRecall:
                 lambda: rescore(
                     request.query, fused, context, records, signals, distinct_terms=distinct
                 ),
+            )
+        if rag.speakerWeight > 0 and fused:
+            pool = fused
+            fused, _ = clock.run(
+                "speakers", lambda: lift_speakers(request.query, pool, records, rag.speakerWeight)
             )
         rerank_status: str | None = None
         if rag.rerank.enabled and self._reranker is not None and fused:
