@@ -81,19 +81,19 @@ def make_embedder(config: Config) -> Embedder:
 
         return HashingEmbedder()
     if settings.provider == "use-multilingual":
-        from cairn.adapters.multilingual_use import MultilingualUseEmbedder
+        from cairn.adapters import multilingual_use as use
 
-        return MultilingualUseEmbedder(batch_size=settings.batchSize)
+        return use.MultilingualUseEmbedder(batch_size=settings.batchSize or use.BATCH)
     if settings.provider == "e5-small":
-        from cairn.adapters.multilingual_e5 import MultilingualE5Embedder
+        from cairn.adapters import multilingual_e5 as e5
 
-        return MultilingualE5Embedder(batch_size=settings.batchSize)
-    from cairn.adapters.embedding import MiniLmOnnxEmbedder
+        return e5.MultilingualE5Embedder(batch_size=settings.batchSize or e5.BATCH)
+    from cairn.adapters.embedding import BATCH, MiniLmOnnxEmbedder
     from cairn.adapters.embedding_cache import CachedEmbedder
 
     # Repeated queries (a hook sends the same prompt again) skip the model.
     return CachedEmbedder(
-        MiniLmOnnxEmbedder(batch_size=settings.batchSize, threads=settings.threads)
+        MiniLmOnnxEmbedder(batch_size=settings.batchSize or BATCH, threads=settings.threads)
     )
 
 

@@ -59,6 +59,10 @@ MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MODEL_PATH_ENV = "CAIRN_EMBEDDING_MODEL_PATH"
+# Texts per model call. Small batches of texts sorted by length cost the least CPU per
+# text: on 400 LoCoMo turns (2-core Xeon, loaded), 8 texts a call took 12.9-13.2 ms of CPU
+# a text against 14.9-16.4 ms at 32 (16: 13.6), and the vectors are bit-identical.
+BATCH = 8
 
 
 class EmbedderUnavailable(CairnError):
@@ -92,7 +96,7 @@ class MiniLmOnnxEmbedder:
     """all-MiniLM-L6-v2, int8 ONNX. Loads lazily on the first embed; safe across threads."""
 
     def __init__(
-        self, *, batch_size: int = 32, threads: int | None = None, model_path: Path | None = None
+        self, *, batch_size: int = BATCH, threads: int | None = None, model_path: Path | None = None
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")

@@ -218,10 +218,11 @@ def _load_model(home: Path, config_path: str | None) -> Embedder | None:
             getattr(config.memory, "remote", None), "endpoint", None
         ):
             return None
-        from cairn.adapters.embedding import MiniLmOnnxEmbedder
+        from cairn.adapters.embedding import BATCH, MiniLmOnnxEmbedder
 
         # as cairn.compose.make_embedder builds it
-        model = MiniLmOnnxEmbedder(batch_size=settings.batchSize, threads=settings.threads)
+        batch = settings.batchSize or BATCH
+        model = MiniLmOnnxEmbedder(batch_size=batch, threads=settings.threads)
         model.embed(["warm up"])  # loads the tokenizer and the model
         return model
     except Exception:

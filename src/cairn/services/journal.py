@@ -101,3 +101,4 @@ class Journal:
             if counters and new_events:
                 tx.add_counters(events[0].tenant, events[0].agent, counters)
         return fresh
+

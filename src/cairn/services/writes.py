@@ -7,9 +7,8 @@ one transaction, so a failure leaves the store exactly as it was.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,6 +26,14 @@ from cairn.model import (
     Record,
     Tombstone,
 )
+from cairn.services.bulk import (
+    COMMIT_ITEMS,
+    EmbedAhead,
+    Progress,
+    Vectors,
+    commit_chunks,
+    item_key,
+)
 from cairn.services.idempotency import check_same_memory, check_same_request
 from cairn.services.journal import Journal
 from cairn.services.secrets import SecretGuard
@@ -43,7 +50,6 @@ from cairn.validation import (
     validate_memory_fields,
 )
 
-Progress = Callable[[int, int], None]
 MAX_BATCH = 100_000
 
 
@@ -68,10 +74,6 @@ class Ingested:
     records: tuple[Record, ...]  # newly stored, in input order
     skipped: int  # items whose idempotency key was already in the journal
     redacted: int  # items whose body had a secret cut out
-
-
-# Items of a bulk write committed per transaction (see store_many).
-COMMIT_ITEMS = 500
 
 
 class Writes:
@@ -294,48 +296,48 @@ class Writes:
             raise InvalidInput("one idempotency key per item is needed")
         if words is not None and len(words) != len(listed):
             raise InvalidInput("one statement reading per item is needed")
-        now = self._journal.now()
-        built = [
-            self.build(
-                item,
-                ns,
-                authority="inferred",
-                origin="tool",
-                state="trial",
-                now=now,
-                where=f"item {n}",
-                words=words[n - 1] if words is not None else None,
-            )
-            for n, item in enumerate(listed, start=1)
-        ]
         if keys is not None:
             event_ids = list(keys)
         elif batch_key is not None:
             event_ids = [item_key(batch_key, n, item) for n, item in enumerate(listed)]
         else:
-            event_ids = [new_ulid() for _ in built]
+            event_ids = [new_ulid() for _ in listed]
         keyed = keys is not None or batch_key is not None
         known = self._records.known_events(ns.tenant, ns.agent, event_ids) if keyed else set()
-        todo = [(r, k) for (r, _), k in zip(built, event_ids, strict=True) if k not in known]
-        # Every item is valid (checked above, before anything is written); they are then
-        # embedded and committed COMMIT_ITEMS at a time, each its own transaction, so a
-        # bulk ingest holds the store's writer lock for one chunk at a time and every
-        # other request (another tenant's, a health check) gets its turn in between. A
-        # failure part-way keeps the chunks committed; the same keys again (a retry) store
-        # only the rest.
-        fresh: list[bool] = []
-        for start in range(0, len(todo), COMMIT_ITEMS):
-            part = todo[start : start + COMMIT_ITEMS]
-            vectors: dict[Any, Any] = {}
-            for at in range(0, len(part), batch_size):
-                vectors.update(self._journal.embed([r for r, _ in part[at : at + batch_size]]))
-                if progress:
-                    progress(min(start + at + batch_size, len(todo)), len(todo))
-            events = [
-                self._journal.event("memory.stored", {"record": r.to_dict()}, ns, k, sender="tool")
-                for r, k in part
-            ]
-            fresh += self._journal.commit(events, vectors)
+        # Every item is checked (and its secrets redacted) before anything is written. The
+        # items not stored yet are embedded batch by batch on a background thread as soon
+        # as they are built, so the model works while the rest are read, and while earlier
+        # chunks commit. They are committed COMMIT_ITEMS at a time, each its own
+        # transaction, so a bulk ingest holds the store's writer lock for one chunk at a
+        # time and every other request (another tenant's, a health check) gets its turn in
+        # between. A failure part-way keeps the chunks committed; the same keys again (a
+        # retry) store only the rest.
+        now = self._journal.now()
+        built: list[tuple[Record, tuple[str, ...]]] = []
+        todo: list[tuple[Record, str]] = []
+        with EmbedAhead(self._journal.embed) as ahead:
+            batches: list[tuple[int, Future[Vectors]]] = []  # (end in todo, vectors)
+            for n, (item, key) in enumerate(zip(listed, event_ids, strict=True), start=1):
+                record, found = self.build(
+                    item,
+                    ns,
+                    authority="inferred",
+                    origin="tool",
+                    state="trial",
+                    now=now,
+                    where=f"item {n}",
+                    words=words[n - 1] if words is not None else None,
+                )
+                built.append((record, found))
+                if key not in known:
+                    todo.append((record, key))
+                    if len(todo) % batch_size == 0 or len(todo) % COMMIT_ITEMS == 0:
+                        start = batches[-1][0] if batches else 0
+                        batches.append((len(todo), ahead.submit([r for r, _ in todo[start:]])))
+            start = batches[-1][0] if batches else 0
+            if start < len(todo):
+                batches.append((len(todo), ahead.submit([r for r, _ in todo[start:]])))
+            fresh = commit_chunks(self._journal, todo, batches, ns, progress)
         stored = tuple(r for (r, _), new in zip(todo, fresh, strict=True) if new)
         redacted = sum(1 for _, found in built if found)
         return Ingested(stored, skipped=len(listed) - len(stored), redacted=redacted)
@@ -471,20 +473,6 @@ class Writes:
 SELECTOR_FIELDS = ("path_patterns", "operations", "phases", "task_types")
 # The texts of a memory the secret policy covers: all but its choices, times and ids.
 STORED_TEXTS = ("body", "title", "tags", "source", "external_ref", "project_id", *SELECTOR_FIELDS)
-
-
-def item_key(batch_key: str, index: int, item: MemoryInput) -> str:
-    """An ingest item's idempotency key, when the caller gave only the batch's: from the
-    batch key, the item's place in the batch and its content (every field), so a retried
-    batch maps each item onto the event its first try wrote."""
-    content = json.dumps(
-        [getattr(item, name) for name in MemoryInput.__dataclass_fields__],
-        ensure_ascii=False,
-        sort_keys=True,
-        default=str,
-    )
-    text = "\0".join((batch_key, str(index), content))
-    return "ingest:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
 def _selector_values(name: str, values: Sequence[str]) -> tuple[str, ...]:
