@@ -464,13 +464,14 @@ def test_the_words_are_read_before_the_secret_policy_and_both_hold(tmp_path: Pat
     """The steps in their order: the statement's selector survives the redaction of a
     secret in the same body (the redacted text is checked again, not re-read)."""
     from cairn.provider import contract as c
-    from cairn.results import build_request
+    from cairn.provider.client import build
 
     with Memory.open(tmp_path / "m.db", embedder=HashingEmbedder()) as mem:
         said = ("In this repo, always use the token ghp_abcdefghijklmnopqrstuvwxyz0123456789"
                 " before committing.")  # fmt: skip
-        request = build_request(c.RememberRequest, idempotency_key="k1", body=said,
-                                read_words=True, current_project_id="p1")  # fmt: skip
+        data = {"idempotency_key": "k1", "body": said, "read_words": True,
+                "current_project_id": "p1"}  # fmt: skip
+        request = build(c.RememberRequest, data)
         written = mem.provider.apply(request)
         assert isinstance(written, c.WriteResponse)
         record = written.record

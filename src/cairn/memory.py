@@ -12,18 +12,18 @@ import builtins
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Config
 from cairn.engine.recall.pipeline import RecallResult
 from cairn.engine.recall.rerank import Reranker
 from cairn.errors import InvalidInput
-from cairn.identifiers import new_ulid
 from cairn.memory_learning import LearningMethods
 from cairn.model import Event, MemoryInput, Record, Tombstone
-from cairn.provider import Provider, expect
+from cairn.provider import Provider
 from cairn.provider import contract as c
+from cairn.provider.client import Client
 from cairn.provider.convert import (
     content_keys,
     memory_fields,
@@ -38,7 +38,6 @@ from cairn.results import (
     DeliveredItem,
     Expanded,
     TaskContext,
-    build_request,
     delivered,
     input_fields,
 )
@@ -46,7 +45,6 @@ from cairn.timeutil import utc_now
 from cairn.validation import check_path_or_none
 
 Progress = Callable[[int, int], None]
-T = TypeVar("T")
 
 
 class Memory(LearningMethods):
@@ -59,6 +57,7 @@ class Memory(LearningMethods):
 
     def __init__(self, provider: Provider, config: Config | None = None) -> None:
         self._provider = provider
+        self._client = Client(provider)  # as given: the library is its own serving process
         self.config = config or Config()
 
     @classmethod
@@ -106,6 +105,12 @@ class Memory(LearningMethods):
     def agent(self) -> str:
         return self._provider.agent
 
+    @property
+    def warnings(self) -> builtins.list[str]:
+        """What the engine warned of on this memory's writes (the latest 100; clear it
+        once read)."""
+        return self._client.warnings
+
     def close(self) -> None:
         self._provider.close()
 
@@ -125,13 +130,6 @@ class Memory(LearningMethods):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _query(self, model: type[Any], answer: type[T], **data: Any) -> T:
-        return expect(self._provider.query(build_request(model, **data)), answer)
-
-    def _apply(self, model: type[Any], answer: type[T], event_id: str | None, **data: Any) -> T:
-        request = build_request(model, idempotency_key=event_id or new_ulid(), **data)
-        return expect(self._provider.apply(request), answer)
-
     # -- writes --------------------------------------------------------------------------
 
     def store(
@@ -148,7 +146,7 @@ class Memory(LearningMethods):
 
         ``fields``: any of :class:`cairn.MemoryInput`'s optional fields."""
         item = input_fields(body, kind, fields)
-        response = self._apply(
+        response = self._client.apply(
             c.StoreRequest, c.WriteResponse, event_id, agent=agent, origin=origin, **item
         )
         return to_record(response.record)
@@ -165,7 +163,9 @@ class Memory(LearningMethods):
         """Store what the user said explicitly: authority ``explicit``, state ``proven``.
         Repeating a live memory of the same scope returns that memory."""
         item = input_fields(body, kind, fields)
-        response = self._apply(c.RememberRequest, c.WriteResponse, event_id, agent=agent, **item)
+        response = self._client.apply(
+            c.RememberRequest, c.WriteResponse, event_id, agent=agent, **item
+        )
         return to_record(response.record)
 
     def store_many(
@@ -192,7 +192,7 @@ class Memory(LearningMethods):
         if hasattr(self._provider, "progress"):  # only a local provider reports progress
             self._provider.progress = progress
         try:
-            response = self._apply(
+            response = self._client.apply(
                 c.IngestRequest,
                 c.IngestResponse,
                 key,
@@ -234,7 +234,7 @@ class Memory(LearningMethods):
             )
             if values is not None
         }
-        response = self._apply(
+        response = self._client.apply(
             c.CorrectRequest,
             c.WriteResponse,
             event_id,
@@ -258,7 +258,7 @@ class Memory(LearningMethods):
         agent: str | None = None,
     ) -> Tombstone:
         """Tombstone a memory (reversible with ``restore``), or purge it for good."""
-        response = self._apply(
+        response = self._client.apply(
             c.ForgetRequest,
             c.ForgetResponse,
             event_id,
@@ -272,7 +272,7 @@ class Memory(LearningMethods):
     def restore(
         self, record_id: str, *, event_id: str | None = None, agent: str | None = None
     ) -> Record:
-        response = self._apply(
+        response = self._client.apply(
             c.RestoreRequest, c.WriteResponse, event_id, agent=agent, record_id=record_id
         )
         return to_record(response.record)
@@ -284,13 +284,15 @@ class Memory(LearningMethods):
     ) -> Record:
         """The current version (or the one in force at ``as_of``); NotFound otherwise."""
         when = as_of.isoformat() if isinstance(as_of, datetime) else as_of
-        response = self._query(
+        response = self._client.query(
             c.ShowQuery, c.RecordResponse, agent=agent, record_id=record_id, as_of=when
         )
         return to_record(response.record)
 
     def history(self, record_id: str, *, agent: str | None = None) -> list[Record]:
-        response = self._query(c.HistoryQuery, c.RecordsResponse, agent=agent, record_id=record_id)
+        response = self._client.query(
+            c.HistoryQuery, c.RecordsResponse, agent=agent, record_id=record_id
+        )
         return [to_record(r) for r in response.records]
 
     def list(
@@ -305,7 +307,7 @@ class Memory(LearningMethods):
     ) -> list[Record]:
         """Current memories; ``filters``: scope, kinds, states, trust, tag, offset."""
         when = as_of.isoformat() if isinstance(as_of, datetime) else as_of
-        response = self._query(
+        response = self._client.query(
             c.ListQuery,
             c.RecordsResponse,
             agent=agent,
@@ -318,12 +320,14 @@ class Memory(LearningMethods):
         return [to_record(r) for r in response.records]
 
     def tombstones(self, *, agent: str | None = None) -> builtins.list[Tombstone]:
-        response = self._query(c.TombstonesQuery, c.TombstonesResponse, agent=agent)
+        response = self._client.query(c.TombstonesQuery, c.TombstonesResponse, agent=agent)
         return [to_tombstone(t) for t in response.tombstones]
 
     def journal(self, *, after_seq: int = 0, agent: str | None = None) -> builtins.list[Event]:
         """This tenant and agent's journal, oldest first."""
-        response = self._query(c.JournalQuery, c.JournalResponse, agent=agent, after_seq=after_seq)
+        response = self._client.query(
+            c.JournalQuery, c.JournalResponse, agent=agent, after_seq=after_seq
+        )
         return [to_event(e) for e in response.events]
 
     def recall(
@@ -339,7 +343,7 @@ class Memory(LearningMethods):
     ) -> RecallResult:
         """The memories that apply to ``query``, inside the budget, with a trace
         (``as_of``: as memory stood then)."""
-        response = self._query(
+        response = self._client.query(
             c.RecallQuery,
             c.RecallResponse,
             agent=agent,
@@ -353,7 +357,7 @@ class Memory(LearningMethods):
         return to_recall_result(response)
 
     def status(self) -> c.StatusResponse:
-        return self._provider.status()
+        return self._client.status()
 
     # -- personal memory for tasks -------------------------------------------------------
 
@@ -372,7 +376,7 @@ class Memory(LearningMethods):
         agent: str | None = None,
     ) -> TaskContext:
         """What this task should know: resident rules, a manifest, one-off constraints."""
-        response = self._query(
+        response = self._client.query(
             c.TaskQuery,
             c.TaskResponse,
             agent=agent,
@@ -398,7 +402,7 @@ class Memory(LearningMethods):
         self, record_id: str, *, task: str | None = None, agent: str | None = None
     ) -> Expanded:
         """The full body, sources and verification of one item, recorded as an application."""
-        response = self._query(
+        response = self._client.query(
             c.ExpandQuery, c.ExpandResponse, agent=agent, record_id=record_id, task=task
         )
         return Expanded(
@@ -422,7 +426,7 @@ class Memory(LearningMethods):
         again changes nothing; a different one replaces it. ``session_id`` and ``sender``
         say who judged it, as this process knows (default: the owner, in no known
         session); a failure counts once two sessions report one."""
-        response = self._apply(
+        response = self._client.apply(
             c.FeedbackRequest,
             c.FeedbackResponse,
             event_id,
@@ -436,7 +440,7 @@ class Memory(LearningMethods):
 
     def explain(self, *, agent: str | None = None) -> dict[str, Any]:
         """Hit rate (relevance) and outcome value per memory, and totals."""
-        report: dict[str, Any] = self._query(
+        report: dict[str, Any] = self._client.query(
             c.ExplainQuery, c.ExplainResponse, agent=agent
         ).model_dump(exclude={"contract", "view"})
         return report
@@ -451,7 +455,7 @@ class Memory(LearningMethods):
     ) -> c.SignalResponse:
         """Classify a user statement and act on it: a rule is remembered, a one-off comes
         back as a constraint, a forget acts only on one clear match."""
-        response: c.SignalResponse = self._apply(
+        response: c.SignalResponse = self._client.apply(
             c.SignalRequest,
             c.SignalResponse,
             event_id,
@@ -465,7 +469,7 @@ class Memory(LearningMethods):
 
     def export(self, out: IO[str], *, agent: str | None = None) -> int:
         """Write JSONL: a header, every version (history included), every tombstone."""
-        lines = self._query(c.ExportQuery, c.ExportResponse, agent=agent).lines
+        lines = self._client.query(c.ExportQuery, c.ExportResponse, agent=agent).lines
         for line in lines:
             out.write(line + "\n")
         return len(lines) - 1
@@ -476,7 +480,7 @@ class Memory(LearningMethods):
         """Import an export: validated first, one transaction, idempotent."""
         if isinstance(lines, str | bytes) or not isinstance(lines, Iterable):
             raise InvalidInput("import takes the lines of an export, not one string")
-        response = self._apply(
+        response = self._client.apply(
             c.ImportRequest, c.ImportResponse, None, agent=agent, lines=list(lines), source=source
         )
         return int(response.imported)
@@ -486,7 +490,7 @@ class Memory(LearningMethods):
         if hasattr(self._provider, "progress"):
             self._provider.progress = progress
         try:
-            return int(self._apply(c.RebuildRequest, c.RebuildResponse, None).replayed)
+            return int(self._client.apply(c.RebuildRequest, c.RebuildResponse, None).replayed)
         finally:
             if hasattr(self._provider, "progress"):
                 self._provider.progress = None

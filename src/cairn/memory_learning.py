@@ -9,24 +9,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from cairn.model import Record
 from cairn.provider import contract as c
 from cairn.provider import learning_contract as lc
+from cairn.provider.client import Client
 from cairn.provider.convert import request_list, to_record
-
-T = TypeVar("T")
 
 
 class LearningMethods:
-    """Needs ``_query`` and ``_apply`` (:class:`cairn.Memory` has them)."""
+    """Needs ``_client`` (:class:`cairn.Memory` has it)."""
 
-    def _query(self, model: type[Any], answer: type[T], **data: Any) -> T:
-        raise NotImplementedError
-
-    def _apply(self, model: type[Any], answer: type[T], event_id: str | None, **data: Any) -> T:
-        raise NotImplementedError
+    _client: Client
 
     def observe(
         self,
@@ -41,7 +36,7 @@ class LearningMethods:
         ``session_id``, ``sender``, ``deterministic`` and ``command``, ``tools``,
         ``applications`` (the deliveries it judges), selectors... A repeated ``event_id``
         is a no-op."""
-        return self._apply(
+        return self._client.apply(
             lc.ObserveRequest,
             lc.ObserveResponse,
             event_id,
@@ -53,15 +48,19 @@ class LearningMethods:
 
     def reflect(self, *, if_due: bool = False, agent: str | None = None) -> lc.ReflectResponse:
         """Turn corroborated successes since the cursor into mental-model docs."""
-        return self._apply(lc.ReflectRequest, lc.ReflectResponse, None, agent=agent, if_due=if_due)
+        return self._client.apply(
+            lc.ReflectRequest, lc.ReflectResponse, None, agent=agent, if_due=if_due
+        )
 
     def sweep(self, *, if_due: bool = False, agent: str | None = None) -> lc.SweepResponse:
         """Soft-evict memories idle too long or at the failure floor (exempt: pinned,
         system, well proven)."""
-        return self._apply(lc.SweepRequest, lc.SweepResponse, None, agent=agent, if_due=if_due)
+        return self._client.apply(
+            lc.SweepRequest, lc.SweepResponse, None, agent=agent, if_due=if_due
+        )
 
     def evict(self, record_id: str, *, agent: str | None = None) -> Record:
-        response = self._apply(
+        response = self._client.apply(
             c.EvictRequest,
             c.WriteResponse,
             None,
@@ -72,7 +71,7 @@ class LearningMethods:
         return to_record(response.record)
 
     def unevict(self, record_id: str, *, agent: str | None = None) -> Record:
-        response = self._apply(
+        response = self._client.apply(
             c.EvictRequest,
             c.WriteResponse,
             None,
@@ -94,7 +93,7 @@ class LearningMethods:
         """Store the facts and rules the user stated in a conversation: a Claude Code
         session (JSONL text) or a list of ``{role, content}`` messages."""
         text = transcript if isinstance(transcript, str) else json.dumps(list(transcript))
-        return self._apply(
+        return self._client.apply(
             lc.ReviewRequest,
             lc.ReviewResponse,
             event_id,
@@ -108,7 +107,7 @@ class LearningMethods:
         self, question: str, *, project_id: str | None = None, agent: str | None = None
     ) -> lc.AskResponse:
         """An answer from memory, citing memory ids (says so when memory has none)."""
-        return self._query(
+        return self._client.query(
             lc.AskQuery, lc.AskResponse, agent=agent, question=question, project_id=project_id
         )
 
@@ -116,7 +115,7 @@ class LearningMethods:
         self, *, all_agents: bool = False, runs: int = 5, agent: str | None = None
     ) -> lc.TelemetryResponse:
         """Counters (no content) and the last reflection and sweep runs, per agent."""
-        return self._query(
+        return self._client.query(
             lc.TelemetryQuery, lc.TelemetryResponse, agent=agent, all_agents=all_agents, runs=runs
         )
 
@@ -124,7 +123,7 @@ class LearningMethods:
         self, op: str, *, event_id: str | None = None, agent: str | None = None, **fields: Any
     ) -> lc.DeltaResponse:
         """Apply one learning delta from outside (a doc of trust ``learned``)."""
-        return self._apply(
+        return self._client.apply(
             lc.DeltaRequest, lc.DeltaResponse, event_id, agent=agent, op=op, **_lists(fields)
         )
 

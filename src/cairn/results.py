@@ -5,12 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
 from cairn.errors import InvalidInput
 from cairn.model import Application, MemoryInput, Record
 from cairn.provider import contract as c
-from cairn.provider.convert import invalid, memory_fields
+from cairn.provider.convert import memory_fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +40,6 @@ class Expanded:
     application_id: str
     sources: dict[str, Any]
     verification: dict[str, Any]
-
-
-def build_request(model: type[Any], **data: Any) -> Any:
-    try:
-        return model(**data)
-    except ValidationError as exc:
-        raise invalid(exc) from None
 
 
 def input_fields(body: str, kind: str, fields: dict[str, Any]) -> dict[str, Any]:

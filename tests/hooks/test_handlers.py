@@ -36,11 +36,11 @@ def _repository(root: Path) -> str:
 
 
 def _prompt(mem: object, home: Path, repo: Path, session: str, text: str) -> str:
-    from cairn.hooks.gateway import ProviderGateway
     from cairn.hooks.run import run_hook
+    from cairn.provider.client import Client
     from hook_events import raw
 
-    gateway = ProviderGateway(mem.provider, "default", "default")  # type: ignore[attr-defined]
+    gateway = Client(mem.provider)  # type: ignore[attr-defined]
     event = raw("prompt-task", cwd=str(repo), session_id=session, prompt=text)
     out = run_hook("claude-code", "prompt", event, lambda: gateway, home)
     assert not (home / "logs" / "hooks.log").exists()
@@ -108,8 +108,8 @@ def test_the_session_start_asks_about_a_rule_that_keeps_failing(tmp_path: Path) 
 
     from cairn import Memory
     from cairn.adapters.hashing import HashingEmbedder
-    from cairn.hooks.gateway import ProviderGateway
     from cairn.hooks.run import run_hook
+    from cairn.provider.client import Client
     from hook_events import raw
 
     repo, home = tmp_path / "shop", tmp_path / "home"
@@ -120,7 +120,7 @@ def test_the_session_start_asks_about_a_rule_that_keeps_failing(tmp_path: Path) 
             app = mem.expand(rule.id, task="install").application_id
             mem.observe(False, applications=[app], deterministic=True, command="make test",
                         session_id=f"s{i}", event_id=f"bad{i}")  # fmt: skip
-        gateway = ProviderGateway(mem.provider, "default", "default")
+        gateway = Client(mem.provider)
         event = raw("session-start", cwd=str(repo), session_id="host-7")
         out = run_hook("claude-code", "session-start", event, lambda: gateway, home)
         context = json.loads(out)["hookSpecificOutput"]["additionalContext"]

@@ -26,7 +26,7 @@ def app(tmp_path: Path) -> Iterator[App]:
 
 @pytest.fixture
 def tools(app: App) -> MemoryTools:
-    return MemoryTools(app, HERE)
+    return MemoryTools(app.client, HERE)
 
 
 def test_store_is_the_agents_unless_the_user_said_it(tools: MemoryTools) -> None:
@@ -54,7 +54,7 @@ def test_bad_arguments_are_one_clear_error_and_change_nothing(
     with pytest.raises(InvalidInput, match="kind"):
         tools.call("memory_store", {"body": "x", "kind": "opinion"})
     with pytest.raises(InvalidInput, match="needs a repository"):
-        MemoryTools(app, Binding(None, None, None)).call(
+        MemoryTools(app.client, Binding(None, None, None)).call(
             "memory_store", {"body": "x", "scope": "project"}
         )
     with pytest.raises(NotFound):
@@ -124,12 +124,12 @@ def test_resources_show_the_profile_and_this_repositorys_rules(
     tools.call("memory_store", {"body": "Never push to main.", "kind": "policy",
                                 "scope": "project", "stated_by_user": True,
                                 "operations": ["push"]})
-    profile = read_resource(app, HERE, "cairn://profile")
+    profile = read_resource(app.client, HERE, "cairn://profile")
     assert "Dana prefers tabs." in profile and "Never push" not in profile
-    rules = read_resource(app, HERE, "cairn://project/rules")
+    rules = read_resource(app.client, HERE, "cairn://project/rules")
     assert rules.startswith("# The rules of shop")
     assert "Never push to main. (only for operations push)" in rules and "tabs" not in rules
-    assert "not run inside" in read_resource(app, Binding(None, None, None),
+    assert "not run inside" in read_resource(app.client, Binding(None, None, None),
                                              "cairn://project/rules")
     with pytest.raises(NotFound):
-        read_resource(app, HERE, "cairn://secrets")
+        read_resource(app.client, HERE, "cairn://secrets")

@@ -124,7 +124,7 @@ def _minimal(model: type[Any]) -> dict[str, Any]:
 def test_every_request_is_strict_alike_in_process_and_over_http() -> None:
     """One rule per field for every request: a boolean is true or false, never "yes";
     the server's parse and the in-process model refuse it in the same words."""
-    from cairn.results import build_request
+    from cairn.provider.client import build
 
     checked = 0
     for route in registry.ROUTES:
@@ -136,7 +136,7 @@ def test_every_request_is_strict_alike_in_process_and_over_http() -> None:
             with pytest.raises(InvalidInput) as over_http:
                 parse_request(body, route.tag, registry.BY_NAME[route.kind])
             with pytest.raises(InvalidInput) as in_process:
-                build_request(route.request, **{route.tag: route.names[0], **data})
+                build(route.request, {route.tag: route.names[0], **data})
             assert str(over_http.value) == str(in_process.value), route
             assert name in str(in_process.value)
             checked += 1

@@ -415,7 +415,7 @@ def test_every_field_through_the_mcp_tool(tmp_path: Path, policy: str) -> None:
     home = cli_home(tmp_path, policy)
     app = App(home, True, "default", "default", None)
     try:
-        tools = MemoryTools(app, Binding(None, None, None))
+        tools = MemoryTools(app.client, Binding(None, None, None))
         for field, value in (
             ("tags", ["ci", TOKEN]),
             ("title", f"pw {PASSWORD}"),

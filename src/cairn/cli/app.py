@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,9 +26,7 @@ if TYPE_CHECKING:
     from cairn.config import Config
     from cairn.daemon.client import Daemon
     from cairn.provider import Provider
-    from cairn.provider.attribution import Attribution
-
-T = TypeVar("T")
+    from cairn.provider.client import Client
 
 
 @dataclass
@@ -44,9 +42,7 @@ class App:
     _model: Future[Embedder | None] | None = None
     _daemon: tuple[Daemon | None] | None = None  # looked for once: (found or None,)
     names_cache: dict[str, str] | None = None  # projects' readable names (cli.project)
-    # Whom outcomes sent from here are attributed to (cairn.provider.attribution): the
-    # command line's (the owner, no known session) unless a hook or the MCP server says.
-    attribution: Attribution | None = None
+    _client: Client | None = None
 
     def config(self) -> Config:
         if self._config is None:
@@ -107,38 +103,28 @@ class App:
         self._model = pool.submit(_load_model, self.home, self.config_path)
         pool.shutdown(wait=False)
 
-    def query(self, model: type[Any], answer: type[T], **data: Any) -> T:
-        """One query through the provider; its response, of the type it must have."""
-        from cairn.provider import expect
+    @property
+    def client(self) -> Client:
+        """The client every command, hook and MCP tool of this process sends through: the
+        provider opened on first use, outcomes attributed to the command line (the owner,
+        no known session) unless a hook or the MCP server says otherwise, warnings to
+        :attr:`warnings`."""
+        if self._client is None:
+            from cairn.provider.attribution import COMMAND_LINE
+            from cairn.provider.client import Client
 
-        return expect(self.provider().query(_request(model, data)), answer)
-
-    def apply(self, model: type[Any], answer: type[T], key: str, **data: Any) -> T:
-        """One mutation through the provider, under an idempotency key."""
-        from cairn.provider.attribution import COMMAND_LINE, attribute
-
-        request = attribute(
-            _request(model, {"idempotency_key": key, **data}), self.attribution or COMMAND_LINE
-        )
-        response = self.provider().apply(request)
-        self.warnings += list(getattr(response, "warnings", []) or [])
-        from cairn.provider import expect
-
-        return expect(response, answer)
-
-    def key(self, *parts: object) -> str:
-        """A stable idempotency key: the same command on the same state is the same key,
-        so a retried command changes nothing (in this process or in the daemon)."""
-        from cairn.hooks.gateway import stable_key
-
-        return stable_key(self.tenant, self.agent, *parts)
+            self._client = Client(
+                opener=self.provider, tenant=self.tenant, agent=self.agent,
+                attribution=COMMAND_LINE, warnings=self.warnings,
+            )  # fmt: skip
+        return self._client
 
     def journal_length(self) -> int:
         """How many events the journal holds: part of the key of a command whose effect
         depends on what is stored, so that saying it again after the store changed (the
         memory it made was forgotten or corrected, the outcome it set was replaced) is a new
         request, while a retry on an unchanged store is the same one."""
-        return int(self.provider().status().counts.get("events", 0))
+        return int(self.client.status().counts.get("events", 0))
 
     def close(self) -> None:
         provider, self._provider = self._provider, None
@@ -227,17 +213,6 @@ def _load_model(home: Path, config_path: str | None) -> Embedder | None:
         return model
     except Exception:
         return None
-
-
-def _request(model: type[Any], data: dict[str, Any]) -> Any:
-    from pydantic import ValidationError
-
-    try:
-        return model(**data)
-    except ValidationError as exc:
-        from cairn.provider.convert import invalid  # it imports the engine: only here
-
-        raise invalid(exc) from None
 
 
 pass_app = click.make_pass_decorator(App)

@@ -47,10 +47,10 @@ def tell_name(app: App, project: Project) -> None:
 
     if project_names(app).get(project.id) == project.name:
         return
-    app.apply(
+    app.client.apply(
         pc.NameProjectRequest,
         pc.NameProjectResponse,
-        app.key("name-project", project.id, project.name, project.remote),
+        app.client.key("name-project", project.id, project.name, project.remote),
         project_id=project.id,
         name=project.name,
         remote=project.remote,
@@ -63,7 +63,7 @@ def project_names(app: App) -> dict[str, str]:
     from cairn.provider import projects_contract as pc
 
     if app.names_cache is None:
-        listed = app.query(pc.ProjectsQuery, pc.ProjectsResponse).projects
+        listed = app.client.query(pc.ProjectsQuery, pc.ProjectsResponse).projects
         app.names_cache = {p.id: p.name for p in listed}
     return app.names_cache
 
@@ -72,7 +72,7 @@ def _known(app: App, value: str) -> Project:
     """The project the store knows by this name, remote or id (refused when none)."""
     from cairn.provider import projects_contract as pc
 
-    (found,) = app.query(pc.ProjectsQuery, pc.ProjectsResponse, find=value).projects
+    (found,) = app.client.query(pc.ProjectsQuery, pc.ProjectsResponse, find=value).projects
     return Project(found.id, found.name, None, found.remote)
 
 

@@ -11,15 +11,13 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from pydantic import ValidationError
 
 from cairn.dashboard import filters as flt
 from cairn.dashboard.memories import detail
 from cairn.dashboard.web import Site, Visit, posted, visit
 from cairn.errors import InvalidInput
 from cairn.provider import contract as c
-from cairn.provider import expect
-from cairn.provider.convert import invalid
+from cairn.provider.client import build
 
 # action -> (what the confirmation says, the label of its button)
 DESTRUCTIVE = {
@@ -36,13 +34,6 @@ SIMPLE = {"restore": "restored", "pin": "pinned", "unpin": "unpinned", "unevict"
 
 def _key(form: dict[str, str]) -> str:
     return form.get("idem") or secrets.token_hex(12)
-
-
-def _build(model: type[Any], data: dict[str, Any]) -> Any:
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise invalid(exc) from None
 
 
 def _lines(text: str) -> list[str]:
@@ -68,7 +59,7 @@ def routes(site: Site) -> APIRouter:
         try:
             if not data["body"].strip():
                 raise InvalidInput("body: a memory needs some text")
-            made = expect(v.provider.apply(_build(c.RememberRequest, data)), c.WriteResponse)
+            made = v.client.send(build(c.RememberRequest, data), c.WriteResponse)
         except InvalidInput as exc:
             return v.render(
                 "remember.html", 400, kinds=flt.KINDS, scopes=flt.SCOPES, error=str(exc), form=form
@@ -89,7 +80,7 @@ def routes(site: Site) -> APIRouter:
         try:
             if not text.strip():
                 raise InvalidInput("text: the corrected memory needs some text")
-            fixed = expect(v.provider.apply(_build(c.CorrectRequest, data)), c.WriteResponse)
+            fixed = v.client.send(build(c.CorrectRequest, data), c.WriteResponse)
         except InvalidInput as exc:
             return detail(v, record_id, done=f"error: {exc}", status=400)
         done = f"corrected: now version {fixed.record.version}" if fixed.changed else "unchanged"
@@ -108,7 +99,7 @@ def routes(site: Site) -> APIRouter:
             raise InvalidInput(f"action: unknown action {action!r}")
         key = _key(form)
         if action in ("forget", "forget-permanently"):
-            request_ = _build(
+            request_ = build(
                 c.ForgetRequest,
                 {
                     "idempotency_key": key,
@@ -116,7 +107,7 @@ def routes(site: Site) -> APIRouter:
                     "permanent": action == "forget-permanently",
                 },
             )
-            stone = expect(v.provider.apply(request_), c.ForgetResponse).tombstone
+            stone = v.client.send(request_, c.ForgetResponse).tombstone
             if stone.permanent:
                 return v.redirect("/memories", done=f"{stone.record_id} forgotten permanently")
             return v.redirect(f"/memories/{stone.record_id}", done="forgotten")
@@ -129,7 +120,7 @@ def routes(site: Site) -> APIRouter:
         data = {"idempotency_key": key, "record_id": record_id}
         if model is not c.RestoreRequest:
             data["mutation"] = action
-        written = expect(v.provider.apply(_build(model, data)), c.WriteResponse)
+        written = v.client.send(build(model, data), c.WriteResponse)
         return v.redirect(f"/memories/{written.record.id}", done=SIMPLE.get(action, "evicted"))
 
     return router
@@ -138,6 +129,6 @@ def routes(site: Site) -> APIRouter:
 def _confirm(v: Visit, record_id: str, action: str) -> Response:
     if action not in DESTRUCTIVE:
         raise InvalidInput(f"action: {action!r} needs no confirmation")
-    record = expect(v.provider.query(c.ShowQuery(record_id=record_id)), c.RecordResponse).record
+    record = v.client.send(c.ShowQuery(record_id=record_id), c.RecordResponse).record
     warning, label = DESTRUCTIVE[action]
     return v.render("confirm.html", record=record, action=action, warning=warning, label=label)

@@ -13,25 +13,16 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from pydantic import ValidationError
 
 from cairn.dashboard.web import Site, visit
 from cairn.provider import contract as c
-from cairn.provider import expect
-from cairn.provider.convert import invalid
+from cairn.provider.client import Client, build
 
 FIELDS = ("query", "project", "path", "operation", "phase")
 FACTORS = ("base", "recency", "temporal", "proof", "trust", "usefulness", "forget", "final")
 
 
-def _build(model: type[Any], data: dict[str, Any]) -> Any:
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise invalid(exc) from None
-
-
-def project_id_of(provider: Any, text: str) -> str | None:
+def project_id_of(client: Client, text: str) -> str | None:
     """The project a person typed (a name such as ``app`` or ``acme/app``, its id, or a
     repository's folder), found by the engine; an unknown one is refused, never answered
     quietly from global memory alone."""
@@ -39,44 +30,42 @@ def project_id_of(provider: Any, text: str) -> str | None:
 
     if not text:
         return None
-    found = expect(provider.query(_build(pc.ProjectsQuery, {"find": text})), pc.ProjectsResponse)
+    found = client.send(build(pc.ProjectsQuery, {"find": text}), pc.ProjectsResponse)
     return found.projects[0].id
 
 
 MAX_ROWS = 200
 
 
-def _text_of(provider: Any, record_id: str, hit: Any) -> str:
+def _text_of(client: Client, record_id: str, hit: Any) -> str:
     """A candidate's text: every row, dropped ones too, says which memory it is."""
     if hit is not None:
         return str(hit.record.body)
     try:
-        shown = provider.query(c.ShowQuery(record_id=record_id))
+        shown = client.send(c.ShowQuery(record_id=record_id), c.RecordResponse)
     except Exception:  # a candidate gone since (forgotten meanwhile): its id alone
         return ""
-    return str(getattr(getattr(shown, "record", None), "body", ""))
+    return shown.record.body
 
 
-def diagnose(provider: Any, shown: dict[str, str]) -> dict[str, Any]:
+def diagnose(client: Client, shown: dict[str, str]) -> dict[str, Any]:
     """Recall's trace and the director's preview for one task context."""
-    project = project_id_of(provider, shown["project"])
-    recall = expect(
-        provider.query(_build(c.RecallQuery, {"query": shown["query"], "project_id": project})),
+    project = project_id_of(client, shown["project"])
+    recall = client.send(
+        build(c.RecallQuery, {"query": shown["query"], "project_id": project}),
         c.RecallResponse,
     )
-    task = expect(
-        provider.query(
-            _build(
-                c.TaskQuery,
-                {
-                    "task": shown["query"],
-                    "project_id": project,
-                    "paths": [shown["path"]] if shown["path"] else [],
-                    "operation": shown["operation"] or None,
-                    "phase": shown["phase"] or None,
-                    "preview": True,
-                },
-            )
+    task = client.send(
+        build(
+            c.TaskQuery,
+            {
+                "task": shown["query"],
+                "project_id": project,
+                "paths": [shown["path"]] if shown["path"] else [],
+                "operation": shown["operation"] or None,
+                "phase": shown["phase"] or None,
+                "preview": True,
+            },
         ),
         c.TaskResponse,
     )
@@ -94,7 +83,7 @@ def diagnose(provider: Any, shown: dict[str, str]) -> dict[str, Any]:
             "fate": t.get("fate", ""),
             "position": delivered.get(t["id"]),
             "hit": records.get(t["id"]),
-            "text": _text_of(provider, t["id"], records.get(t["id"])),
+            "text": _text_of(client, t["id"], records.get(t["id"])),
         }
         for t in recall.trace[:MAX_ROWS]
     ]
@@ -115,7 +104,7 @@ def routes(site: Site) -> APIRouter:
     def page(request: Request) -> Response:
         v = visit(site, request)
         shown = {k: (request.query_params.get(k) or "").strip() for k in FIELDS}
-        found = diagnose(v.provider, shown) if shown["query"] else None
+        found = diagnose(v.client, shown) if shown["query"] else None
         return v.render("diagnose.html", shown=shown, found=found)
 
     return router

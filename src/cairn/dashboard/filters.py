@@ -11,11 +11,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from pydantic import ValidationError
-
 from cairn.errors import InvalidInput
 from cairn.provider import contract as c
-from cairn.provider.convert import invalid
+from cairn.provider.client import Client, build
 
 PAGE_SIZE = 50
 MAX_PAGE = 100_000
@@ -63,19 +61,15 @@ def parse_filters(params: Mapping[str, str]) -> Filters:
 SEARCH_LIMIT = 1000  # recall hits a search pages through
 
 
-def search(provider: Any, f: Filters) -> tuple[list[Any], bool]:
+def search(client: Client, f: Filters) -> tuple[list[Any], bool]:
     """A page of what recall finds for the search text, in recall's order (by relevance,
     not every word as a substring), narrowed by the other filters; and whether more follow."""
-    from cairn.provider import expect
-
-    try:
-        query = c.RecallQuery.model_validate(
-            {"query": f.q, "max_results": SEARCH_LIMIT, "max_chars": 1_000_000,
-             "include_trust": list(TRUST), "project_id": f.project or None}
-        )  # fmt: skip
-    except ValidationError as exc:
-        raise invalid(exc) from None
-    found = expect(provider.query(query), c.RecallResponse).memories
+    query = build(
+        c.RecallQuery,
+        {"query": f.q, "max_results": SEARCH_LIMIT, "max_chars": 1_000_000,
+         "include_trust": list(TRUST), "project_id": f.project or None},
+    )  # fmt: skip
+    found = client.send(query, c.RecallResponse).memories
     wanted = (
         ("scope", f.scope), ("project_id", f.project), ("state", f.state),
         ("trust", f.trust), ("kind", f.kind),
@@ -107,7 +101,4 @@ def list_query(f: Filters) -> c.ListQuery:
     for name, value in (("states", f.state), ("trust", f.trust), ("kinds", f.kind)):
         if value:
             data[name] = [value]
-    try:
-        return c.ListQuery.model_validate(data)
-    except ValidationError as exc:
-        raise invalid(exc) from None
+    return build(c.ListQuery, data)  # type: ignore[no-any-return]

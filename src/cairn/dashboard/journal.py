@@ -8,13 +8,11 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from pydantic import ValidationError
 
 from cairn.dashboard.web import Site, visit
 from cairn.errors import InvalidInput
 from cairn.provider import contract as c
-from cairn.provider import expect
-from cairn.provider.convert import invalid
+from cairn.provider.client import build
 
 PAGE = 50
 TYPES = (
@@ -52,10 +50,7 @@ def journal_query(params: Any) -> tuple[c.JournalQuery, dict[str, str]]:
         if not shown["before"].isdigit():
             raise InvalidInput("before: must be a journal sequence number")
         data["before_seq"] = int(shown["before"])
-    try:
-        return c.JournalQuery.model_validate(data), shown
-    except ValidationError as exc:
-        raise invalid(exc) from None
+    return build(c.JournalQuery, data), shown
 
 
 def record_of(payload: dict[str, Any]) -> str | None:
@@ -76,7 +71,7 @@ def routes(site: Site) -> APIRouter:
     def journal(request: Request) -> Response:
         v = visit(site, request)
         query, shown = journal_query(request.query_params)
-        events = expect(v.provider.query(query), c.JournalResponse).events
+        events = v.client.send(query, c.JournalResponse).events
         page = events[:PAGE]
         older = None
         if len(events) > PAGE and page[-1].seq is not None:

@@ -13,7 +13,6 @@ from fastapi.responses import Response
 from cairn.dashboard import charts
 from cairn.dashboard.web import Site, visit
 from cairn.provider import contract as c
-from cairn.provider import expect
 from cairn.provider import learning_contract as lc
 
 FUNNEL = (
@@ -51,15 +50,15 @@ def routes(site: Site) -> APIRouter:
     @router.get("/learning")
     def learning(request: Request) -> Response:
         v = visit(site, request)
-        telemetry = expect(v.provider.query(lc.TelemetryQuery(runs=10)), lc.TelemetryResponse)
+        telemetry = v.client.send(lc.TelemetryQuery(runs=10), lc.TelemetryResponse)
         mine: dict[str, Any] = telemetry.agents.get(v.agent, {"counters": {}, "runs": []})
         counters: dict[str, float] = mine.get("counters", {})
         funnel = [(label, float(counters.get(name, 0))) for name, label in FUNNEL]
         events = [  # one type a query: each is a walk of the journal's type index
             e
             for kind in LIFECYCLE
-            for e in expect(
-                v.provider.query(c.JournalQuery(types=[kind], newest_first=True, limit=MAX_EVENTS)),
+            for e in v.client.send(
+                c.JournalQuery(types=[kind], newest_first=True, limit=MAX_EVENTS),
                 c.JournalResponse,
             ).events
         ]

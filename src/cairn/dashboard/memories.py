@@ -10,7 +10,6 @@ from fastapi.responses import Response
 from cairn.dashboard import filters as flt
 from cairn.dashboard.web import Site, Visit, visit
 from cairn.provider import contract as c
-from cairn.provider import expect
 
 APPLICATIONS_SHOWN = 100
 
@@ -19,7 +18,7 @@ def project_names(v: Visit) -> dict[str, str]:
     """Each named repository's readable name by id, for ``app (git:…)`` in the pages."""
     from cairn.provider import projects_contract as pc
 
-    known = expect(v.provider.query(pc.ProjectsQuery()), pc.ProjectsResponse).projects
+    known = v.client.send(pc.ProjectsQuery(), pc.ProjectsResponse).projects
     return {p.id: p.name for p in known}
 
 
@@ -35,11 +34,11 @@ def routes(site: Site) -> APIRouter:
 
             from cairn.dashboard.diagnose import project_id_of
 
-            f = replace(f, project=project_id_of(v.provider, f.project) or "")
+            f = replace(f, project=project_id_of(v.client, f.project) or "")
         if f.q:  # ranked by the recall engine, as an agent would find them
-            rows, more = flt.search(v.provider, f)
+            rows, more = flt.search(v.client, f)
         else:
-            listed = expect(v.provider.query(flt.list_query(f)), c.RecordsResponse)
+            listed = v.client.send(flt.list_query(f), c.RecordsResponse)
             rows, more = listed.records[: flt.PAGE_SIZE], len(listed.records) > flt.PAGE_SIZE
         return v.render(
             "memories.html",
@@ -71,14 +70,14 @@ def routes(site: Site) -> APIRouter:
 
 def detail(v: Visit, record_id: str, *, done: str | None = None, status: int = 200) -> Response:
     """One memory as it stands now, with all it is made of."""
-    p = v.provider
-    record = expect(p.query(c.ShowQuery(record_id=record_id)), c.RecordResponse).record
-    versions = expect(p.query(c.HistoryQuery(record_id=record.id)), c.RecordsResponse).records
-    apps = expect(
-        p.query(c.ApplicationsQuery(record_id=record.id, limit=APPLICATIONS_SHOWN)),
+    p = v.client
+    record = p.send(c.ShowQuery(record_id=record_id), c.RecordResponse).record
+    versions = p.send(c.HistoryQuery(record_id=record.id), c.RecordsResponse).records
+    apps = p.send(
+        c.ApplicationsQuery(record_id=record.id, limit=APPLICATIONS_SHOWN),
         c.ApplicationsResponse,
     )
-    stones = expect(p.query(c.TombstonesQuery(record_id=record.id)), c.TombstonesResponse)
+    stones = p.send(c.TombstonesQuery(record_id=record.id), c.TombstonesResponse)
     tombstone = next((t for t in reversed(stones.tombstones)), None)
     return v.render(
         "memory.html",

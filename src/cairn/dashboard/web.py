@@ -21,6 +21,7 @@ from cairn.dashboard import sessions
 from cairn.errors import CairnError, Conflict, InvalidInput, NotFound
 from cairn.identifiers import check_name
 from cairn.provider import Provider
+from cairn.provider.client import Client
 
 TEMPLATES = Path(__file__).parent / "templates"
 SECURITY_HEADERS = {
@@ -98,7 +99,7 @@ class Visit:
     request: Request
     session: sessions.Session
     agent: str
-    provider: Provider
+    client: Client  # over the provider bound to the visitor's tenant
 
     def banner(self) -> str | None:
         """The status message of the redirect that led here, only when the server set it."""
@@ -144,7 +145,7 @@ def visit(site: Site, request: Request, params: Mapping[str, str] | None = None)
     agent = check_name("agent", asked)
     if session.agent is not None and agent != session.agent:
         raise InvalidInput(f"agent: this token acts only as agent {session.agent!r}")
-    return Visit(site, request, session, agent, site.bind(session.tenant, agent))
+    return Visit(site, request, session, agent, Client(site.bind(session.tenant, agent)))
 
 
 async def posted(site: Site, request: Request) -> tuple[Visit, dict[str, str]]:

@@ -28,7 +28,7 @@ from cairn.hooks.events import HookEvent
 from cairn.hooks.transcript import Turn
 
 if TYPE_CHECKING:
-    from cairn.hooks.gateway import Gateway
+    from cairn.provider.client import Client
 
 TASK_CHARS = 10_000
 NOTE_CHARS = 2000
@@ -94,7 +94,7 @@ def verified_by(turn: Turn) -> str | None:
 
 
 def record_turn(
-    memory: Gateway, event: HookEvent, turn: Turn, project_id: str | None, used: Sequence[str]
+    memory: Client, event: HookEvent, turn: Turn, project_id: str | None, used: Sequence[str]
 ) -> list[Any]:
     """Observe and review one turn; the records the review stored."""
     from cairn.errors import InvalidInput
@@ -117,7 +117,7 @@ def record_turn(
 
 
 def review_turn(
-    memory: Gateway, event: HookEvent, turn: Turn, project_id: str | None
+    memory: Client, event: HookEvent, turn: Turn, project_id: str | None
 ) -> list[Any]:
     """Review the user's words of one turn (under the turn's key: once); what it stored."""
     from cairn.provider import learning_contract as lc

@@ -1,5 +1,5 @@
 """The three hooks, host-neutral: a :class:`HookEvent` in, a :class:`HookReply` out, and
-memory reached only through the provider (a :class:`Gateway`).
+memory reached only through the provider (a :class:`cairn.provider.client.Client`).
 
 - **session start**: the context director's text for the repository of ``cwd`` — the
   profile and the rules that apply there, a manifest of the rest, each with why.
@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from cairn.hooks.events import SILENT, HookEvent, HookReply
-from cairn.hooks.gateway import Gateway
 from cairn.hooks.outcomes import Verdict, corrected, judge
 from cairn.hooks.session import SessionLog
+from cairn.provider.client import Client
 from cairn.visible import has_visible
 
 # A prompt longer than this is a task (a pasted log, a long brief), not a statement of a
@@ -84,7 +84,7 @@ def _clip(text: str, width: int = NOTICE_CHARS) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def handle(event: HookEvent, memory: Gateway, sessions: Path) -> HookReply:
+def handle(event: HookEvent, memory: Client, sessions: Path) -> HookReply:
     log = SessionLog(sessions, event.session_id)
     if event.kind == "session-start":
         reply = session_start(event, memory, log)
@@ -97,7 +97,7 @@ def handle(event: HookEvent, memory: Gateway, sessions: Path) -> HookReply:
 
 
 def _task(
-    memory: Gateway, event: HookEvent, task: str, where: Where, view: str = "task"
+    memory: Client, event: HookEvent, task: str, where: Where, view: str = "task"
 ) -> Any:
     from cairn.provider import contract as c
 
@@ -115,7 +115,7 @@ def _delivered(items: Sequence[Any]) -> list[tuple[str, str, int]]:
     return [(i.application_id, i.id, i.version) for i in items]
 
 
-def session_start(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
+def session_start(event: HookEvent, memory: Client, log: SessionLog) -> HookReply:
     where = locate(event.cwd)
     place = f"the {where.name} repository" if where.name else "this folder"
     _name_project(memory, where)
@@ -132,7 +132,7 @@ def session_start(event: HookEvent, memory: Gateway, log: SessionLog) -> HookRep
     return HookReply(context=context, notice=told)
 
 
-def _name_project(memory: Gateway, where: Where) -> None:
+def _name_project(memory: Client, where: Where) -> None:
     """Tell the store the repository's readable name (a no-op when it has it), so every
     view shows ``app`` beside ``git:…``."""
     if where.project_id is None or not where.name:
@@ -149,7 +149,7 @@ def _name_project(memory: Gateway, where: Where) -> None:
     )
 
 
-def _reviews(memory: Gateway) -> str:
+def _reviews(memory: Client) -> str:
     """The user's rules that outcomes keep failing: asked about, never changed (SPEC §6)."""
     from cairn.engine.recall.formatting import safe_field
     from cairn.provider import contract as c
@@ -166,7 +166,7 @@ def _reviews(memory: Gateway) -> str:
     return "\n".join(["Ask the user about these rules of theirs:", *lines[:5]])
 
 
-def prompt(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
+def prompt(event: HookEvent, memory: Client, log: SessionLog) -> HookReply:
     where = locate(event.cwd)
     text = (event.prompt or "").strip()
     if not has_visible(text):  # nothing to read, nothing to search for
@@ -218,7 +218,7 @@ def _render(response: Any, fresh: Sequence[Any]) -> str:
     )
 
 
-def _signal(event: HookEvent, memory: Gateway, log: SessionLog, text: str, where: Where) -> str:
+def _signal(event: HookEvent, memory: Client, log: SessionLog, text: str, where: Where) -> str:
     """Act on the prompt as a user statement; one line on what was done ("" for none)."""
     from cairn.errors import InvalidInput
     from cairn.provider import contract as c
@@ -275,7 +275,7 @@ def _signal(event: HookEvent, memory: Gateway, log: SessionLog, text: str, where
     return ""
 
 
-def _report(memory: Gateway, event: HookEvent, verdicts: Sequence[Verdict]) -> list[str]:
+def _report(memory: Client, event: HookEvent, verdicts: Sequence[Verdict]) -> list[str]:
     """Send the verdicts that carry an outcome; the application ids settled."""
     from cairn.provider import contract as c
 
@@ -293,7 +293,7 @@ def _report(memory: Gateway, event: HookEvent, verdicts: Sequence[Verdict]) -> l
     return settled
 
 
-def stop(event: HookEvent, memory: Gateway, log: SessionLog) -> HookReply:
+def stop(event: HookEvent, memory: Client, log: SessionLog) -> HookReply:
     if event.stop_hook_active or not event.transcript_path:
         return SILENT  # the host is continuing for a stop hook: the turn is not over
     from cairn.hooks.episode import record_turn, review_turn

@@ -18,7 +18,7 @@ from typing import Protocol
 from cairn.homes import make_private_folder, open_private
 from cairn.hooks import claude_code
 from cairn.hooks.events import HookEvent, HookKind, HookReply
-from cairn.hooks.gateway import Gateway
+from cairn.provider.client import Client
 
 LOG_LIMIT_BYTES = 1024 * 1024  # then the log starts over, the old one kept as .1
 
@@ -35,7 +35,7 @@ HOSTS: dict[str, ModuleType] = {claude_code.HOST: claude_code}
 
 
 def run_hook(
-    host: str, kind: HookKind, raw: bytes, memory: Callable[[], Gateway], home: Path
+    host: str, kind: HookKind, raw: bytes, memory: Callable[[], Client], home: Path
 ) -> str:
     """The host's standard output for one event ("" on any error, which is logged)."""
     try:

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from cairn.errors import InvalidInput
-from cairn.hooks.gateway import Gateway
 from cairn.mcp_server.strict_json import REPEATED_KEY
 from cairn.mcp_server.tools import BY_NAME, SERVER_FIELDS, input_schema
+from cairn.provider.client import Client
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ def checked_arguments(name: str, arguments: dict[str, Any] | None) -> dict[str, 
 
 
 class MemoryTools:
-    def __init__(self, memory: Gateway, binding: Binding) -> None:
+    def __init__(self, memory: Client, binding: Binding) -> None:
         self._memory = memory
         self._binding = binding
         self._calls: dict[str, Callable[[dict[str, Any]], ToolAnswer]] = {

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cairn.hooks.gateway import Gateway
 from cairn.mcp_server.calls import Binding
+from cairn.provider.client import Client
 
 PROFILE_KINDS = ["profile", "preference", "policy", "skill"]
 RULE_KINDS = ["policy", "preference", "skill"]
@@ -58,7 +58,7 @@ def _line(record: Any) -> str:
     return f"- {record.id} [{record.kind}, {record.state}] {body}{tail}"
 
 
-def read_resource(memory: Gateway, binding: Binding, uri: str) -> str:
+def read_resource(memory: Client, binding: Binding, uri: str) -> str:
     from cairn.errors import NotFound
     from cairn.provider import contract as c
 

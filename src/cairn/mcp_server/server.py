@@ -20,10 +20,10 @@ from mcp.server import Server, ServerRequestContext
 
 from cairn import __version__
 from cairn.errors import CairnError
-from cairn.hooks.gateway import Gateway
 from cairn.mcp_server.calls import Binding, MemoryTools
 from cairn.mcp_server.resources import RESOURCES, read_resource
 from cairn.mcp_server.tools import BY_NAME, TOOLS, input_schema
+from cairn.provider.client import Client
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -75,7 +75,7 @@ def _tool(spec: Any) -> types.Tool:
     )
 
 
-def build_server(memory: Gateway, binding: Binding, worker: Worker) -> Server[Any]:
+def build_server(memory: Client, binding: Binding, worker: Worker) -> Server[Any]:
     tools = MemoryTools(memory, binding)
     warnings: list[str] = getattr(memory, "warnings", [])
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from cairn.provider.contract import (
     CONTRACT_VERSION,
@@ -31,21 +31,6 @@ class Provider(Protocol):
     def close(self) -> None: ...
 
 
-T = TypeVar("T")
-
-
-def expect(response: object, answer: type[T]) -> T:
-    """The response if it is of the expected type; a provider that answers otherwise is
-    a defect (or a server of another contract version), reported as such."""
-    if not isinstance(response, answer):
-        from cairn.errors import StorageError
-
-        raise StorageError(
-            f"the provider answered {type(response).__name__}, expected {answer.__name__}"
-        )
-    return response
-
-
 __all__ = [
     "CONTRACT_VERSION",
     "ApplyRequest",
@@ -54,5 +39,4 @@ __all__ = [
     "QueryRequest",
     "QueryResponse",
     "StatusResponse",
-    "expect",
 ]

@@ -15,7 +15,7 @@ from datetime import date
 from numbers import Integral
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from cairn.engine.recall.pipeline import Candidate, RecallResult
 from cairn.engine.recall.relevance import Relevance
@@ -35,7 +35,6 @@ from cairn.provider.contract import (
 )
 from cairn.services.tasks import DeliveredItem
 from cairn.services.wording import Words
-from cairn.validation import kind_of
 
 _LIST_FIELDS = ("tags", "path_patterns", "operations", "phases", "task_types", "evidence")
 _RECORD_FIELDS = tuple(f.name for f in fields(Record))
@@ -306,51 +305,3 @@ def delivered_model(item: DeliveredItem, *, with_body: bool) -> dict[str, Any]:
         "application_id": item.application_id,
         "rank_score": item.rank_score,
     }
-
-
-_LABELS = {"trust": "trust level", "include_trust": "trust level", "memory_type": "memory type"}
-_TAGS = {"remember", "store", "ingest", "correct", "forget", "restore", "evict", "unevict"}
-
-
-_TYPE_WORDS = {
-    "bool_type": "true or false",
-    "int_type": "an integer",
-    "int_from_float": "an integer",
-    "float_type": "a number",
-    "string_type": "text",
-    "list_type": "a list",
-    "dict_type": "an object",
-    "model_type": "an object",
-}
-
-
-def invalid(exc: ValidationError) -> InvalidInput:
-    """One line naming the field, for a request the contract refused."""
-    err = exc.errors()[0]
-    loc = [str(p) for p in err.get("loc", ())]
-    if loc and (loc[0] in _TAGS or loc[0].endswith("Request") or loc[0].endswith("Query")):
-        loc = loc[1:]  # the discriminated union's tag
-    prefix = ""
-    if len(loc) >= 2 and loc[0] == "items" and loc[1].isdigit():  # a bulk write's item
-        prefix, loc = f"item {int(loc[1]) + 1}: ", loc[2:]
-    field = ".".join(loc) or "request"
-    label = _LABELS.get(loc[-1] if loc else "", field)
-    kind = err.get("type", "")
-    ctx = err.get("ctx") or {}
-    value = err.get("input")
-    shown = repr(value)[:60]
-    if kind == "literal_error":
-        message = f"unknown {label} {shown} (expected one of: {ctx.get('expected')})"
-    elif kind == "string_unicode":
-        message = f"{label} is not valid UTF-8 text"
-    elif kind == "string_too_long" and isinstance(value, str):
-        message = f"{label} is {len(value):,} characters; the limit is {ctx.get('max_length'):,}"
-    elif kind == "extra_forbidden":
-        message = f"unknown field {field!r}"
-    elif kind == "missing":
-        message = f"{field} is required"
-    elif kind in _TYPE_WORDS:
-        message = f"{field} must be {_TYPE_WORDS[kind]}, not {kind_of(value)}"
-    else:
-        message = f"{label}: {err.get('msg', 'invalid')}"
-    return InvalidInput(prefix + message)

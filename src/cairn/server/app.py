@@ -44,7 +44,7 @@ from cairn.errors import CairnError, InvalidInput, StorageUnavailable
 from cairn.provider import Provider
 from cairn.provider import contract as c
 from cairn.provider.attribution import attribute, token_session
-from cairn.provider.convert import invalid
+from cairn.provider.client import invalid
 from cairn.provider.registry import MUTATIONS, QUERIES
 from cairn.provider.remote import error_of, one_line
 from cairn.server.auth import Binding, TokenStore, is_local, local_binding

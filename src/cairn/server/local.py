@@ -174,8 +174,9 @@ def add_local_routes(
 
     from cairn.errors import CairnError
     from cairn.hooks.events import HOOK_KINDS
-    from cairn.hooks.gateway import ProviderGateway
     from cairn.hooks.run import HOSTS, run_hook
+    from cairn.provider.attribution import COMMAND_LINE
+    from cairn.provider.client import Client
     from cairn.server.app import error_reply
 
     def refuse_remote(request: Request) -> Response | None:
@@ -207,8 +208,8 @@ def add_local_routes(
         tenant, agent = binding.tenant, binding.agent or "default"
 
         def work() -> str:
-            gateway = ProviderGateway(engine.bound(tenant=tenant, agent=agent), tenant, agent)
-            return run_hook(host, kind, raw, lambda: gateway, home)
+            client = Client(engine.bound(tenant=tenant, agent=agent), attribution=COMMAND_LINE)
+            return run_hook(host, kind, raw, lambda: client, home)
 
         output = await run_in_threadpool(work)
         seconds = time.perf_counter() - start

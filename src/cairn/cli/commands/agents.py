@@ -42,7 +42,7 @@ def hook(app: App, event: str, host: str) -> None:
         output = _through_daemon(app, host, event, raw)
         if output is None:  # no daemon: the hook runs here
             app.will_embed()  # every hook embeds: a task, a statement or an episode
-            output = run_hook(host, cast("HookKind", event), raw, lambda: app, app.home)
+            output = run_hook(host, cast("HookKind", event), raw, lambda: app.client, app.home)
     except Exception:
         log_error(app.home, f"{host} {event}")
         output = ""
@@ -93,11 +93,17 @@ SETTINGS = {
 @click.command()
 @click.argument("host", type=click.Choice(HOSTS))
 @click.option(
-    "--local", "scope", flag_value="local", default=True,
+    "--local",
+    "scope",
+    flag_value="local",
+    default=True,
     help="This repository's .claude/settings.local.json (the default; not committed).",
 )
 @click.option(
-    "--shared", "--project", "scope", flag_value="shared",
+    "--shared",
+    "--project",
+    "scope",
+    flag_value="shared",
     help="This repository's .claude/settings.json (the file a team commits).",
 )
 @click.option("--user", "scope", flag_value="user", help="~/.claude/settings.json.")
@@ -238,9 +244,9 @@ def mcp_command(app: App, transport: str, bind: str, port: int, project: str | N
     from cairn.provider.attribution import Attribution
 
     # This server's outcomes are one session's: the MCP client's, this process.
-    app.attribution = Attribution("mcp:" + secrets.token_hex(8))
+    app.client.attribution = Attribution("mcp:" + secrets.token_hex(8))
     worker = server.Worker()
-    built = server.build_server(app, binding, worker)
+    built = server.build_server(app.client, binding, worker)
     try:
         if transport == "http":
             click.echo(f"cairn mcp: streamable HTTP on http://{bind}:{port}/mcp", err=True)

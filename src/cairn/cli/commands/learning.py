@@ -79,8 +79,8 @@ def observe(
             raise InvalidInput("a context.outcome takes one --application and an --outcome")
         data["application_id"] = data.pop("applications")[0]
     data["project_id"] = found.id if found else None
-    key = event_id or app.key("observe", type_, sorted(data.items(), key=lambda kv: kv[0]))
-    response = app.apply(lc.ObserveRequest, lc.ObserveResponse, key, type=type_, **data)
+    key = event_id or app.client.key("observe", type_, sorted(data.items(), key=lambda kv: kv[0]))
+    response = app.client.apply(lc.ObserveRequest, lc.ObserveResponse, key, type=type_, **data)
     if response.duplicate:
         said = f"already observed ({response.event_id}); nothing changed"
     elif not response.kept:
@@ -99,7 +99,7 @@ def observe(
 @pass_app
 def reflect(app: App, if_due: bool) -> None:
     """Turn corroborated successes since the cursor into mental-model docs."""
-    response = app.apply(
+    response = app.client.apply(
         lc.ReflectRequest, lc.ReflectResponse, "cli:reflect:" + new_ulid(), if_due=if_due
     )
     data = response.model_dump()
@@ -132,7 +132,7 @@ def reflect(app: App, if_due: bool) -> None:
 def sweep(app: App, if_due: bool) -> None:
     """Soft-evict memories idle too long or at the failure floor (pinned, system and
     well-proven memories are exempt; 'unevict' reverses)."""
-    response = app.apply(
+    response = app.client.apply(
         lc.SweepRequest, lc.SweepResponse, "cli:sweep:" + new_ulid(), if_due=if_due
     )
     if not response.ran:
@@ -151,11 +151,11 @@ def _eviction(app: App, record_id: str, mutation: str) -> None:
     from cairn.identifiers import record_id_of
 
     wanted = record_id_of(record_id)
-    current = app.query(c.ShowQuery, c.RecordResponse, record_id=wanted).record
-    response = app.apply(
+    current = app.client.query(c.ShowQuery, c.RecordResponse, record_id=wanted).record
+    response = app.client.apply(
         c.EvictRequest,
         c.WriteResponse,
-        app.key(mutation, current.id, current.version, current.evicted_at),
+        app.client.key(mutation, current.id, current.version, current.evicted_at),
         record_id=current.id,
         mutation=mutation,
     )
@@ -184,11 +184,11 @@ def _pinning(app: App, record_id: str, mutation: str) -> None:
     from cairn.identifiers import record_id_of
 
     wanted = record_id_of(record_id)
-    current = app.query(c.ShowQuery, c.RecordResponse, record_id=wanted).record
-    response = app.apply(
+    current = app.client.query(c.ShowQuery, c.RecordResponse, record_id=wanted).record
+    response = app.client.apply(
         c.PinRequest,
         c.WriteResponse,
-        app.key(mutation, current.id, current.version, current.pinned),
+        app.client.key(mutation, current.id, current.version, current.pinned),
         record_id=current.id,
         mutation=mutation,
     )
@@ -233,10 +233,10 @@ def review(app: App, transcript: str, fmt: str, project: str | None) -> None:
     except UnicodeDecodeError:
         raise InvalidInput(f"{transcript}: not valid UTF-8 text") from None
     found = resolve_project(app, project)
-    response = app.apply(
+    response = app.client.apply(
         lc.ReviewRequest,
         lc.ReviewResponse,
-        app.key("review", text, found.id if found else None),
+        app.client.key("review", text, found.id if found else None),
         transcript=text,
         format=fmt,
         project_id=found.id if found else None,
@@ -266,7 +266,7 @@ def review(app: App, transcript: str, fmt: str, project: str | None) -> None:
 def ask(app: App, question: str, project: str | None) -> None:
     """Answer QUESTION from memory, citing memory ids (or say memory has no answer)."""
     found = resolve_project(app, project)
-    response = app.query(
+    response = app.client.query(
         lc.AskQuery,
         lc.AskResponse,
         question=question,
@@ -280,7 +280,7 @@ def ask(app: App, question: str, project: str | None) -> None:
 
 def telemetry_lines(app: App) -> tuple[dict[str, Any], list[str]]:
     """Counters and the last runs of every agent of the tenant, for ``explain``."""
-    data = app.query(lc.TelemetryQuery, lc.TelemetryResponse, all_agents=True).model_dump()
+    data = app.client.query(lc.TelemetryQuery, lc.TelemetryResponse, all_agents=True).model_dump()
     lines: list[str] = []
     if data["llm_features"]:
         lines.append(f"LLM features active: {', '.join(data['llm_features'])}")

@@ -79,10 +79,10 @@ def remember(
     found = resolve_project(app, project, required=True) if scope == "project" else None
     here = None if by_hand else resolve_project(app, None)
     body = read_text_argument(text)
-    response = app.apply(
+    response = app.client.apply(
         c.RememberRequest,
         c.WriteResponse,
-        app.key(
+        app.client.key(
             "remember",
             body,
             kind,
@@ -132,7 +132,7 @@ def _line_keys(lines: list[tuple[int, str]], app: App, project_id: str | None) -
     for _, line in lines:
         digest = hashlib.sha256(line.strip().encode("utf-8", "surrogatepass")).hexdigest()
         seen[digest] += 1
-        keys.append(app.key("ingest", digest, seen[digest], *where))
+        keys.append(app.client.key("ingest", digest, seen[digest], *where))
     return keys
 
 
@@ -171,7 +171,7 @@ def ingest(app: App, file: str, batch_size: int, project: str | None) -> None:
     """
     from pydantic import ValidationError
 
-    from cairn.provider.convert import invalid
+    from cairn.provider.client import invalid
 
     check_file_argument("FILE", file)
     raw = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
@@ -215,10 +215,10 @@ def ingest(app: App, file: str, batch_size: int, project: str | None) -> None:
             response = _named_by_line(
                 file,
                 lines,
-                lambda: app.apply(
+                lambda: app.client.apply(
                     c.IngestRequest,
                     c.IngestResponse,
-                    app.key("ingest-file", *keys),
+                    app.client.key("ingest-file", *keys),
                     items=items,
                     item_keys=keys,
                     batch_size=batch_size,
@@ -278,7 +278,7 @@ def list_(
             data.update(project_id=here.id, with_global=scope is None)
         elif scope is None:
             scope = "global"  # outside any repository: the global memories
-    response = app.query(
+    response = app.client.query(
         c.ListQuery,
         c.RecordsResponse,
         scope=scope,
@@ -306,19 +306,21 @@ def show(app: App, record_id: str, as_of: str | None, history: bool) -> None:
     if history:
         versions = [
             r.model_dump()
-            for r in app.query(c.HistoryQuery, c.RecordsResponse, record_id=record_id).records
+            for r in app.client.query(
+                c.HistoryQuery, c.RecordsResponse, record_id=record_id
+            ).records
         ]
         names = project_names(app)
         emit(app, versions, lambda: "\n\n".join(record_detail(r, names) for r in versions))
         return
-    record = app.query(
+    record = app.client.query(
         c.ShowQuery, c.RecordResponse, record_id=record_id, as_of=as_of
     ).record.model_dump()
     emit(app, record, lambda: record_detail(record, project_names(app)))
 
 
 def _current(app: App, record_id: str) -> c.RecordModel:
-    return app.query(c.ShowQuery, c.RecordResponse, record_id=record_id).record
+    return app.client.query(c.ShowQuery, c.RecordResponse, record_id=record_id).record
 
 
 @click.command()
@@ -330,10 +332,10 @@ def correct(app: App, record_id: str, text: str) -> None:
     again changes nothing."""
     body = read_text_argument(text)
     current = _current(app, record_id)
-    response = app.apply(
+    response = app.client.apply(
         c.CorrectRequest,
         c.WriteResponse,
-        app.key("correct", current.id, current.version, body),
+        app.client.key("correct", current.id, current.version, body),
         record_id=current.id,
         text=body,
     )
@@ -347,7 +349,7 @@ def correct(app: App, record_id: str, text: str) -> None:
 
 
 def _stone(app: App, record_id: str) -> tuple[str, str | None]:
-    stones = app.query(c.TombstonesQuery, c.TombstonesResponse).tombstones
+    stones = app.client.query(c.TombstonesQuery, c.TombstonesResponse).tombstones
     found = next((t for t in stones if t.record_id == record_id), None)
     return (found.removed_at, found.restored_at) if found else ("", None)
 
@@ -359,10 +361,10 @@ def _stone(app: App, record_id: str) -> tuple[str, str | None]:
 def forget(app: App, record_id: str, permanent: bool) -> None:
     """Forget a memory (reversible with 'restore' unless --permanent)."""
     current = _current(app, record_id)
-    response = app.apply(
+    response = app.client.apply(
         c.ForgetRequest,
         c.ForgetResponse,
-        app.key("forget", current.id, current.version, permanent, *_stone(app, current.id)),
+        app.client.key("forget", current.id, current.version, permanent, *_stone(app, current.id)),
         record_id=current.id,
         permanent=permanent,
     )
@@ -377,12 +379,14 @@ def restore(app: App, record_id: str) -> None:
     """Undo a forget."""
     # The tombstone query resolves a prefix (or an application id) to the memory's id,
     # so the idempotency key is the same whichever form the user typed.
-    stones = app.query(c.TombstonesQuery, c.TombstonesResponse, record_id=record_id).tombstones
+    stones = app.client.query(
+        c.TombstonesQuery, c.TombstonesResponse, record_id=record_id
+    ).tombstones
     wanted = stones[-1].record_id if stones else record_id.strip().upper()
-    response = app.apply(
+    response = app.client.apply(
         c.RestoreRequest,
         c.WriteResponse,
-        app.key("restore", wanted, *_stone(app, wanted)),
+        app.client.key("restore", wanted, *_stone(app, wanted)),
         record_id=wanted,
     )
     emit(app, response.model_dump(), f"restored {response.record.id}")

@@ -41,7 +41,7 @@ def export(app: App, file: str | None) -> None:
         if not Path(file).name:
             raise InvalidInput("export needs a file name")
         check_file_argument("FILE", file)
-    lines = app.query(c.ExportQuery, c.ExportResponse).lines
+    lines = app.client.query(c.ExportQuery, c.ExportResponse).lines
     if file in (None, "-"):
         for line in lines:
             click.echo(line)
@@ -72,10 +72,10 @@ def import_(app: App, file: str) -> None:
     except UnicodeDecodeError:
         raise InvalidInput(f"{file}: not valid UTF-8 text") from None
     with progress_bar(app, "importing"):
-        response = app.apply(
+        response = app.client.apply(
             c.ImportRequest,
             c.ImportResponse,
-            app.key("import", hashlib.sha256(raw).hexdigest()),
+            app.client.key("import", hashlib.sha256(raw).hexdigest()),
             lines=lines,
             source=file,
         )
@@ -102,8 +102,8 @@ def rebuild(app: App, from_markdown: bool) -> None:
         emit(app, {"restored": count}, f"restored {count} memories from Markdown")
         return
     with progress_bar(app, "rebuilding"):
-        key = app.key("rebuild", os_urandom_hex())
-        response = app.apply(c.RebuildRequest, c.RebuildResponse, key)
+        key = app.client.key("rebuild", os_urandom_hex())
+        response = app.client.apply(c.RebuildRequest, c.RebuildResponse, key)
     emit(app, response.model_dump(), f"replayed {response.replayed} events")
 
 
@@ -173,7 +173,9 @@ def sync(app: App) -> None:
 @pass_app
 def journal(app: App, after_seq: int, limit: int | None) -> None:
     """The journal of this tenant and agent, oldest first."""
-    events = app.query(c.JournalQuery, c.JournalResponse, after_seq=after_seq, limit=limit).events
+    events = app.client.query(
+        c.JournalQuery, c.JournalResponse, after_seq=after_seq, limit=limit
+    ).events
     data = [e.model_dump() for e in events]
 
     def text() -> str:

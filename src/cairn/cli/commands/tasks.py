@@ -43,7 +43,7 @@ def recall(
     and print the preamble."""
     app.will_embed()
     found = resolve_project(app, project)
-    response = app.query(
+    response = app.client.query(
         c.RecallQuery,
         c.RecallResponse,
         query=query,
@@ -111,7 +111,7 @@ def context(
     """The memory a task needs: resident rules in full, then a manifest, each with why."""
     app.will_embed()
     found = resolve_project(app, project)
-    response = app.query(
+    response = app.client.query(
         c.TaskQuery,
         c.TaskResponse,
         task=task,
@@ -140,7 +140,7 @@ def expand(app: App, record_id: str, task: str | None) -> None:
     """The full body, sources and verification of one item (recorded as an application)."""
     from cairn.cli.render import record_detail
 
-    response = app.query(c.ExpandQuery, c.ExpandResponse, record_id=record_id, task=task)
+    response = app.client.query(c.ExpandQuery, c.ExpandResponse, record_id=record_id, task=task)
     data = response.model_dump(exclude={"contract", "view"})
     record = response.record.model_dump()
     text = "\n".join(
@@ -160,10 +160,10 @@ def expand(app: App, record_id: str, task: str | None) -> None:
 def feedback(app: App, application_id: str, outcome: str) -> None:
     """Report how an applied memory did. One outcome per application: the same one again
     changes nothing, a different one replaces it."""
-    response = app.apply(
+    response = app.client.apply(
         c.FeedbackRequest,
         c.FeedbackResponse,
-        app.key("feedback", application_id.strip().upper(), outcome, app.journal_length()),
+        app.client.key("feedback", application_id.strip().upper(), outcome, app.journal_length()),
         application_id=application_id,
         outcome=outcome,
     )
@@ -204,10 +204,10 @@ def signal(
     app.will_embed()
     statement = read_text_argument(text)
     found = resolve_project(app, project)
-    response = app.apply(
+    response = app.client.apply(
         c.SignalRequest,
         c.SignalResponse,
-        app.key(
+        app.client.key(
             "signal",
             statement,
             found.id if found else None,
@@ -311,7 +311,9 @@ def explain(app: App) -> None:
     and the last reflection and sweep runs, per agent."""
     from cairn.cli.commands.learning import telemetry_lines
 
-    data = app.query(c.ExplainQuery, c.ExplainResponse).model_dump(exclude={"contract", "view"})
+    data = app.client.query(c.ExplainQuery, c.ExplainResponse).model_dump(
+        exclude={"contract", "view"}
+    )
     data["telemetry"], learned = telemetry_lines(app)
     emit(app, data, "\n".join([*explained(data), *learned]))
 
