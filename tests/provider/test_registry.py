@@ -34,10 +34,10 @@ def test_the_unions_and_the_registry_hold_the_same_requests() -> None:
 def test_every_route_has_a_handler_and_an_answer_of_the_contract() -> None:
     answers = set(get_args(c.QueryResponse)) | set(get_args(c.ApplyResponse))
     for route in registry.ROUTES:
-        assert route.handler in local.HANDLERS, route
+        assert route.request in local.HANDLERS, route
         assert route.answer in answers, route
         assert route.path == {"query": "/v1/query", "apply": "/v1/apply"}[route.kind]
-    assert set(local.HANDLERS) == {r.handler for r in registry.ROUTES}
+    assert set(local.HANDLERS) == {r.request for r in registry.ROUTES}
 
 
 def test_the_server_parses_every_request_by_its_name(routes: list[registry.Route]) -> None:
@@ -91,12 +91,12 @@ def test_a_request_added_to_a_union_alone_fails_the_import_check(
     with pytest.raises(TypeError, match=r"not registered \['_Unserved'\]"):
         registry._check()
     monkeypatch.undo()
-    extra = (*registry.ROUTES, registry.Route(_Unserved, c.ExplainResponse, "query", "unserved"))
+    extra = (*registry.ROUTES, registry.Route(_Unserved, c.ExplainResponse, "query"))
     monkeypatch.setattr(registry, "ROUTES", extra)
     with pytest.raises(TypeError, match=r"not in the union \['_Unserved'\]"):
         registry._check()
     monkeypatch.setattr(local, "ROUTES", extra)
-    with pytest.raises(TypeError, match=r"not \['unserved'\] of it"):
+    with pytest.raises(TypeError, match=r"not \['_Unserved'\] of it"):
         local._check()
 
 

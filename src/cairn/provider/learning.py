@@ -184,13 +184,13 @@ def _telemetry(s: LearningServices, request: TelemetryQuery, ns: Namespace) -> T
 
 LearningHandler = Callable[[LearningServices, Any, Namespace], BaseModel]
 
-# handler name (cairn.provider.registry) -> what serves it, given the learning layer
-HANDLERS: dict[str, LearningHandler] = {
-    "observe": _observe,
-    "reflect": _reflect,
-    "sweep": _sweep,
-    "review": _review,
-    "delta": _delta,
-    "ask": _ask,
-    "telemetry": _telemetry,
+# request type -> what serves it, given the learning layer
+HANDLERS: dict[type[BaseModel], LearningHandler] = {
+    ObserveRequest: _observe,
+    ReflectRequest: _reflect,
+    SweepRequest: _sweep,
+    ReviewRequest: _review,
+    DeltaRequest: _delta,
+    AskQuery: _ask,
+    TelemetryQuery: _telemetry,
 }

@@ -7,6 +7,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from cairn.errors import InvalidInput
 from cairn.identifiers import check_name
 from cairn.model import Namespace
@@ -22,7 +24,7 @@ from cairn.provider.contract import (
     StatusResponse,
 )
 from cairn.provider.learning import HANDLERS as LEARNING_HANDLERS
-from cairn.provider.learning import LEARNING_RESPONSES, LearningServices
+from cairn.provider.learning import LEARNING_RESPONSES, LearningHandler, LearningServices
 from cairn.provider.local_queries import Handler
 from cairn.provider.registry import ROUTES, Kind, route_of
 from cairn.services.languages import language_warning
@@ -173,7 +175,7 @@ class LocalProvider:
         return answer  # type: ignore[no-any-return]
 
     def _handler(self, request: object, kind: Kind) -> Handler:
-        return HANDLERS[route_of(request, kind).handler]
+        return HANDLERS[route_of(request, kind).request]
 
     @property
     def services(self) -> Services:
@@ -191,31 +193,30 @@ class LocalProvider:
         return self._s.learning
 
 
-def _learning_handler(name: str) -> Handler:
-    serve = LEARNING_HANDLERS[name]
-
+def _learning_handler(serve: LearningHandler) -> Handler:
     def handler(p: LocalProvider, request: Any, ns: Namespace) -> Any:
         return serve(p.learning(), request, ns)
 
-    handler.__name__ = name
+    handler.__name__ = serve.__name__
     return handler
 
 
-# handler name -> what serves it: every route of the registry, none besides
-HANDLERS: dict[str, Handler] = {
+# request type -> what serves it: every request of the registry, none besides
+HANDLERS: dict[type[BaseModel], Handler] = {
     **local_queries.HANDLERS,
     **local_mutations.HANDLERS,
     **project_handlers.HANDLERS,
-    **{name: _learning_handler(name) for name in LEARNING_HANDLERS},
+    **{model: _learning_handler(serve) for model, serve in LEARNING_HANDLERS.items()},
 }
 
 
 def _check() -> None:
-    named = {route.handler for route in ROUTES}
-    if named != set(HANDLERS):
+    registered = {route.request for route in ROUTES}
+    if registered != set(HANDLERS):
+        beyond = sorted(m.__name__ for m in set(HANDLERS) - registered)
+        missing = sorted(m.__name__ for m in registered - set(HANDLERS))
         raise TypeError(
-            f"the embedded engine serves {sorted(set(HANDLERS) - named)} beyond the registry"
-            f" and not {sorted(named - set(HANDLERS))} of it"
+            f"the embedded engine serves {beyond} beyond the registry and not {missing} of it"
         )
 
 

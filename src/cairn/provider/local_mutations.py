@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from cairn.model import Namespace
 from cairn.provider.contract import (
     CorrectRequest,
@@ -229,17 +231,17 @@ def rebuild(p: LocalProvider, request: RebuildRequest, ns: Namespace) -> Rebuild
     return RebuildResponse.model_construct(replayed=replayed, warnings=warnings)
 
 
-HANDLERS: dict[str, Handler] = {
-    "remember": remember,
-    "store": store,
-    "ingest": ingest,
-    "correct": correct,
-    "forget": forget,
-    "restore": restore,
-    "evict": evict,
-    "pin": pin,
-    "feedback": feedback,
-    "signal": signal,
-    "import_": import_,
-    "rebuild": rebuild,
+HANDLERS: dict[type[BaseModel], Handler] = {
+    RememberRequest: remember,
+    StoreRequest: store,
+    IngestRequest: ingest,
+    CorrectRequest: correct,
+    ForgetRequest: forget,
+    RestoreRequest: restore,
+    EvictRequest: evict,
+    PinRequest: pin,
+    FeedbackRequest: feedback,
+    SignalRequest: signal,
+    ImportRequest: import_,
+    RebuildRequest: rebuild,
 }

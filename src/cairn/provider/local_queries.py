@@ -8,13 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from cairn.engine.recall.formatting import ContextEntry, Fence, format_context
 from cairn.model import Namespace
 from cairn.provider.contract import (
     ApplicationsQuery,
     ApplicationsResponse,
-    ConstraintModel,
-    DeliveredModel,
     ExpandQuery,
     ExpandResponse,
     ExplainQuery,
@@ -37,12 +34,12 @@ from cairn.provider.contract import (
 )
 from cairn.provider.convert import (
     application_model,
-    delivered_model,
     event_model,
     recall_response,
     record_model,
     tombstone_model,
 )
+from cairn.provider.views import task_response
 from cairn.services.reads import time_of
 from cairn.storage.ports import EventFilter, RecordQuery
 
@@ -50,18 +47,6 @@ if TYPE_CHECKING:
     from cairn.provider.local import LocalProvider
 
 Handler = Callable[["LocalProvider", Any, Namespace], BaseModel]
-
-
-def _entry(item: DeliveredModel) -> ContextEntry:
-    return ContextEntry(
-        record_id=item.id,
-        title=None,
-        summary=item.summary,
-        body=item.body or "",
-        trust=item.trust,
-        why=tuple(item.why_applied),
-        application_id=item.application_id,
-    )
 
 
 def recall(p: LocalProvider, request: RecallQuery, ns: Namespace) -> RecallResponse:
@@ -92,39 +77,7 @@ def task(p: LocalProvider, request: TaskQuery, ns: Namespace) -> TaskResponse:
         preview=request.preview,
         broad=request.view == "combined",  # a session's start: every rule that matches
     )
-    view = request.view
-    resident = [
-        DeliveredModel.model_construct(**delivered_model(i, with_body=True))
-        for i in ctx.resident
-        if view != "profile" or i.record.kind == "profile"
-    ]
-    manifest = [
-        DeliveredModel.model_construct(**delivered_model(i, with_body=False)) for i in ctx.manifest
-    ]
-    if view == "manifest":
-        resident = []
-    if view == "profile":
-        manifest = []
-    constraints = [c.text for c in ctx.constraints]
-    text = format_context(
-        constraints,
-        [_entry(i) for i in resident],
-        [_entry(i) for i in manifest],
-        Fence.new(),
-    )
-    return TaskResponse.model_construct(
-        view=view,
-        task=ctx.task,
-        project_id=request.project_id,
-        resident=resident,
-        manifest=manifest,
-        constraints=[
-            ConstraintModel.model_construct(text=c.text, cue=c.cue, confidence=c.confidence)
-            for c in ctx.constraints
-        ],
-        applications=[application_model(a) for a in ctx.applications],
-        text=text,
-    )
+    return task_response(request, ctx)
 
 
 def expand(p: LocalProvider, request: ExpandQuery, ns: Namespace) -> ExpandResponse:
@@ -208,16 +161,16 @@ def export(p: LocalProvider, request: ExportQuery, ns: Namespace) -> ExportRespo
     return ExportResponse.model_construct(lines=list(p.services.transfer.export(ns)))
 
 
-HANDLERS: dict[str, Handler] = {
-    "recall": recall,
-    "task": task,
-    "expand": expand,
-    "list": list_,
-    "show": show,
-    "history": history,
-    "journal": journal,
-    "tombstones": tombstones,
-    "applications": applications,
-    "explain": explain,
-    "export": export,
+HANDLERS: dict[type[BaseModel], Handler] = {
+    RecallQuery: recall,
+    TaskQuery: task,
+    ExpandQuery: expand,
+    ListQuery: list_,
+    ShowQuery: show,
+    HistoryQuery: history,
+    JournalQuery: journal,
+    TombstonesQuery: tombstones,
+    ApplicationsQuery: applications,
+    ExplainQuery: explain,
+    ExportQuery: export,
 }

@@ -34,4 +34,4 @@ def name_project(
     return pc.NameProjectResponse.model_construct(project=project_model(named), changed=changed)
 
 
-HANDLERS: dict[str, Any] = {"projects": projects, "name_project": name_project}
+HANDLERS: dict[type[Any], Any] = {pc.ProjectsQuery: projects, pc.NameProjectRequest: name_project}

@@ -2,11 +2,12 @@
 
 Each :class:`Route` names a request model of ``cairn.provider.v1``, the response model it
 is answered with, whether it is a query (``POST /v1/query``, changes nothing) or a
-mutation (``POST /v1/apply``), and the handler of the embedded engine that serves it.
-The in-process provider dispatches on it, the HTTP server (and so the local daemon,
-which is the server on a unix socket) parses bodies with it, and the remote provider
-checks requests and parses replies with it — so a request is served on every route or
-on none.
+mutation (``POST /v1/apply``). The embedded engine serves each with the handler its
+table (:data:`cairn.provider.local.HANDLERS`) keys by the request's type, checked against
+this registry at import; the in-process provider dispatches on it, the HTTP server (and
+so the local daemon, which is the server on a unix socket) parses bodies with it, and
+the remote provider checks requests and parses replies with it — so a request is served
+on every route or on none.
 
 The contract's unions (:data:`cairn.provider.contract.QueryRequest` and ``ApplyRequest``)
 give the static types and the OpenAPI schema; importing this module checks that they
@@ -38,7 +39,6 @@ class Route:
     request: type[BaseModel]
     answer: type[BaseModel]
     kind: Kind
-    handler: str  # the embedded engine's handler (cairn.provider.local.HANDLERS)
 
     @property
     def tag(self) -> str:
@@ -56,49 +56,49 @@ class Route:
         return tuple(get_args(self.request.model_fields[self.tag].annotation))
 
 
-def _q(request: type[BaseModel], answer: type[BaseModel], handler: str) -> Route:
-    return Route(request, answer, "query", handler)
+def _q(request: type[BaseModel], answer: type[BaseModel]) -> Route:
+    return Route(request, answer, "query")
 
 
-def _a(request: type[BaseModel], answer: type[BaseModel], handler: str) -> Route:
-    return Route(request, answer, "apply", handler)
+def _a(request: type[BaseModel], answer: type[BaseModel]) -> Route:
+    return Route(request, answer, "apply")
 
 
 ROUTES: tuple[Route, ...] = (
     # queries
-    _q(c.RecallQuery, c.RecallResponse, "recall"),
-    _q(c.TaskQuery, c.TaskResponse, "task"),
-    _q(c.ExpandQuery, c.ExpandResponse, "expand"),
-    _q(c.ListQuery, c.RecordsResponse, "list"),
-    _q(c.ShowQuery, c.RecordResponse, "show"),
-    _q(c.HistoryQuery, c.RecordsResponse, "history"),
-    _q(c.JournalQuery, c.JournalResponse, "journal"),
-    _q(c.TombstonesQuery, c.TombstonesResponse, "tombstones"),
-    _q(c.ApplicationsQuery, c.ApplicationsResponse, "applications"),
-    _q(c.ExplainQuery, c.ExplainResponse, "explain"),
-    _q(c.ExportQuery, c.ExportResponse, "export"),
-    _q(lc.AskQuery, lc.AskResponse, "ask"),
-    _q(lc.TelemetryQuery, lc.TelemetryResponse, "telemetry"),
-    _q(pc.ProjectsQuery, pc.ProjectsResponse, "projects"),
+    _q(c.RecallQuery, c.RecallResponse),
+    _q(c.TaskQuery, c.TaskResponse),
+    _q(c.ExpandQuery, c.ExpandResponse),
+    _q(c.ListQuery, c.RecordsResponse),
+    _q(c.ShowQuery, c.RecordResponse),
+    _q(c.HistoryQuery, c.RecordsResponse),
+    _q(c.JournalQuery, c.JournalResponse),
+    _q(c.TombstonesQuery, c.TombstonesResponse),
+    _q(c.ApplicationsQuery, c.ApplicationsResponse),
+    _q(c.ExplainQuery, c.ExplainResponse),
+    _q(c.ExportQuery, c.ExportResponse),
+    _q(lc.AskQuery, lc.AskResponse),
+    _q(lc.TelemetryQuery, lc.TelemetryResponse),
+    _q(pc.ProjectsQuery, pc.ProjectsResponse),
     # mutations
-    _a(c.RememberRequest, c.WriteResponse, "remember"),
-    _a(c.StoreRequest, c.WriteResponse, "store"),
-    _a(c.IngestRequest, c.IngestResponse, "ingest"),
-    _a(c.CorrectRequest, c.WriteResponse, "correct"),
-    _a(c.ForgetRequest, c.ForgetResponse, "forget"),
-    _a(c.RestoreRequest, c.WriteResponse, "restore"),
-    _a(c.EvictRequest, c.WriteResponse, "evict"),
-    _a(c.PinRequest, c.WriteResponse, "pin"),
-    _a(c.FeedbackRequest, c.FeedbackResponse, "feedback"),
-    _a(c.SignalRequest, c.SignalResponse, "signal"),
-    _a(c.ImportRequest, c.ImportResponse, "import_"),
-    _a(c.RebuildRequest, c.RebuildResponse, "rebuild"),
-    _a(lc.ObserveRequest, lc.ObserveResponse, "observe"),
-    _a(lc.ReflectRequest, lc.ReflectResponse, "reflect"),
-    _a(lc.SweepRequest, lc.SweepResponse, "sweep"),
-    _a(lc.ReviewRequest, lc.ReviewResponse, "review"),
-    _a(lc.DeltaRequest, lc.DeltaResponse, "delta"),
-    _a(pc.NameProjectRequest, pc.NameProjectResponse, "name_project"),
+    _a(c.RememberRequest, c.WriteResponse),
+    _a(c.StoreRequest, c.WriteResponse),
+    _a(c.IngestRequest, c.IngestResponse),
+    _a(c.CorrectRequest, c.WriteResponse),
+    _a(c.ForgetRequest, c.ForgetResponse),
+    _a(c.RestoreRequest, c.WriteResponse),
+    _a(c.EvictRequest, c.WriteResponse),
+    _a(c.PinRequest, c.WriteResponse),
+    _a(c.FeedbackRequest, c.FeedbackResponse),
+    _a(c.SignalRequest, c.SignalResponse),
+    _a(c.ImportRequest, c.ImportResponse),
+    _a(c.RebuildRequest, c.RebuildResponse),
+    _a(lc.ObserveRequest, lc.ObserveResponse),
+    _a(lc.ReflectRequest, lc.ReflectResponse),
+    _a(lc.SweepRequest, lc.SweepResponse),
+    _a(lc.ReviewRequest, lc.ReviewResponse),
+    _a(lc.DeltaRequest, lc.DeltaResponse),
+    _a(pc.NameProjectRequest, pc.NameProjectResponse),
 )
 
 BY_REQUEST: dict[type[BaseModel], Route] = {r.request: r for r in ROUTES}
