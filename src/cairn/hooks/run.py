@@ -13,12 +13,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from cairn.homes import make_private_folder, open_private
 from cairn.hooks import claude_code
 from cairn.hooks.events import HookEvent, HookKind, HookReply
-from cairn.provider.client import Client
+
+if TYPE_CHECKING:
+    from cairn.provider.client import Client  # the contract's models: not for the parse
 
 LOG_LIMIT_BYTES = 1024 * 1024  # then the log starts over, the old one kept as .1
 
