@@ -88,13 +88,14 @@ def make_embedder(config: Config) -> Embedder:
         from cairn.adapters import multilingual_e5 as e5
 
         return e5.MultilingualE5Embedder(batch_size=settings.batchSize or e5.BATCH)
+    from cairn.adapters.coalescing import CoalescingEmbedder
     from cairn.adapters.embedding import BATCH, MiniLmOnnxEmbedder
     from cairn.adapters.embedding_cache import CachedEmbedder
 
-    # Repeated queries (a hook sends the same prompt again) skip the model.
-    return CachedEmbedder(
-        MiniLmOnnxEmbedder(batch_size=settings.batchSize or BATCH, threads=settings.threads)
-    )
+    # Repeated queries (a hook sends the same prompt again) skip the model; queries that
+    # arrive while it is busy (a server's, a daemon's) share its next call.
+    model = MiniLmOnnxEmbedder(batch_size=settings.batchSize or BATCH, threads=settings.threads)
+    return CachedEmbedder(CoalescingEmbedder(model))
 
 
 def _link_pending(records: RecordStore, config: Config) -> None:
