@@ -19,7 +19,7 @@ from cairn.projection import MarkdownProjection, ProjectedDocument, markdown_syn
 from cairn.provider import contract as c
 from cairn.provider import projects_contract as pc
 from cairn.provider.local import LocalProvider
-from cairn.services.markdown import CURSOR_FILE
+from cairn.services.markdown import CURSOR_FILE, STATE_FILE
 
 P1, P2 = "git:" + "1" * 16, "git:" + "2" * 16
 
@@ -132,7 +132,7 @@ def test_the_cursor_outlives_the_process(tmp_path: Path) -> None:
     remember(with_files, "Answer in English.")
     with_files.close()
     cursor = json.loads((tmp_path / CURSOR_FILE).read_text())
-    assert cursor["seq"] >= 0 and set(cursor) >= {"store", "generation", "names"}
+    assert cursor["seq"] >= 0 and set(cursor) == {"format", "store", "generation", "seq"}
 
     without = engine(tmp_path, markdown=False)
     remember(without, "Keep commits small.")
@@ -162,6 +162,23 @@ def test_a_cursor_of_another_store_rewrites_every_file(tmp_path: Path) -> None:
         assert json.loads(path.read_text())["store"] == cursor["store"]
     finally:
         provider.close()
+
+
+def test_what_it_knows_of_a_tenants_files_stays_in_that_tenants_folder(
+    local: LocalProvider, tmp_path: Path
+) -> None:
+    other = local.bound(tenant="acme")
+    remember(other, "Run the tests with make test.", P1)
+    other.apply(pc.NameProjectRequest(project_id=P1, name="secret-plan", idempotency_key="n"))
+    remember(local, "Answer in English.")
+    folder = tmp_path / "tenants" / "acme" / "default"
+    state = json.loads((folder / STATE_FILE).read_text())
+    assert state["names"] == {P1: "secret-plan"} and state["files"]
+    # The default tenant's folder (the home: the store's own files aside) and the cursor.
+    mine = [p for p in tmp_path.rglob("*") if p.is_file() and not p.name.startswith("memory.db")
+            and "tenants" not in p.relative_to(tmp_path).parts]  # fmt: skip
+    assert {p.name for p in mine} >= {"profile.md", CURSOR_FILE, STATE_FILE}
+    assert not [p for p in mine if "secret-plan" in p.read_text(errors="replace")]
 
 
 def test_a_project_named_since_gets_its_file_renamed(local: LocalProvider, tmp_path: Path) -> None:

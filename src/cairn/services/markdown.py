@@ -8,14 +8,17 @@ memory, the project's file for a project memory — in the folder of the row's t
 agent (a daemon or a server writes many tenants' files). A change to nothing a person owns
 writes no file, and a change to one memory renders only the file it is in: the cost of a
 write does not grow with the memories of the other files. A file still exactly as the
-follower wrote it (its inode, modification time and size in the cursor; no kept text in
-it) holds no edit of the person's, so it is not even read and planned before it is
+follower wrote it (its inode, modification time and size in the pair's state; no kept
+text in it) holds no edit of the person's, so it is not even read and planned before it is
 written again; a file saved since is, and one with edits pending is left alone.
 
-The cursor is kept beside the files (``.cairn-markdown-feed.json``), with the store it
-follows and the project names the files were written with, and it is read and written
-under a lock file, so a process that opens later goes on where the last one stopped and
-two processes writing one folder take turns. A cursor of another store, or of an older
+The cursor is kept beside the files (``.cairn-markdown-feed.json``: the store it follows
+and the feed position, nothing of any tenant's), and what the follower knows of one
+tenant and agent's files — the project names they were written with, the stamps of the
+files it wrote — in that pair's own folder (``.cairn-markdown-state.json``), so nothing of
+one tenant lies in another's folder. Both are read and written under a lock file, so a
+process that opens later goes on where the last one stopped and two processes writing one
+folder take turns. A cursor of another store, or of an older
 feed generation (a rebuild renumbers the rows), rewrites every namespace the feed holds.
 A project named (or renamed) since rewrites that project's file under its new name.
 """
@@ -35,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cairn.homes import make_private_folder
 from cairn.model import Namespace, Record
 from cairn.projection import MarkdownProjection
 from cairn.projection.markdown_files import relocate_foreign_files
@@ -51,8 +55,10 @@ from cairn.storage.ports import (
 log = logging.getLogger(__name__)
 
 CURSOR_FILE = ".cairn-markdown-feed.json"
+STATE_FILE = ".cairn-markdown-state.json"
 LOCK_FILE = ".cairn-markdown-feed.lock"
 _FORMAT = "cairn.markdown-feed/1"
+_STATE_FORMAT = "cairn.markdown-state/1"
 _NOTHING = FeedPosition(-1, -1)
 
 Names = Callable[[Namespace], Mapping[str, str]]  # project id -> readable name
@@ -89,17 +95,14 @@ class OwnedRecords:
 
 
 @dataclass
-class _Cursor:
-    store: str
-    position: FeedPosition = _NOTHING
-    names: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)  # t -> a -> id
-    # Files as last written from the store alone, by path under the folder: inode,
+class _State:
+    """What the follower knows of one tenant and agent's files."""
+
+    names: dict[str, str] | None = None  # project id -> the name its file was written with
+    # Files as last written from the store alone, by path under the pair's folder: inode,
     # modification time and size, so an edit since (any save replaces or touches the file)
     # is told apart without reading the file.
     files: dict[str, list[int]] = field(default_factory=dict)
-
-    def names_of(self, ns: Namespace) -> dict[str, str] | None:
-        return self.names.get(ns.tenant, {}).get(ns.agent)
 
 
 class MarkdownFollower:
@@ -137,15 +140,17 @@ class MarkdownFollower:
             return []
         try:
             with self._lock, self._locked():
-                cursor = self._read_cursor()
+                position = self._read_position()
                 head = self._records.feed_position()
-                touched, full = self._touched(cursor.position, head)
+                touched, full = self._touched(position, head)
                 if ns is not None:
                     touched.setdefault(ns, set())
                 for space in sorted(touched, key=lambda n: (n.tenant, n.agent)):
-                    self._write(space, None if space in full else touched[space], cursor)
-                cursor.position = head
-                self._write_cursor(cursor)
+                    self._write(space, None if space in full else touched[space])
+                self._write_json(self._folder / CURSOR_FILE, {
+                    "format": _FORMAT, "store": self._store,
+                    "generation": head.generation, "seq": head.seq,
+                })  # fmt: skip
         except Exception as exc:  # the change itself is committed
             log.warning("the Markdown projection was not refreshed: %s", exc)
             return [f"the Markdown files were not updated: {exc}"]
@@ -188,10 +193,11 @@ class MarkdownFollower:
                         if owned(r))  # fmt: skip
         return touched, set()
 
-    def _write(self, ns: Namespace, keys: set[Key] | None, cursor: _Cursor) -> None:
+    def _write(self, ns: Namespace, keys: set[Key] | None) -> None:
         names = dict(self._names(ns))
-        told = cursor.names_of(ns)
         projection = self._projection(ns, names)
+        state = self._read_state(projection.folder)
+        told = state.names
         if keys is not None:
             # Named since the files were written: that project's file takes its new name.
             keys |= {p for p, name in names.items() if told is None or told.get(p) != name}
@@ -204,24 +210,28 @@ class MarkdownFollower:
             projection.write_all(view)
         elif keys:
             before = projection.files_of(keys)
-            clean = projection.refresh(view, keys, unchanged=lambda p: self._same(cursor, p))
+            folder = projection.folder
+
+            def unchanged(path: Path) -> bool:
+                """As this follower last wrote it from the store (no kept text in it)."""
+                known = state.files.get(path.relative_to(folder).as_posix())
+                try:
+                    return known is not None and known == _stamp(path)
+                except OSError:
+                    return False
+
+            clean = projection.refresh(view, keys, unchanged=unchanged)
             for path in {*before, *projection.files_of(keys)}:
+                relative = path.relative_to(folder).as_posix()
                 if path in clean and path.exists():
-                    cursor.files[self._relative(path)] = _stamp(path)
+                    state.files[relative] = _stamp(path)
                 else:
-                    cursor.files.pop(self._relative(path), None)
-        cursor.names.setdefault(ns.tenant, {})[ns.agent] = names
-
-    def _relative(self, path: Path) -> str:
-        return path.relative_to(self._folder).as_posix()
-
-    def _same(self, cursor: _Cursor, path: Path) -> bool:
-        """The file is as this follower last wrote it from the store (no kept text in it)."""
-        known = cursor.files.get(self._relative(path))
-        try:
-            return known is not None and known == _stamp(path)
-        except OSError:
-            return False
+                    state.files.pop(relative, None)
+        state.names = names
+        self._write_json(projection.folder / STATE_FILE, {
+            "format": _STATE_FORMAT, "store": self._store,
+            "names": state.names, "files": state.files,
+        })  # fmt: skip
 
     def _projection(self, ns: Namespace, names: Mapping[str, str]) -> MarkdownProjection:
         if not self._relocated:  # once: it reads every file at the top of the folder
@@ -243,38 +253,42 @@ class MarkdownFollower:
         finally:
             os.close(fd)  # closing releases the lock
 
-    def _read_cursor(self) -> _Cursor:
-        fresh = _Cursor(self._store)
+    def _read_json(self, path: Path, form: str) -> dict[str, Any] | None:
+        """The file's object when it is of this format and this store; else None (none
+        yet, unreadable, or another store's: then everything is written again)."""
         try:
-            data: Any = json.loads((self._folder / CURSOR_FILE).read_text(encoding="utf-8"))
+            data: Any = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return fresh  # none yet, or unreadable: start again from nothing
-        if not isinstance(data, dict) or data.get("format") != _FORMAT:
-            return fresh
-        if data.get("store") != self._store:
-            return fresh  # another store's cursor: these files are rewritten from this one
-        generation, seq, names = data.get("generation"), data.get("seq"), data.get("names")
-        if not (isinstance(generation, int) and isinstance(seq, int) and isinstance(names, dict)):
-            return fresh
-        files = data.get("files")
-        stamps = {
-            path: stamp
-            for path, stamp in (files.items() if isinstance(files, dict) else ())
-            if isinstance(stamp, list) and len(stamp) == 3 and all(type(x) is int for x in stamp)
-        }
-        return _Cursor(self._store, FeedPosition(generation, seq), names, stamps)
+            return None
+        if not isinstance(data, dict) or data.get("format") != form:
+            return None
+        return data if data.get("store") == self._store else None
 
-    def _write_cursor(self, cursor: _Cursor) -> None:
-        data = {
-            "format": _FORMAT,
-            "store": cursor.store,
-            "generation": cursor.position.generation,
-            "seq": cursor.position.seq,
-            "names": cursor.names,
-            "files": cursor.files,
-        }
-        path = self._folder / CURSOR_FILE
-        tmp = path.with_name(f".{CURSOR_FILE}.{os.getpid()}.tmp")
+    def _read_position(self) -> FeedPosition:
+        data = self._read_json(self._folder / CURSOR_FILE, _FORMAT) or {}
+        generation, seq = data.get("generation"), data.get("seq")
+        if isinstance(generation, int) and isinstance(seq, int):
+            return FeedPosition(generation, seq)
+        return _NOTHING
+
+    def _read_state(self, folder: Path) -> _State:
+        data = self._read_json(folder / STATE_FILE, _STATE_FORMAT) or {}
+        names, files = data.get("names"), data.get("files")
+        return _State(
+            {k: v for k, v in names.items() if isinstance(v, str)}
+            if isinstance(names, dict)
+            else None,
+            {
+                path: stamp
+                for path, stamp in (files.items() if isinstance(files, dict) else ())
+                if isinstance(stamp, list) and len(stamp) == 3
+                and all(type(x) is int for x in stamp)
+            },
+        )
+
+    def _write_json(self, path: Path, data: Mapping[str, Any]) -> None:
+        make_private_folder(path.parent)  # as the Markdown files' own folder is
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump(data, out, ensure_ascii=False, sort_keys=True)
