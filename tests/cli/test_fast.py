@@ -108,3 +108,22 @@ def test_a_recall_through_the_daemon_prints_what_the_whole_command_line_prints(
         assert "Use pnpm" in cairn(home, "recall", "pnpm", cwd=repo).stdout
         assert "tea" in cairn(home, "recall", "tea", cwd=elsewhere).stdout
         assert cairn(home, "recall", "x" * 10_001, cwd=repo).returncode == 2
+
+
+def test_version_alone_is_answered_as_click_answers_it_without_importing_click() -> None:
+    import subprocess
+    import sys
+
+    from click.testing import CliRunner
+
+    from cairn.cli.fast import fast_version
+    from cairn.cli.main import cli
+
+    whole = CliRunner().invoke(cli, ["--version"]).output.strip()
+    assert fast_version(["--version"]) == whole
+    assert fast_version(["--version", "--json"]) is None and fast_version([]) is None
+    code = "import sys; from cairn.cli.fast import main; sys.argv = ['cairn', '--version']\n"
+    code += "try:\n    main()\nexcept SystemExit:\n    print(sorted(m for m in sys.modules"
+    code += " if m.startswith(('click', 'cairn.cli.main', 'cairn.engine'))))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [whole, "[]"]

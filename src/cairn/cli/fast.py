@@ -1,6 +1,6 @@
-"""The ``cairn`` command's entry point: ``cairn hook <event>`` and a plain
-``cairn recall QUERY`` straight to a running daemon, before the command line is even
-imported; everything else (and a call with no daemon to go to) is
+"""The ``cairn`` command's entry point: ``cairn --version``, and ``cairn hook <event>``
+and a plain ``cairn recall QUERY`` straight to a running daemon, before the command line
+is even imported; everything else (and a call with no daemon to go to) is
 :func:`cairn.cli.main.main`.
 
 A hook runs on every prompt of an agent, so its process must cost little more than
@@ -152,9 +152,21 @@ def fast_recall(argv: list[str]) -> str | None:
     return visible(out)
 
 
+def fast_version(argv: list[str]) -> str | None:
+    """``cairn --version`` alone, as click's version option prints it, without importing
+    click or the command line (half the cost of the process otherwise); None otherwise."""
+    if argv != ["--version"]:
+        return None
+    from cairn import __version__
+
+    return f"cairn, version {__version__}"
+
+
 def main() -> None:
     argv = sys.argv[1:]
-    output = fast_hook(argv)
+    output = fast_version(argv)
+    if output is None:
+        output = fast_hook(argv)
     if output is None:
         output = fast_recall(argv)
     if output is None:
