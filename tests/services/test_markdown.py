@@ -198,3 +198,32 @@ def test_a_file_being_edited_is_left_alone(local: LocalProvider, tmp_path: Path)
     edited = profile.read_text()
     remember(local, "Keep commits small.")
     assert profile.read_text() == edited  # its edits wait for `cairn sync`
+
+
+def test_two_engines_on_one_store_keep_one_set_of_files(tmp_path: Path) -> None:
+    """What one engine knows of a file's memories between writes never hides another's
+    change: a change it did not write reaches the file through the feed, whether the other
+    engine kept the files too (and moved the cursor) or not."""
+    first, second = engine(tmp_path), engine(tmp_path)
+    off = engine(tmp_path, markdown=False)
+    profile = tmp_path / "profile.md"
+    try:
+        remember(first, "Answer in English.")
+        remember(second, "Keep commits small.")  # the second moves the cursor
+        gone = remember(off, "Use tabs in Makefiles.")  # no files kept: only the feed
+        off.apply(c.CorrectRequest(record_id=gone, text="Use tabs in every Makefile.",
+                                   idempotency_key="fix"))  # fmt: skip
+        remember(first, "Review every pull request.")
+        text = profile.read_text()
+        for body in ("Answer in English.", "Keep commits small.", "Review every pull request.",
+                     "Use tabs in every Makefile."):  # fmt: skip
+            assert body in text, body
+        assert "Use tabs in Makefiles." not in text
+        off.apply(c.ForgetRequest(record_id=gone, idempotency_key="forget"))
+        remember(second, "Deploy on Thursdays.")
+        remember(first, "Write the changelog.")
+        assert "Use tabs" not in profile.read_text()
+        assert "Deploy on Thursdays." in profile.read_text()
+    finally:
+        for provider in (first, second, off):
+            provider.close()

@@ -38,6 +38,7 @@ in them only the body is the person's, as it was.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -264,16 +265,29 @@ def render_document(
         if members or extra:
             lines += [f"## {label}", ""]
             for record in members:
-                lines += _render_entry(
-                    heading_for(record.title, record.body),
-                    f"{ENTRY_META}{record.id}@{record.version} {COMMENT_END}",
-                    Selectors.of(record),
-                    record.body,
+                lines += _record_entry(
+                    record.id, record.version, record.title, record.body, Selectors.of(record)
                 )
             for entry in extra:
                 lines += _render_kept(entry)
     lines += _render_index({r.id: r.version for r in records})
     return "\n".join(lines) + "\n"
+
+
+@functools.lru_cache(maxsize=16384)
+def _record_entry(
+    record_id: str, version: int, title: str | None, body: str, selectors: Selectors
+) -> tuple[str, ...]:
+    """The lines of a memory's entry: what it shows of the memory is all the key, so the
+    entries of a file written again after one change are rendered once, not again."""
+    return tuple(
+        _render_entry(
+            heading_for(title, body),
+            f"{ENTRY_META}{record_id}@{version} {COMMENT_END}",
+            selectors,
+            body,
+        )
+    )
 
 
 def _render_kept(entry: ProjectedEntry) -> list[str]:

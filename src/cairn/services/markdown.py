@@ -10,7 +10,12 @@ writes no file, and a change to one memory renders only the file it is in: the c
 write does not grow with the memories of the other files. A file still exactly as the
 follower wrote it (its inode, modification time and size in the pair's state; no kept
 text in it) holds no edit of the person's, so it is not even read and planned before it is
-written again; a file saved since is, and one with edits pending is left alone.
+written again; a file saved since is, and one with edits pending is left alone. Between
+writes the follower keeps each written file's memories and reads again only those the
+feed says changed (by the same query, narrowed to the id), so a write to a file of a
+thousand memories does not list them all; what it keeps is dropped whenever the cursor
+moved without it (another process followed changes it did not see) or the feed's rows
+were renumbered.
 
 The cursor is kept beside the files (``.cairn-markdown-feed.json``: the store it follows
 and the feed position, nothing of any tenant's), and what the follower knows of one
@@ -32,7 +37,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +65,7 @@ LOCK_FILE = ".cairn-markdown-feed.lock"
 _FORMAT = "cairn.markdown-feed/1"
 _STATE_FORMAT = "cairn.markdown-state/1"
 _NOTHING = FeedPosition(-1, -1)
+_KEEP = 200_000  # memories kept between writes at most (a server's many tenants)
 
 Names = Callable[[Namespace], Mapping[str, str]]  # project id -> readable name
 Key = str | None  # the file of a memory: None for the profile, else its project id
@@ -85,13 +91,29 @@ class OwnedRecords:
             return self.reads.records(RecordQuery(self.tenant, self.agent, owned=True))
         found: list[Record] = []
         for key in sorted(self.keys, key=lambda k: (k is not None, k or "")):
-            scope = "global" if key is None else "project"
-            query = RecordQuery(self.tenant, self.agent, project_id=key, scope=scope, owned=True)
-            found += self.reads.records(query)
+            found += self.reads.records(file_query(self.tenant, self.agent, key))
         return found
 
     def history(self, record_id: str) -> builtins.list[Record]:
         return self.reads.history(record_id, Namespace(self.tenant, self.agent))
+
+
+def file_query(tenant: str, agent: str, key: Key, record_id: str | None = None) -> RecordQuery:
+    """The owned memories of one file (of one memory only, given ``record_id``)."""
+    scope = "global" if key is None else "project"
+    return RecordQuery(
+        tenant, agent, project_id=key, scope=scope, owned=True, id_prefix=record_id
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Listed(OwnedRecords):
+    """A namespace's files' memories as the follower keeps them (see ``_records_of``)."""
+
+    records: tuple[Record, ...] = ()
+
+    def list(self) -> list[Record]:
+        return list(self.records)
 
 
 @dataclass
@@ -126,6 +148,12 @@ class MarkdownFollower:
         self._store = hashlib.sha256(store.encode("utf-8")).hexdigest()[:16]
         self._enabled = enabled
         self._relocated = False  # the files an older cairn left at the top of the folder
+        # The owned memories of each file written, by id, as of the feed position
+        # ``_known_at``: a change updates only its own memories (one read each), so a write
+        # to a file of many memories does not read them all again. Dropped whenever another
+        # process moved the cursor (it saw changes this one did not).
+        self._known: dict[tuple[Namespace, Key], dict[str, Record]] = {}
+        self._known_at: FeedPosition | None = None
         self._lock = threading.Lock()  # one thread of this process at a time; the file lock
         # keeps other processes out
 
@@ -141,16 +169,20 @@ class MarkdownFollower:
         try:
             with self._lock, self._locked():
                 position = self._read_position()
+                if position != self._known_at or sum(map(len, self._known.values())) > _KEEP:
+                    self._known.clear()
+                self._known_at = None  # until this follow is through
                 head = self._records.feed_position()
                 touched, full = self._touched(position, head)
                 if ns is not None:
-                    touched.setdefault(ns, set())
+                    touched.setdefault(ns, {})
                 for space in sorted(touched, key=lambda n: (n.tenant, n.agent)):
                     self._write(space, None if space in full else touched[space])
                 self._write_json(self._folder / CURSOR_FILE, {
                     "format": _FORMAT, "store": self._store,
                     "generation": head.generation, "seq": head.seq,
                 })  # fmt: skip
+                self._known_at = head
         except Exception as exc:  # the change itself is committed
             log.warning("the Markdown projection was not refreshed: %s", exc)
             return [f"the Markdown files were not updated: {exc}"]
@@ -173,9 +205,10 @@ class MarkdownFollower:
 
     def _touched(
         self, start: FeedPosition, head: FeedPosition
-    ) -> tuple[dict[Namespace, set[Key]], set[Namespace]]:
-        """The files each namespace's changes touch, and the namespaces to write whole (a
-        full load: the cursor was of another generation, or there was none)."""
+    ) -> tuple[dict[Namespace, dict[Key, set[str]]], set[Namespace]]:
+        """The files each namespace's changes touch (each with the ids of its memories that
+        changed), and the namespaces to write whole (a full load: the cursor was of another
+        generation, or there was none)."""
         if start == head:
             return {}, set()
         full = start.generation != head.generation or start.seq < 0
@@ -184,31 +217,33 @@ class MarkdownFollower:
             for row, tenant, agent in zip(batch.rows, batch.tenants, batch.agents, strict=True):
                 rows.setdefault(Namespace(tenant, agent), []).append(row)
         if full:
-            return {ns: set() for ns in rows}, set(rows)
-        touched: dict[Namespace, set[Key]] = {}
+            self._known.clear()  # rows were renumbered: nothing known holds
+            return {ns: {} for ns in rows}, set(rows)
+        touched: dict[Namespace, dict[Key, set[str]]] = {}
         for ns, changed in rows.items():
             found = self._records.records_by_rows(LaneFilter(ns.tenant, ns.agent), changed)
-            keys = touched.setdefault(ns, set())
-            keys.update(r.project_id if r.scope == "project" else None for r in found.values()
-                        if owned(r))  # fmt: skip
+            keys = touched.setdefault(ns, {})
+            for r in found.values():
+                if owned(r):
+                    keys.setdefault(r.project_id if r.scope == "project" else None, set()).add(r.id)
         return touched, set()
 
-    def _write(self, ns: Namespace, keys: set[Key] | None) -> None:
+    def _write(self, ns: Namespace, changed: dict[Key, set[str]] | None) -> None:
         names = dict(self._names(ns))
         projection = self._projection(ns, names)
         state = self._read_state(projection.folder)
         told = state.names
+        keys = None if changed is None else set(changed)
         if keys is not None:
             # Named since the files were written: that project's file takes its new name.
             keys |= {p for p, name in names.items() if told is None or told.get(p) != name}
             if not projection.profile_path.exists():
                 keys.add(None)  # every namespace written to has its profile, empty or not
-        view = OwnedRecords(
-            self._reads, ns.tenant, ns.agent, None if keys is None else frozenset(keys)
-        )
         if keys is None:
-            projection.write_all(view)
+            projection.write_all(OwnedRecords(self._reads, ns.tenant, ns.agent))
         elif keys:
+            listed = [r for k in keys for r in self._records_of(ns, k, (changed or {}).get(k, ()))]
+            view = _Listed(self._reads, ns.tenant, ns.agent, frozenset(keys), tuple(listed))
             before = projection.files_of(keys)
             folder = projection.folder
 
@@ -232,6 +267,23 @@ class MarkdownFollower:
             "format": _STATE_FORMAT, "store": self._store,
             "names": state.names, "files": state.files,
         })  # fmt: skip
+
+    def _records_of(self, ns: Namespace, key: Key, changed: Iterable[str]) -> list[Record]:
+        """The owned memories of one file: read whole the first time, then only those the
+        feed says changed, each read again by the same query narrowed to its id."""
+        known = self._known.get((ns, key))
+        if known is None:
+            known = {r.id: r for r in self._reads.records(file_query(ns.tenant, ns.agent, key))}
+        else:
+            for record_id in changed:
+                query = file_query(ns.tenant, ns.agent, key, record_id)
+                now = [r for r in self._reads.records(query) if r.id == record_id]
+                if now:
+                    known[record_id] = now[0]
+                else:
+                    known.pop(record_id, None)
+        self._known[(ns, key)] = known
+        return sorted(known.values(), key=lambda r: (r.recorded_at, r.id))
 
     def _projection(self, ns: Namespace, names: Mapping[str, str]) -> MarkdownProjection:
         if not self._relocated:  # once: it reads every file at the top of the folder
