@@ -26,7 +26,7 @@ from cairn.storage.postgres.schema import TENANT_TABLES
 from cairn.storage.postgres.tokens import PostgresTokenRows
 from cairn.storage.postgres.transaction import PostgresTransaction, RankHint
 from cairn.storage.sql.dialect import POSTGRES
-from cairn.storage.sql.journal import SqlJournal
+from cairn.storage.sql.journal import SqlJournal, SqlState
 from cairn.storage.sql.reads import SqlReads
 from cairn.storage.sql.writes import finish_purges
 
@@ -39,7 +39,7 @@ _FEED_COLUMNS = (
 _PURGED_TABLES = ("records", "events", "applications", "record_terms", "postings", "vectors")
 
 
-class PostgresRecordStore(SqlReads, SqlJournal):
+class PostgresRecordStore(SqlReads, SqlJournal, SqlState):
     """The reads and the journal's are the SQL stores' shared code (:mod:`cairn.storage.sql`)
     over the PostgreSQL dialect, each in a session scoped to its tenant; this class runs the
     pool, the transactions and what only PostgreSQL does (a server-side cursor for the feed,
@@ -62,7 +62,9 @@ class PostgresRecordStore(SqlReads, SqlJournal):
         pool_timeout: float = POOL_TIMEOUT_S,
         lock_timeout: float = LOCK_TIMEOUT_S,
     ) -> None:
-        super().__init__(POSTGRES, self._all)
+        super().__init__(
+            POSTGRES, self._all, lambda sql, params: self._all(None, sql, params, every=True)
+        )
         self.db = Database(
             url,
             schema,
@@ -142,10 +144,6 @@ class PostgresRecordStore(SqlReads, SqlJournal):
 
     # -- change feed ---------------------------------------------------------------------
 
-    def feed_position(self) -> FeedPosition:
-        found = dict(self._all(None, "SELECT key, value FROM meta", ()))
-        return FeedPosition(int(found.get("generation", 0)), int(found["change_seq"]))
-
     def changes_since(self, position: FeedPosition) -> Iterator[ChangeBatch]:
         current = self.feed_position()
         full = position.generation != current.generation or position.seq < 0
@@ -182,12 +180,6 @@ class PostgresRecordStore(SqlReads, SqlJournal):
 
     # -- purges --------------------------------------------------------------------------
 
-    def pending_purges(self) -> list[PendingPurge]:
-        found = self._all(
-            None, "SELECT tenant, agent, record_id FROM pending_purges", (), every=True
-        )
-        return [PendingPurge(*r) for r in found]
-
     def finish_purges(self, purges: Sequence[PendingPurge]) -> list[str]:
         return finish_purges(purges, self.checkpoint, self._clear_purge)
 
@@ -206,10 +198,6 @@ class PostgresRecordStore(SqlReads, SqlJournal):
             conn.execute(f"VACUUM {', '.join(_PURGED_TABLES)}".encode())
 
     # -- status --------------------------------------------------------------------------
-
-    def embedder(self) -> str | None:
-        found = self._all(None, "SELECT value FROM meta WHERE key = 'embedder'", ())
-        return str(found[0][0]) if found else None
 
     def stats(self, tenant: str, agent: str | None = None) -> StoreStats:
         where = "tenant = %s" + (" AND agent = %s" if agent is not None else "")

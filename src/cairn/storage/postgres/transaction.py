@@ -8,7 +8,6 @@ inserted, and looks up any other row's tenant before writing under it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,7 +19,7 @@ from cairn.storage.postgres import index_rows
 from cairn.storage.postgres.database import Session
 from cairn.storage.sql.dialect import POSTGRES
 from cairn.storage.sql.rows import RECORD_COLUMNS, record_from_row, record_values, to_db
-from cairn.storage.sql.writes import SqlWrites, redact
+from cairn.storage.sql.writes import SqlWrites
 from cairn.storage.terms import analyse_record, entity_blob
 
 RankHint = Callable[[Record], float]
@@ -39,9 +38,8 @@ class PostgresTransaction(SqlWrites):
         rank_hint: RankHint | None,
         check_model: Callable[[Session, str], None],
     ) -> None:
-        super().__init__(POSTGRES, self._rows, self._each)
+        super().__init__(POSTGRES, change_seq, self._rows, self._each)
         self._s = session
-        self._seq = change_seq
         self._rank = rank_hint
         self._check_model = check_model
         self._tenants: dict[int, str] = {}  # row -> tenant, for rows addressed by row alone
@@ -166,33 +164,8 @@ class PostgresTransaction(SqlWrites):
         ).fetchall()
         for row, live in found:
             index_rows.drop_row(self._s, tenant, agent, int(row), was_live=bool(live))
-        self._s.conn.execute(
-            "UPDATE records SET body = '', title = NULL, tags = '[]', source = '{}',"
-            " evidence = '[]', external_ref = NULL, purged = true, entities_linked = true,"
-            " change_seq = %s WHERE tenant = %s AND agent = %s AND id = %s",
-            (self._seq, tenant, agent, record_id),
-        )
-        self._s.conn.execute(
-            "UPDATE applications SET task = NULL"
-            " WHERE tenant = %s AND agent = %s AND record_id = %s",
-            (tenant, agent, record_id),
-        )
-        events = self._s.conn.execute(
-            "SELECT seq, payload FROM events WHERE tenant = %s AND agent = %s AND record_ref = %s",
-            (tenant, agent, record_id),
-        ).fetchall()
-        updates = []
-        for seq, payload in events:
-            data = json.loads(payload)
-            redact(data, redacted)
-            updates.append((json.dumps(data, ensure_ascii=False, sort_keys=True), seq))
-        if updates:
-            self._s.cursor().executemany("UPDATE events SET payload = %s WHERE seq = %s", updates)
-        self._s.conn.execute(
-            "INSERT INTO pending_purges(tenant, agent, record_id) VALUES (%s, %s, %s)"
-            " ON CONFLICT DO NOTHING",
-            (tenant, agent, record_id),
-        )
+        # the events that hold a record's content, by their indexed column
+        self._purge_content(tenant, agent, record_id, redacted, ("record_ref = %s", [record_id]))
 
     # -- records read by this transaction -----------------------------------------------
 

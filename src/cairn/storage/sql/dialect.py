@@ -107,14 +107,18 @@ POSTGRES = Dialect("postgresql", "%s", arrays=True, no_limit=None, descending=" 
 
 # (tenant the read is scoped to, SQL, parameters) -> rows
 Fetch = Callable[[str, str, Sequence[Any]], list[Any]]
+# (SQL, parameters) -> rows, read across every tenant (the store's own tables)
+FetchEvery = Callable[[str, Sequence[Any]], list[Any]]
 
 
 class SqlPart:
-    """A part of a SQL store's shared code: its dialect and how it runs a read."""
+    """A part of a SQL store's shared code: its dialect and how it runs a read, in one
+    tenant's scope or across them."""
 
-    def __init__(self, dialect: Dialect, fetch: Fetch) -> None:
+    def __init__(self, dialect: Dialect, fetch: Fetch, every: FetchEvery) -> None:
         self._d = dialect
         self._fetch = fetch
+        self._every = every
 
 
 def _after(prefix: str) -> str:

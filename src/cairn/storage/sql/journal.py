@@ -1,6 +1,7 @@
 """The journal's reads, written once for both SQL stores: events in order or filtered, by
 id, the newest of some types, the trajectories reflection learns from (with the
-anti-poison filter in the query), and the telemetry counters."""
+anti-poison filter in the query), and the telemetry counters; and the store's own state
+(feed position, embedder, pending purges)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from cairn.model import Event
-from cairn.storage.ports import EventFilter, TrajectoryQuery
+from cairn.storage.ports import EventFilter, FeedPosition, PendingPurge, TrajectoryQuery
 from cairn.storage.sql.dialect import Dialect, Fetch, SqlPart
 from cairn.storage.sql.rows import SELECT_EVENT, event_from_row
 
@@ -136,6 +137,23 @@ class SqlJournal(SqlPart):
         for who, name, value in self._fetch(tenant, sql + " ORDER BY agent, name", params):
             out.setdefault(str(who), {})[str(name)] = float(value)
         return out
+
+
+class SqlState(SqlPart):
+    """What the store keeps of itself: the feed's position, the embedder of its vectors,
+    the purges whose after-work is pending."""
+
+    def feed_position(self) -> FeedPosition:
+        found = dict(self._every("SELECT key, value FROM meta", ()))
+        return FeedPosition(int(found.get("generation", 0)), int(found["change_seq"]))
+
+    def embedder(self) -> str | None:
+        found = self._every("SELECT value FROM meta WHERE key = 'embedder'", ())
+        return str(found[0][0]) if found else None
+
+    def pending_purges(self) -> list[PendingPurge]:
+        found = self._every("SELECT tenant, agent, record_id FROM pending_purges", ())
+        return [PendingPurge(*r) for r in found]
 
 
 def known_event_ids(

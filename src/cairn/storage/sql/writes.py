@@ -7,6 +7,7 @@ only one store does (allocating rows, its index tables) stays with it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -39,8 +40,12 @@ _REDACTED_KEYS = ("body", "title", "tags", "source", "external_ref", "text", "st
 
 
 class SqlWrites:
-    def __init__(self, dialect: Dialect, run: Run, run_many: RunMany) -> None:
+    """The shared writes of a transaction; ``change_seq``: the number it stamps on the rows
+    it changes (the change feed)."""
+
+    def __init__(self, dialect: Dialect, change_seq: int, run: Run, run_many: RunMany) -> None:
         self._d = dialect
+        self._seq = change_seq
         self._exec = run
         self._exec_many = run_many
 
@@ -164,6 +169,50 @@ class SqlWrites:
             (tenant, agent, record_id),
         )
         return [application_from_row(r) for r in found]
+
+    # -- purges --------------------------------------------------------------------------
+
+    def _purge_content(
+        self, tenant: str, agent: str, record_id: str, redacted: str, journal: tuple[str, list[Any]]
+    ) -> None:
+        """A permanent forget past the store's own derived rows: every version's content,
+        the task text of its applications, the content in the journal's events that
+        ``journal`` (a condition and its values) finds, and the pending note."""
+        m = self._d.mark
+        ids = self._where("tenant", "agent", "id")
+        self._exec(
+            tenant,
+            "UPDATE records SET body = '', title = NULL, tags = '[]', source = '{}',"
+            f" evidence = '[]', external_ref = NULL, purged = {m}, entities_linked = {m},"
+            f" change_seq = {m}" + ids,
+            (True, True, self._seq, tenant, agent, record_id),
+        )
+        self._exec(
+            tenant,
+            "UPDATE applications SET task = NULL" + self._where("tenant", "agent", "record_id"),
+            (tenant, agent, record_id),
+        )
+        condition, values = journal
+        events = self._exec(
+            tenant,
+            "SELECT seq, payload FROM events"
+            + self._where("tenant", "agent")
+            + f" AND {condition}",
+            (tenant, agent, *values),
+        )
+        updates = []
+        for seq, payload in events:
+            data = json.loads(payload)
+            redact(data, redacted)
+            updates.append((json.dumps(data, ensure_ascii=False, sort_keys=True), seq))
+        if updates:
+            self._exec_many(tenant, f"UPDATE events SET payload = {m} WHERE seq = {m}", updates)
+        self._exec(
+            tenant,
+            f"INSERT INTO pending_purges(tenant, agent, record_id) VALUES ({self._d.marks(3)})"
+            " ON CONFLICT DO NOTHING",
+            (tenant, agent, record_id),
+        )
 
     def add_counters(self, tenant: str, agent: str, counters: Mapping[str, float]) -> None:
         self._exec_many(

@@ -34,7 +34,7 @@ from cairn.errors import InvalidInput, StorageError
 from cairn.model import Record
 from cairn.storage.ports import ChangeBatch, FeedPosition, PendingPurge, RuleQuery, StoreStats
 from cairn.storage.sql.dialect import SQLITE
-from cairn.storage.sql.journal import SqlJournal
+from cairn.storage.sql.journal import SqlJournal, SqlState
 from cairn.storage.sql.reads import SqlReads
 from cairn.storage.sql.rows import SELECT_RECORD, record_from_row
 from cairn.storage.sql.writes import finish_purges
@@ -51,7 +51,7 @@ _FEED_COLUMNS = (
 )
 
 
-class SqliteRecordStore(SqlReads, SqlJournal):
+class SqliteRecordStore(SqlReads, SqlJournal, SqlState):
     """The reads and the journal's are the SQL stores' shared code (:mod:`cairn.storage.sql`)
     over the SQLite dialect; this class opens the file, runs the transactions and keeps what
     only SQLite does (a cache of decoded rule rows, the WAL, the change feed's scan).
@@ -64,7 +64,7 @@ class SqliteRecordStore(SqlReads, SqlJournal):
     """
 
     def __init__(self, path: Path | str, *, rank_hint: RankHint | None = None) -> None:
-        super().__init__(SQLITE, lambda tenant, sql, params: self._all(sql, params))
+        super().__init__(SQLITE, lambda tenant, sql, params: self._all(sql, params), self._all)
         self.path = Path(path)
         if self.path.is_dir():
             raise InvalidInput(f"{self.path} is a folder, not a memory file")
@@ -201,10 +201,6 @@ class SqliteRecordStore(SqlReads, SqlJournal):
 
     # -- change feed ---------------------------------------------------------------------
 
-    def feed_position(self) -> FeedPosition:
-        found = dict(self._all("SELECT key, value FROM meta", ()))
-        return FeedPosition(int(found.get("generation", 0)), int(found["change_seq"]))
-
     def changes_since(self, position: FeedPosition) -> Iterator[ChangeBatch]:
         current = self.feed_position()
         full = position.generation != current.generation or position.seq < 0
@@ -237,10 +233,6 @@ class SqliteRecordStore(SqlReads, SqlJournal):
             tx.set_entity_keys(links)
 
     # -- purges --------------------------------------------------------------------------
-
-    def pending_purges(self) -> list[PendingPurge]:
-        found = self._all("SELECT tenant, agent, record_id FROM pending_purges", ())
-        return [PendingPurge(*r) for r in found]
 
     def finish_purges(self, purges: Sequence[PendingPurge]) -> list[str]:
         return finish_purges(purges, self.checkpoint, self._clear_purge)
@@ -275,10 +267,6 @@ class SqliteRecordStore(SqlReads, SqlJournal):
         raise StorageError("the WAL is held by another reader; it is truncated later")
 
     # -- status --------------------------------------------------------------------------
-
-    def embedder(self) -> str | None:
-        found = self._all("SELECT value FROM meta WHERE key = 'embedder'", ())
-        return str(found[0][0]) if found else None
 
     def stats(self, tenant: str, agent: str | None = None) -> StoreStats:
         where = "tenant = ?" + (" AND agent = ?" if agent is not None else "")

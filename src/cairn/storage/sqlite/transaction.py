@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,13 +18,21 @@ from cairn.storage.sql.rows import (
     record_values,
     to_db,
 )
-from cairn.storage.sql.writes import SqlWrites, redact
+from cairn.storage.sql.writes import SqlWrites
 from cairn.storage.terms import analyse_record, entity_blob
 
 RankHint = Callable[[Record], float]
 _INSERT_TERMS = (
     "INSERT INTO record_terms(row, length, keys, counts, entity_keys) VALUES (?,?,?,?,?)"
 )
+
+
+def _journal_of(record_id: str) -> tuple[str, list[Any]]:
+    """The events that hold a record's content (the file has no column for it)."""
+    condition = (
+        "(json_extract(payload, '$.record.id') = ? OR json_extract(payload, '$.record_id') = ?)"
+    )
+    return condition, [record_id, record_id]
 
 
 class SqliteTransaction(SqlWrites):
@@ -36,9 +43,8 @@ class SqliteTransaction(SqlWrites):
         rank_hint: RankHint | None,
         check_model: Callable[[str], None],
     ) -> None:
-        super().__init__(SQLITE, self._rows, self._each)
+        super().__init__(SQLITE, change_seq, self._rows, self._each)
         self._conn = conn
-        self._seq = change_seq
         self._rank = rank_hint
         self._check_model = check_model
 
@@ -120,33 +126,7 @@ class SqliteTransaction(SqlWrites):
         for row in rows:
             self._conn.execute("DELETE FROM vectors WHERE row = ?", (row,))
             self._conn.execute("DELETE FROM record_terms WHERE row = ?", (row,))
-            self._conn.execute(
-                "UPDATE records SET body = '', title = NULL, tags = '[]', source = '{}',"
-                " evidence = '[]', external_ref = NULL, purged = 1, entities_linked = 1,"
-                " change_seq = ? WHERE row = ?",
-                (self._seq, row),
-            )
-        self._conn.execute(
-            "UPDATE applications SET task = NULL WHERE tenant = ? AND agent = ? AND record_id = ?",
-            (tenant, agent, record_id),
-        )
-        events = self._conn.execute(
-            "SELECT seq, payload FROM events WHERE tenant = ? AND agent = ?"
-            " AND (json_extract(payload, '$.record.id') = ?"
-            " OR json_extract(payload, '$.record_id') = ?)",
-            (tenant, agent, record_id, record_id),
-        ).fetchall()
-        for seq, payload in events:
-            data = json.loads(payload)
-            redact(data, redacted)
-            self._conn.execute(
-                "UPDATE events SET payload = ? WHERE seq = ?",
-                (json.dumps(data, ensure_ascii=False, sort_keys=True), seq),
-            )
-        self._conn.execute(
-            "INSERT OR IGNORE INTO pending_purges(tenant, agent, record_id) VALUES (?,?,?)",
-            (tenant, agent, record_id),
-        )
+        self._purge_content(tenant, agent, record_id, redacted, _journal_of(record_id))
 
     # -- entity links --------------------------------------------------------------------
 
