@@ -79,7 +79,7 @@ def relocate_foreign_files(home: Path) -> None:
 def file_header(path: Path) -> dict[str, Any] | None:
     """The ``cairn-file`` header of a file, read even when the rest does not parse."""
     # Lossy: a file an editor saved in another encoding is still recognised as ours.
-    for line in split_lines(read_lossy(path))[:20]:
+    for line in split_lines(_read_head(path, 20))[:20]:
         if line.startswith(FILE_META) and line.rstrip().endswith("-->"):
             try:
                 data = json.loads(line.rstrip()[len(FILE_META) : -3])
@@ -122,6 +122,21 @@ def read_text(path: Path) -> str:
         raise InvalidInput(f"no such file: {path}") from None
     except UnicodeDecodeError:
         raise InvalidInput(f"{path} is not UTF-8 text") from None
+
+
+def _read_head(path: Path, lines: int) -> str:
+    """The start of a file holding its first ``lines`` lines (all of it when shorter),
+    decoded as ``read_lossy`` does: a header is found without reading a long file whole."""
+    chunks: list[bytes] = []
+    seen = 0
+    try:
+        with path.open("rb") as file:
+            while seen < lines and (chunk := file.read(65536)):
+                chunks.append(chunk)
+                seen += chunk.count(b"\n")
+    except OSError:
+        return ""
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def read_lossy(path: Path) -> str:

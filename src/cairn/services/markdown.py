@@ -232,7 +232,7 @@ class MarkdownFollower:
         names = dict(self._names(ns))
         projection = self._projection(ns, names)
         state = self._read_state(projection.folder)
-        told = state.names
+        told, stamps = state.names, dict(state.files)
         keys = None if changed is None else set(changed)
         if keys is not None:
             # Named since the files were written: that project's file takes its new name.
@@ -262,11 +262,11 @@ class MarkdownFollower:
                     state.files[relative] = _stamp(path)
                 else:
                     state.files.pop(relative, None)
-        state.names = names
-        self._write_json(projection.folder / STATE_FILE, {
-            "format": _STATE_FORMAT, "store": self._store,
-            "names": state.names, "files": state.files,
-        })  # fmt: skip
+        if (told, stamps) != (names, state.files):  # else it is on disk as it is
+            self._write_json(projection.folder / STATE_FILE, {
+                "format": _STATE_FORMAT, "store": self._store,
+                "names": names, "files": state.files,
+            })  # fmt: skip
 
     def _records_of(self, ns: Namespace, key: Key, changed: Iterable[str]) -> list[Record]:
         """The owned memories of one file: read whole the first time, then only those the
