@@ -20,23 +20,14 @@ from cairn.engine.recall.pipeline import RecallResult
 from cairn.engine.recall.rerank import Reranker
 from cairn.errors import InvalidInput
 from cairn.memory_learning import LearningMethods
-from cairn.model import Event, MemoryInput, Record, Tombstone
+from cairn.model import Event, Expanded, MemoryInput, Record, Tombstone
 from cairn.provider import Provider
 from cairn.provider import contract as c
 from cairn.provider.client import Client
-from cairn.provider.convert import (
-    content_keys,
-    memory_fields,
-    request_list,
-    to_application,
-    to_event,
-    to_recall_result,
-    to_record,
-    to_tombstone,
-)
+from cairn.provider.convert import content_keys, memory_fields, request_list
+from cairn.provider.wire import to_application, to_record, to_tombstone
 from cairn.results import (
     DeliveredItem,
-    Expanded,
     TaskContext,
     delivered,
     input_fields,
@@ -284,16 +275,16 @@ class Memory(LearningMethods):
     ) -> Record:
         """The current version (or the one in force at ``as_of``); NotFound otherwise."""
         when = as_of.isoformat() if isinstance(as_of, datetime) else as_of
-        response = self._client.query(
-            c.ShowQuery, c.RecordResponse, agent=agent, record_id=record_id, as_of=when
+        found: Record = self._client.value(
+            c.ShowQuery, agent=agent, record_id=record_id, as_of=when
         )
-        return to_record(response.record)
+        return found
 
     def history(self, record_id: str, *, agent: str | None = None) -> list[Record]:
-        response = self._client.query(
-            c.HistoryQuery, c.RecordsResponse, agent=agent, record_id=record_id
+        versions: list[Record] = self._client.value(
+            c.HistoryQuery, agent=agent, record_id=record_id
         )
-        return [to_record(r) for r in response.records]
+        return versions
 
     def list(
         self,
@@ -307,9 +298,8 @@ class Memory(LearningMethods):
     ) -> list[Record]:
         """Current memories; ``filters``: scope, kinds, states, trust, tag, offset."""
         when = as_of.isoformat() if isinstance(as_of, datetime) else as_of
-        response = self._client.query(
+        records: builtins.list[Record] = self._client.value(
             c.ListQuery,
-            c.RecordsResponse,
             agent=agent,
             project_id=project_id,
             include_forgotten=include_forgotten,
@@ -317,18 +307,18 @@ class Memory(LearningMethods):
             limit=limit,
             **filters,
         )
-        return [to_record(r) for r in response.records]
+        return records
 
     def tombstones(self, *, agent: str | None = None) -> builtins.list[Tombstone]:
-        response = self._client.query(c.TombstonesQuery, c.TombstonesResponse, agent=agent)
-        return [to_tombstone(t) for t in response.tombstones]
+        stones: builtins.list[Tombstone] = self._client.value(c.TombstonesQuery, agent=agent)
+        return stones
 
     def journal(self, *, after_seq: int = 0, agent: str | None = None) -> builtins.list[Event]:
         """This tenant and agent's journal, oldest first."""
-        response = self._client.query(
-            c.JournalQuery, c.JournalResponse, agent=agent, after_seq=after_seq
+        events: builtins.list[Event] = self._client.value(
+            c.JournalQuery, agent=agent, after_seq=after_seq
         )
-        return [to_event(e) for e in response.events]
+        return events
 
     def recall(
         self,
@@ -343,9 +333,8 @@ class Memory(LearningMethods):
     ) -> RecallResult:
         """The memories that apply to ``query``, inside the budget, with a trace
         (``as_of``: as memory stood then)."""
-        response = self._client.query(
+        result: RecallResult = self._client.value(
             c.RecallQuery,
-            c.RecallResponse,
             agent=agent,
             query=query,
             project_id=project_id,
@@ -354,7 +343,7 @@ class Memory(LearningMethods):
             include_trust=request_list("include_trust", include_trust),
             as_of=as_of.isoformat() if isinstance(as_of, datetime) else as_of,
         )
-        return to_recall_result(response)
+        return result
 
     def status(self) -> c.StatusResponse:
         return self._client.status()
@@ -402,15 +391,10 @@ class Memory(LearningMethods):
         self, record_id: str, *, task: str | None = None, agent: str | None = None
     ) -> Expanded:
         """The full body, sources and verification of one item, recorded as an application."""
-        response = self._client.query(
-            c.ExpandQuery, c.ExpandResponse, agent=agent, record_id=record_id, task=task
+        found: Expanded = self._client.value(
+            c.ExpandQuery, agent=agent, record_id=record_id, task=task
         )
-        return Expanded(
-            to_record(response.record),
-            response.application_id,
-            dict(response.sources),
-            dict(response.verification),
-        )
+        return found
 
     def feedback(
         self,
@@ -469,7 +453,7 @@ class Memory(LearningMethods):
 
     def export(self, out: IO[str], *, agent: str | None = None) -> int:
         """Write JSONL: a header, every version (history included), every tombstone."""
-        lines = self._client.query(c.ExportQuery, c.ExportResponse, agent=agent).lines
+        lines: builtins.list[str] = self._client.value(c.ExportQuery, agent=agent)
         for line in lines:
             out.write(line + "\n")
         return len(lines) - 1

@@ -15,7 +15,8 @@ from cairn.model import Record
 from cairn.provider import contract as c
 from cairn.provider import learning_contract as lc
 from cairn.provider.client import Client
-from cairn.provider.convert import request_list, to_record
+from cairn.provider.convert import request_list
+from cairn.provider.wire import to_record
 
 
 class LearningMethods:

@@ -229,6 +229,26 @@ class Application:
 
 
 @dataclass(frozen=True, slots=True)
+class Expanded:
+    """One delivered item in full: the record, the application its expansion recorded,
+    its sources and how it was verified."""
+
+    record: Record
+    application_id: str
+    sources: dict[str, Any]
+    verification: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """A one-off instruction for this task only; never stored as a memory."""
+
+    text: str
+    cue: str | None
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryInput:
     """One memory to store (``Memory.store_many``, bulk ingest)."""
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cairn.errors import InvalidInput
-from cairn.model import Application, MemoryInput, Record
+from cairn.model import Application, MemoryInput
 from cairn.provider import contract as c
 from cairn.provider.convert import memory_fields
 
@@ -32,14 +32,6 @@ class TaskContext:
     manifest: tuple[DeliveredItem, ...]
     constraints: tuple[str, ...]
     applications: tuple[Application, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Expanded:
-    record: Record
-    application_id: str
-    sources: dict[str, Any]
-    verification: dict[str, Any]
 
 
 def input_fields(body: str, kind: str, fields: dict[str, Any]) -> dict[str, Any]:

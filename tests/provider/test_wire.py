@@ -1,81 +1,110 @@
-"""The recall response: built without per-field checks, the same model as model_construct
-builds, and handed back to the embedded API as the engine's own result."""
+"""The contract's models at the edges only: in process the engine answers with its own
+values; a response is built for a route that sends one, and a response from another
+process turns back into the same values."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from cairn import Memory
 from cairn.adapters.hashing import HashingEmbedder
 from cairn.engine.recall.pipeline import RecallResult
+from cairn.errors import StorageError
+from cairn.model import Expanded, Record
 from cairn.provider import contract as c
-from cairn.provider.convert import recall_response, record_model, to_recall_result
+from cairn.provider import views, wire
+from cairn.provider.client import Client
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
-def recalled_result(tmp_path: Path) -> tuple[Memory, RecallResult]:
+def _memory(tmp_path: Path) -> Memory:
     mem = Memory.open(
         tmp_path / "memory.db", config={}, embedder=HashingEmbedder(), clock=lambda: NOW
     )
     mem.store("Always use pnpm to install dependencies", tags=["tools"])
     mem.store("Deploy to staging with make deploy-staging", title="Deploys")
     mem.store("Run ruff before every commit")
-    return mem, mem.recall("how do I install dependencies and deploy?")
+    return mem
 
 
-def by_model_construct(result: RecallResult) -> c.RecallResponse:
-    def one(cand) -> c.RecalledModel:  # type: ignore[no-untyped-def]
-        r = cand.relevance
-        return c.RecalledModel.model_construct(
-            row=cand.row,
-            record=record_model(cand.record),
-            score=cand.score,
-            fused=cand.fused,
-            ranks=dict(cand.ranks),
-            factors=cand.breakdown.as_dict(),
-            relevance=c.RelevanceModel.model_construct(
-                score=r.score, evidence=r.evidence, cosine=r.cosine, coverage=r.coverage
-            ),
-            line=cand.line,
+def test_in_process_no_model_of_the_contract_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _memory(tmp_path) as mem:
+
+        def refuse(*args: Any) -> Any:
+            raise AssertionError("a response was built in process")
+
+        monkeypatch.setattr(views, "RESPONSES", dict.fromkeys(views.RESPONSES, refuse))
+        monkeypatch.setattr(wire, "VALUES", {})
+        result = mem.recall("how do I install dependencies?")
+        assert isinstance(result, RecallResult) and result.memories
+        record = mem.get(result.memories[0].record.id)
+        assert isinstance(record, Record) and "pnpm" in record.body
+        assert [r.id for r in mem.history(record.id)] == [record.id]
+        assert len(mem.list()) == 3 and mem.journal() and mem.tombstones() == []
+        # a route that sends the response on builds it
+        with pytest.raises(AssertionError, match="built in process"):
+            mem.provider.query(c.ShowQuery(record_id=record.id))
+
+
+def test_a_response_is_valid_and_its_value_is_the_engines(tmp_path: Path) -> None:
+    with _memory(tmp_path) as mem:
+        result = mem.recall("how do I install dependencies and deploy?")
+        assert len(result.ranked) >= 2 and result.memories
+        built = mem.provider.query(c.RecallQuery(query=result.query))
+        assert isinstance(built, c.RecallResponse)
+        parsed = c.RecallResponse.model_validate_json(built.model_dump_json())
+        assert parsed.model_dump() == built.model_dump()  # what is sent is valid
+        again = wire.value(parsed)
+        assert again.preamble == result.preamble and again.trace == result.trace
+        assert [(x.row, x.score, x.relevance, x.record) for x in again.ranked] == [
+            (x.row, x.score, x.relevance, x.record) for x in result.ranked
+        ]
+        app = mem.context("install dependencies").manifest or mem.context("pnpm").resident
+        shown = mem.get(result.memories[0].record.id)
+        over = c.RecordResponse.model_validate_json(
+            mem.provider.query(c.ShowQuery(record_id=shown.id)).model_dump_json()
         )
-
-    return c.RecallResponse.model_construct(
-        query=result.query,
-        preamble=result.preamble,
-        memories=[one(x) for x in result.memories],
-        ranked=[one(x) for x in result.ranked],
-        trace=list(result.trace),
-        timings_ms=dict(result.timings_ms),
-        rerank=result.rerank,
-        failures=dict(result.failures),
-    )
+        assert wire.value(over) == shown
+        assert app is not None
+        with pytest.raises(StorageError, match="ExplainResponse has no value"):
+            wire.value(mem.provider.query(c.ExplainQuery()))
 
 
-def test_the_response_is_what_model_construct_builds(tmp_path: Path) -> None:
-    mem, result = recalled_result(tmp_path)
-    assert len(result.ranked) >= 2 and result.memories
-    fast, slow = recall_response(result), by_model_construct(result)
-    assert fast.model_dump() == slow.model_dump()
-    assert fast.model_fields_set == slow.model_fields_set
-    assert fast.ranked[0].model_fields_set == slow.ranked[0].model_fields_set
-    assert fast.ranked[0].relevance.model_fields_set == slow.ranked[0].relevance.model_fields_set
-    # and it is a valid response: its JSON parses back to the same values
-    again = c.RecallResponse.model_validate_json(fast.model_dump_json())
-    assert again.model_dump() == fast.model_dump()
-    mem.close()
+def test_through_another_process_the_api_gets_the_same_values(tmp_path: Path) -> None:
+    with _memory(tmp_path) as mem:
+        local = mem.provider
 
+        class Elsewhere:  # the same engine behind a wire: JSON both ways, no ``serve``
+            tenant, agent, progress = local.tenant, local.agent, None
 
-def test_the_embedded_api_gets_the_engines_result_back(tmp_path: Path) -> None:
-    mem, result = recalled_result(tmp_path)
-    response = recall_response(result)
-    assert to_recall_result(response) is result
-    # A response from elsewhere (the wire) carries no result: it is converted back.
-    parsed = c.RecallResponse.model_validate_json(response.model_dump_json())
-    rebuilt = to_recall_result(parsed)
-    assert rebuilt.preamble == result.preamble and rebuilt.trace == result.trace
-    assert [(x.row, x.score, x.relevance, x.record) for x in rebuilt.ranked] == [
-        (x.row, x.score, x.relevance, x.record) for x in result.ranked
-    ]
-    mem.close()
+            def query(self, request: Any) -> Any:
+                sent = local.query(type(request).model_validate_json(request.model_dump_json()))
+                return type(sent).model_validate_json(sent.model_dump_json())
+
+            def apply(self, request: Any) -> Any:
+                return local.apply(request)
+
+        here, there = Client(local), Client(Elsewhere())  # type: ignore[arg-type]
+        for model, data in (
+            (c.RecallQuery, {"query": "deploy to staging"}),
+            (c.ListQuery, {}),
+            (c.JournalQuery, {}),
+            (c.TombstonesQuery, {}),
+            (c.ExportQuery, {}),
+        ):
+            near, far = here.value(model, **data), there.value(model, **data)
+            if isinstance(near, RecallResult):
+                near, far = near.ranked, far.ranked
+                assert [x.record for x in near] == [x.record for x in far]
+            else:
+                assert near == far, model
+        record = mem.list()[0]
+        far_expanded = there.value(c.ExpandQuery, record_id=record.id)
+        assert isinstance(far_expanded, Expanded) and far_expanded.record == record

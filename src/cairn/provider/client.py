@@ -94,6 +94,19 @@ class Client:
         """One mutation under the idempotency ``key`` (None: a new one, never repeated)."""
         return self.send(build(model, {"idempotency_key": key or new_ulid(), **data}), answer)
 
+    def value(self, model: type[Any], **data: Any) -> Any:
+        """The engine's own value of one query (a ``Record``, a ``RecallResult``...): in
+        process the embedded engine's answer as it is, no model of the contract built;
+        from another process (a server, the daemon) the value of its response."""
+        request = build(model, data)
+        route = route_of(request, "query")
+        serve = getattr(self.provider, "serve", None)
+        if serve is not None:
+            return serve(request)
+        from cairn.provider.wire import value  # it imports the engine: only here
+
+        return value(self.send(request, route.answer))
+
     def send(self, request: BaseModel, answer: type[T]) -> T:
         """A request built already: a query is asked, a mutation applied (attributed as
         this client says, its warnings collected)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from cairn.provider import learning_contract as lc
 from cairn.provider import projects_contract as pc
@@ -168,8 +168,6 @@ class RecallResponse(_Model):
     timings_ms: dict[str, float]
     rerank: str | None = None
     failures: dict[str, str] = {}
-    # In process, the engine's result this was built from: handed back as is, not converted.
-    _result: Any = PrivateAttr(default=None)
 
 
 class DeliveredModel(_Model):

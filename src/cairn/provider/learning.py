@@ -12,7 +12,6 @@ from cairn.config import Config
 from cairn.engine.learning.lifecycle import Transition
 from cairn.engine.learning.sweep import Eviction
 from cairn.model import Namespace
-from cairn.provider.convert import record_model
 from cairn.provider.learning_contract import (
     AskQuery,
     AskResponse,
@@ -30,6 +29,7 @@ from cairn.provider.learning_contract import (
     TelemetryQuery,
     TelemetryResponse,
 )
+from cairn.provider.wire import record_model
 from cairn.services.deltas import DeltaInput, Deltas
 from cairn.services.learning import Learning, ObservationInput, Settled
 from cairn.services.llm import LlmFeatures, active_features

@@ -27,6 +27,7 @@ from cairn.provider.learning import HANDLERS as LEARNING_HANDLERS
 from cairn.provider.learning import LEARNING_RESPONSES, LearningHandler, LearningServices
 from cairn.provider.local_queries import Handler
 from cairn.provider.registry import ROUTES, Kind, route_of
+from cairn.provider.views import response
 from cairn.services.languages import language_warning
 from cairn.services.projects import Projects
 from cairn.services.purges import Purges
@@ -140,10 +141,20 @@ class LocalProvider:
     # -- queries -------------------------------------------------------------------------
 
     def query(self, request: QueryRequest) -> QueryResponse:
+        """The contract's response, for a route that sends it on (server, daemon, MCP)."""
+        resolved, value = self._served(request)
+        return response(resolved, value)  # type: ignore[return-value]
+
+    def serve(self, request: QueryRequest) -> Any:
+        """The engine's own value of a query, for a caller in this process (a
+        :class:`~cairn.model.Record`, a ``RecallResult``...): no model of the contract is
+        built (:mod:`cairn.provider.views` builds them for the routes that send one)."""
+        return self._served(request)[1]
+
+    def _served(self, request: QueryRequest) -> tuple[QueryRequest, Any]:
         ns = self._ns(request.agent)
         request = self._ids.resolved(request, ns)  # an id as typed: a prefix, an application
-        answer: Any = self._handler(request, "query")(self, request, ns)
-        return answer  # type: ignore[no-any-return]
+        return request, self._handler(request, "query")(self, request, ns)
 
     # -- mutations -----------------------------------------------------------------------
 

@@ -31,8 +31,9 @@ from cairn.provider.contract import (
     StoreRequest,
     WriteResponse,
 )
-from cairn.provider.convert import memory_input, record_model, tombstone_model, words_of
+from cairn.provider.convert import memory_input, words_of
 from cairn.provider.local_queries import Handler
+from cairn.provider.wire import record_model, tombstone_model
 
 if TYPE_CHECKING:
     from cairn.provider.local import LocalProvider

@@ -1,5 +1,8 @@
-"""The queries of the contract over the embedded engine: one handler per route of the
-registry (:mod:`cairn.provider.registry`), each one service call."""
+"""The queries of the contract over the embedded engine: one handler per request of the
+registry (:mod:`cairn.provider.registry`), each one service call answering with the
+engine's own values (a :class:`~cairn.model.Record`, a
+:class:`~cairn.engine.recall.pipeline.RecallResult`...). In process those are what a
+caller gets; :mod:`cairn.provider.wire` makes them the contract's models at an edge."""
 
 from __future__ import annotations
 
@@ -8,49 +11,35 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from cairn.model import Namespace
+from cairn.engine.recall.pipeline import RecallResult
+from cairn.model import Application, Event, Expanded, Namespace, Record, Tombstone
 from cairn.provider.contract import (
     ApplicationsQuery,
-    ApplicationsResponse,
     ExpandQuery,
-    ExpandResponse,
     ExplainQuery,
-    ExplainResponse,
     ExportQuery,
-    ExportResponse,
     HistoryQuery,
     JournalQuery,
-    JournalResponse,
     ListQuery,
     RecallQuery,
-    RecallResponse,
-    RecordResponse,
-    RecordsResponse,
     ShowQuery,
     TaskQuery,
-    TaskResponse,
     TombstonesQuery,
-    TombstonesResponse,
 )
-from cairn.provider.convert import (
-    application_model,
-    event_model,
-    recall_response,
-    record_model,
-    tombstone_model,
-)
-from cairn.provider.views import task_response
 from cairn.services.reads import time_of
+from cairn.services.tasks import TaskDelivery
 from cairn.storage.ports import EventFilter, RecordQuery
 
 if TYPE_CHECKING:
     from cairn.provider.local import LocalProvider
 
-Handler = Callable[["LocalProvider", Any, Namespace], BaseModel]
+# (provider, request, namespace) -> the engine's value (a model of the contract where the
+# engine has no value of its own: the learning layer's and the projects' answers)
+Handler = Callable[["LocalProvider", Any, Namespace], Any]
 
 
-def recall(p: LocalProvider, request: RecallQuery, ns: Namespace) -> RecallResponse:
-    result = p.services.recall.recall(
+def recall(p: LocalProvider, request: RecallQuery, ns: Namespace) -> RecallResult:
+    return p.services.recall.recall(
         request.query,
         ns,
         project_id=request.project_id,
@@ -59,11 +48,10 @@ def recall(p: LocalProvider, request: RecallQuery, ns: Namespace) -> RecallRespo
         include_trust=request.include_trust,
         as_of=request.as_of,
     )
-    return recall_response(result)
 
 
-def task(p: LocalProvider, request: TaskQuery, ns: Namespace) -> TaskResponse:
-    ctx = p.services.tasks.context(
+def task(p: LocalProvider, request: TaskQuery, ns: Namespace) -> TaskDelivery:
+    return p.services.tasks.context(
         request.task,
         ns,
         project_id=request.project_id,
@@ -77,20 +65,13 @@ def task(p: LocalProvider, request: TaskQuery, ns: Namespace) -> TaskResponse:
         preview=request.preview,
         broad=request.view == "combined",  # a session's start: every rule that matches
     )
-    return task_response(request, ctx)
 
 
-def expand(p: LocalProvider, request: ExpandQuery, ns: Namespace) -> ExpandResponse:
-    found = p.services.tasks.expand(request.record_id, ns, task=request.task)
-    return ExpandResponse.model_construct(
-        record=record_model(found.record),
-        application_id=found.application_id,
-        sources=found.sources,
-        verification=found.verification,
-    )
+def expand(p: LocalProvider, request: ExpandQuery, ns: Namespace) -> Expanded:
+    return p.services.tasks.expand(request.record_id, ns, task=request.task)
 
 
-def list_(p: LocalProvider, request: ListQuery, ns: Namespace) -> RecordsResponse:
+def list_(p: LocalProvider, request: ListQuery, ns: Namespace) -> list[Record]:
     query = RecordQuery(
         ns.tenant,
         ns.agent,
@@ -109,21 +90,18 @@ def list_(p: LocalProvider, request: ListQuery, ns: Namespace) -> RecordsRespons
         limit=request.limit,
         offset=request.offset,
     )
-    records = [record_model(r) for r in p.services.reads.records(query)]
-    return RecordsResponse.model_construct(view="manage", records=records)
+    return list(p.services.reads.records(query))
 
 
-def show(p: LocalProvider, request: ShowQuery, ns: Namespace) -> RecordResponse:
-    record = p.services.reads.get(request.record_id, ns, as_of=request.as_of)
-    return RecordResponse.model_construct(record=record_model(record))
+def show(p: LocalProvider, request: ShowQuery, ns: Namespace) -> Record:
+    return p.services.reads.get(request.record_id, ns, as_of=request.as_of)
 
 
-def history(p: LocalProvider, request: HistoryQuery, ns: Namespace) -> RecordsResponse:
-    versions = [record_model(r) for r in p.services.reads.history(request.record_id, ns)]
-    return RecordsResponse.model_construct(view="history", records=versions)
+def history(p: LocalProvider, request: HistoryQuery, ns: Namespace) -> list[Record]:
+    return list(p.services.reads.history(request.record_id, ns))
 
 
-def journal(p: LocalProvider, request: JournalQuery, ns: Namespace) -> JournalResponse:
+def journal(p: LocalProvider, request: JournalQuery, ns: Namespace) -> list[Event]:
     where = EventFilter(
         types=tuple(request.types),
         episode_id=request.episode_id,
@@ -131,34 +109,29 @@ def journal(p: LocalProvider, request: JournalQuery, ns: Namespace) -> JournalRe
         before_seq=request.before_seq,
         newest_first=request.newest_first,
     )
-    events = p.services.reads.journal(
-        ns, after_seq=request.after_seq, limit=request.limit, where=where
+    return list(
+        p.services.reads.journal(ns, after_seq=request.after_seq, limit=request.limit, where=where)
     )
-    return JournalResponse.model_construct(events=[event_model(e) for e in events])
 
 
-def tombstones(p: LocalProvider, request: TombstonesQuery, ns: Namespace) -> TombstonesResponse:
-    stones = p.services.reads.tombstones(ns, record_id=request.record_id)
-    return TombstonesResponse.model_construct(tombstones=[tombstone_model(t) for t in stones])
+def tombstones(p: LocalProvider, request: TombstonesQuery, ns: Namespace) -> list[Tombstone]:
+    return list(p.services.reads.tombstones(ns, record_id=request.record_id))
 
 
 def applications(
     p: LocalProvider, request: ApplicationsQuery, ns: Namespace
-) -> ApplicationsResponse:
+) -> tuple[list[Application], int]:
+    """The newest applications of the memory (``limit``), and how many it has in all."""
     apps, total = p.services.reads.applications(request.record_id, ns, limit=request.limit)
-    return ApplicationsResponse.model_construct(
-        record_id=request.record_id,
-        applications=[application_model(a) for a in apps],
-        total=total,
-    )
+    return list(apps), total
 
 
-def explain(p: LocalProvider, request: ExplainQuery, ns: Namespace) -> ExplainResponse:
-    return ExplainResponse.model_construct(**p.services.tasks.explain(ns))
+def explain(p: LocalProvider, request: ExplainQuery, ns: Namespace) -> dict[str, Any]:
+    return p.services.tasks.explain(ns)
 
 
-def export(p: LocalProvider, request: ExportQuery, ns: Namespace) -> ExportResponse:
-    return ExportResponse.model_construct(lines=list(p.services.transfer.export(ns)))
+def export(p: LocalProvider, request: ExportQuery, ns: Namespace) -> list[str]:
+    return list(p.services.transfer.export(ns))
 
 
 HANDLERS: dict[type[BaseModel], Handler] = {

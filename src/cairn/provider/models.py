@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
-
-from cairn.model import Record
+from pydantic import BaseModel, ConfigDict, Field
 
 CONTRACT_VERSION = "cairn.provider.v1"
 Trust = Literal["system", "learned", "external"]
@@ -80,9 +78,6 @@ class RecordModel(Model):
     supersedes: int | None = None
     superseded_by: int | None = None
     text_hash: str
-    # The engine's own value when the model was built in this process (never serialized):
-    # turning a local response back into a Record then costs nothing.
-    _record: Record | None = PrivateAttr(default=None)
 
 
 class RelevanceModel(Model):

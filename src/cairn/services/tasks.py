@@ -24,7 +24,15 @@ from cairn.engine.statements.selector_words import mentioned_actions
 from cairn.engine.statements.signals import classify_statement
 from cairn.errors import InvalidInput, NotFound
 from cairn.identifiers import new_ulid, record_id_of
-from cairn.model import NEGATIVE_OUTCOMES, OUTCOMES, Application, Namespace, Record
+from cairn.model import (
+    NEGATIVE_OUTCOMES,
+    OUTCOMES,
+    Application,
+    Constraint,
+    Expanded,
+    Namespace,
+    Record,
+)
 from cairn.services.idempotency import check_same_request
 from cairn.services.journal import Journal
 from cairn.services.recall import Recall
@@ -58,29 +66,16 @@ class DeliveredItem:
 
 
 @dataclass(frozen=True, slots=True)
-class Constraint:
-    """A one-off instruction for this task only; never stored as a memory."""
+class TaskDelivery:
+    """What the director delivered for one task: resident items (with their bodies), the
+    manifest (titles and summaries, expanded on request), the one-off constraints, and
+    one application per item."""
 
-    text: str
-    cue: str | None
-    confidence: float
-
-
-@dataclass(frozen=True, slots=True)
-class TaskContext:
     task: str
     resident: tuple[DeliveredItem, ...]
     manifest: tuple[DeliveredItem, ...]
     constraints: tuple[Constraint, ...]
     applications: tuple[Application, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Expanded:
-    record: Record
-    application_id: str
-    sources: dict[str, Any]
-    verification: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +141,7 @@ class Tasks:
         task_budget: int = 6000,
         preview: bool = False,
         broad: bool = False,
-    ) -> TaskContext:
+    ) -> TaskDelivery:
         """What this task should know: resident text, a manifest, one-off constraints.
 
         Every delivered item gets an application record (journal-first) whose id is the
@@ -180,7 +175,7 @@ class Tasks:
         )
         agent = self._config.agent(ns.agent)
         if not agent.retrieval.enabled:
-            return TaskContext(task, (), (), constraints, ())
+            return TaskDelivery(task, (), (), constraints, ())
         now = self._clock()
         allowed = set(agent.rag.includeTrustLevels)
         relevance = self._relevant(task, ns, project_id)
@@ -258,7 +253,7 @@ class Tasks:
                 item.rank_score,
             )
 
-        return TaskContext(
+        return TaskDelivery(
             task=task,
             resident=tuple(delivered(i) for i in direction.resident),
             manifest=tuple(delivered(i) for i in direction.manifest),
