@@ -12,7 +12,7 @@ above; every module of ``src/`` is in exactly one, see ``LAYERS``):
                         cairn.repair (``cairn doctor --repair``)
     composition root    cairn.compose, cairn.compose_postgres, cairn.reembed: config in, a
                         provider out; imported only by entry points
-    interfaces          cairn.memory_learning + cairn.results (the Python API's values),
+    interfaces          cairn.api (the Python API's parts and values, by purpose),
                         cairn.hooks (agent hooks), cairn.dashboard (mounted by the server)
     provider            cairn.provider (the contract, local and remote providers),
                         cairn.daemon (the provider over the local daemon, finding it,
@@ -61,7 +61,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         {"cairn", "cairn.memory", "cairn.cli", "cairn.server", "cairn.mcp_server", "cairn.repair"},
     ),
     ("composition root", {"cairn.compose", "cairn.compose_postgres", "cairn.reembed"}),
-    ("interfaces", {"cairn.memory_learning", "cairn.results", "cairn.hooks", "cairn.dashboard"}),
+    ("interfaces", {"cairn.api", "cairn.hooks", "cairn.dashboard"}),
     ("provider", {"cairn.provider", "cairn.daemon"}),
     ("services", {"cairn.services"}),
     ("projection", {"cairn.projection"}),
@@ -298,8 +298,7 @@ def test_the_provider_sits_over_the_services() -> None:
 def test_interfaces_go_through_the_provider() -> None:
     interfaces = [
         PACKAGE / "memory.py",
-        PACKAGE / "memory_learning.py",
-        PACKAGE / "results.py",
+        *modules_under("api"),
         *modules_under("cli"),
         *modules_under("hooks"),
         *modules_under("mcp_server"),
@@ -311,8 +310,7 @@ def test_interfaces_go_through_the_provider() -> None:
         allowed(
             path,
             "cairn.memory",
-            "cairn.memory_learning",
-            "cairn.results",
+            "cairn.api",
             "cairn.cli",
             "cairn.projection",
             "cairn.hooks",

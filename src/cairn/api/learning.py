@@ -1,4 +1,4 @@
-"""The Python API of the learning layer (SPEC §6), mixed into :class:`cairn.Memory`.
+"""The Python API of the learning layer (SPEC §6).
 
 Observations of task outcomes, reflection into mental-model docs, the forgetting sweep
 and eviction, review of transcripts, answers from memory, telemetry. Each method is one
@@ -11,18 +11,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cairn.api import Api
 from cairn.model import Record
 from cairn.provider import contract as c
 from cairn.provider import learning_contract as lc
-from cairn.provider.client import Client
 from cairn.provider.convert import request_list
 from cairn.provider.wire import to_record
 
 
-class LearningMethods:
-    """Needs ``_client`` (:class:`cairn.Memory` has it)."""
-
-    _client: Client
+class Learning(Api):
+    """Observations, reflection, the sweep and eviction, review, ask, telemetry."""
 
     def observe(
         self,
