@@ -30,8 +30,9 @@ from cairn.engine.recall.rerank import Reranker
 from cairn.errors import ConfigError, InvalidInput, StoreUnusable
 from cairn.homes import make_private
 from cairn.identifiers import check_name
+from cairn.provider.engine import Ports, Services
 from cairn.provider.learning import LearningServices
-from cairn.provider.local import LocalProvider, Ports, Services
+from cairn.provider.local import LocalProvider
 from cairn.reembed import follow_store as follow_store  # the store's embedder
 from cairn.reembed import reembed_store as reembed_store  # cairn reembed
 from cairn.services.deltas import Deltas

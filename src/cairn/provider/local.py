@@ -1,10 +1,9 @@
-"""The contract over the embedded engine: each request goes to one service call."""
+"""The contract over the embedded engine: each request goes to its handler in one table,
+``{request type: handler}`` (:data:`HANDLERS`), checked against the registry at import."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -23,53 +22,14 @@ from cairn.provider.contract import (
     QueryResponse,
     StatusResponse,
 )
+from cairn.provider.engine import Engine, Handler, Ports, Progress, Services
 from cairn.provider.learning import HANDLERS as LEARNING_HANDLERS
 from cairn.provider.learning import LEARNING_RESPONSES, LearningHandler, LearningServices
-from cairn.provider.local_queries import Handler
 from cairn.provider.registry import ROUTES, Kind, route_of
 from cairn.provider.views import response
 from cairn.services.languages import language_warning
 from cairn.services.projects import Projects
-from cairn.services.purges import Purges
-from cairn.services.reads import Reads
-from cairn.services.recall import Recall
-from cairn.services.replay import Replay
-from cairn.services.signals import Signals
-from cairn.services.tasks import Tasks
-from cairn.services.transfer import Transfer
 from cairn.services.typed_ids import Ids
-from cairn.services.writes import Writes
-from cairn.storage.ports import RecordStore, SearchIndex
-
-Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True, slots=True)
-class Ports:
-    """The storage pair the services run on (kept for status and diagnostics)."""
-
-    records: RecordStore
-    index: SearchIndex
-
-
-@dataclass(frozen=True, slots=True)
-class Services:
-    """What the local provider is built from (wired by :mod:`cairn.compose`)."""
-
-    writes: Writes
-    reads: Reads
-    recall: Recall
-    tasks: Tasks
-    signals: Signals
-    transfer: Transfer
-    replay: Replay
-    purges: Purges
-    ports: Ports
-    describe: Callable[[], dict[str, Any]]  # backend, location, embedder
-    after_write: Callable[[Namespace], list[str]]  # refresh derived files; warnings
-    close: Callable[[], None]
-    learning: LearningServices | None = None  # observe, reflect, sweep, review, ask
-    projects: Projects | None = None  # repositories' readable names
 
 
 class LocalProvider:
@@ -205,7 +165,7 @@ class LocalProvider:
 
 
 def _learning_handler(serve: LearningHandler) -> Handler:
-    def handler(p: LocalProvider, request: Any, ns: Namespace) -> Any:
+    def handler(p: Engine, request: Any, ns: Namespace) -> Any:
         return serve(p.learning(), request, ns)
 
     handler.__name__ = serve.__name__

@@ -4,7 +4,7 @@ idempotency key."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -32,11 +32,8 @@ from cairn.provider.contract import (
     WriteResponse,
 )
 from cairn.provider.convert import memory_input, words_of
-from cairn.provider.local_queries import Handler
+from cairn.provider.engine import Engine, Handler
 from cairn.provider.wire import record_model, tombstone_model
-
-if TYPE_CHECKING:
-    from cairn.provider.local import LocalProvider
 
 
 def _written(mutation: Any, record: Any) -> WriteResponse:
@@ -63,14 +60,14 @@ def _stored(request: RememberRequest | StoreRequest, written: Any) -> WriteRespo
     )
 
 
-def remember(p: LocalProvider, request: RememberRequest, ns: Namespace) -> WriteResponse:
+def remember(p: Engine, request: RememberRequest, ns: Namespace) -> WriteResponse:
     item = memory_input(request, "preference")
     words = words_of(request, request, "preference")
     written = p.services.writes.remember(item, ns, event_id=request.idempotency_key, words=words)
     return _stored(request, written)
 
 
-def store(p: LocalProvider, request: StoreRequest, ns: Namespace) -> WriteResponse:
+def store(p: Engine, request: StoreRequest, ns: Namespace) -> WriteResponse:
     item = memory_input(request, "fact")
     written = p.services.writes.store(
         item,
@@ -82,7 +79,7 @@ def store(p: LocalProvider, request: StoreRequest, ns: Namespace) -> WriteRespon
     return _stored(request, written)
 
 
-def ingest(p: LocalProvider, request: IngestRequest, ns: Namespace) -> IngestResponse:
+def ingest(p: Engine, request: IngestRequest, ns: Namespace) -> IngestResponse:
     items = [memory_input(i, "fact") for i in request.items]
     # Without a key per item, each is derived from the batch's key (a retry stores
     # nothing twice); each body is read as a statement when the route says so.
@@ -104,7 +101,7 @@ def ingest(p: LocalProvider, request: IngestRequest, ns: Namespace) -> IngestRes
     )
 
 
-def correct(p: LocalProvider, request: CorrectRequest, ns: Namespace) -> WriteResponse:
+def correct(p: Engine, request: CorrectRequest, ns: Namespace) -> WriteResponse:
     corrected = p.services.writes.correct(
         request.record_id,
         request.text,
@@ -130,7 +127,7 @@ def correct(p: LocalProvider, request: CorrectRequest, ns: Namespace) -> WriteRe
     )
 
 
-def forget(p: LocalProvider, request: ForgetRequest, ns: Namespace) -> ForgetResponse:
+def forget(p: Engine, request: ForgetRequest, ns: Namespace) -> ForgetResponse:
     s = p.services
     stone = s.writes.forget(
         request.record_id,
@@ -143,12 +140,12 @@ def forget(p: LocalProvider, request: ForgetRequest, ns: Namespace) -> ForgetRes
     return ForgetResponse.model_construct(tombstone=tombstone_model(stone), warnings=warnings)
 
 
-def restore(p: LocalProvider, request: RestoreRequest, ns: Namespace) -> WriteResponse:
+def restore(p: Engine, request: RestoreRequest, ns: Namespace) -> WriteResponse:
     record = p.services.writes.restore(request.record_id, ns, event_id=request.idempotency_key)
     return _written("restore", record)
 
 
-def evict(p: LocalProvider, request: EvictRequest, ns: Namespace) -> WriteResponse:
+def evict(p: Engine, request: EvictRequest, ns: Namespace) -> WriteResponse:
     record = p.services.writes.set_eviction(
         request.record_id,
         ns,
@@ -158,14 +155,14 @@ def evict(p: LocalProvider, request: EvictRequest, ns: Namespace) -> WriteRespon
     return _written(request.mutation, record)
 
 
-def pin(p: LocalProvider, request: PinRequest, ns: Namespace) -> WriteResponse:
+def pin(p: Engine, request: PinRequest, ns: Namespace) -> WriteResponse:
     record = p.services.writes.set_pinned(
         request.record_id, ns, pinned=request.mutation == "pin", event_id=request.idempotency_key
     )
     return _written(request.mutation, record)
 
 
-def feedback(p: LocalProvider, request: FeedbackRequest, ns: Namespace) -> FeedbackResponse:
+def feedback(p: Engine, request: FeedbackRequest, ns: Namespace) -> FeedbackResponse:
     result = p.services.tasks.feedback(
         request.application_id,
         request.outcome,
@@ -183,7 +180,7 @@ def feedback(p: LocalProvider, request: FeedbackRequest, ns: Namespace) -> Feedb
     )
 
 
-def signal(p: LocalProvider, request: SignalRequest, ns: Namespace) -> SignalResponse:
+def signal(p: Engine, request: SignalRequest, ns: Namespace) -> SignalResponse:
     found = p.services.signals.signal(
         request.text,
         ns,
@@ -218,14 +215,14 @@ def signal(p: LocalProvider, request: SignalRequest, ns: Namespace) -> SignalRes
     )
 
 
-def import_(p: LocalProvider, request: ImportRequest, ns: Namespace) -> ImportResponse:
+def import_(p: Engine, request: ImportRequest, ns: Namespace) -> ImportResponse:
     s = p.services
     count = s.transfer.import_(request.lines, ns, source=request.source, progress=p.progress)
     warnings = s.purges.finish()  # an imported permanent tombstone purges the copy
     return ImportResponse.model_construct(imported=count, warnings=warnings)
 
 
-def rebuild(p: LocalProvider, request: RebuildRequest, ns: Namespace) -> RebuildResponse:
+def rebuild(p: Engine, request: RebuildRequest, ns: Namespace) -> RebuildResponse:
     s = p.services
     replayed = s.replay.rebuild(ns.tenant, progress=p.progress)
     warnings = s.purges.finish()

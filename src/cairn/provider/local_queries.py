@@ -6,8 +6,7 @@ caller gets; :mod:`cairn.provider.wire` makes them the contract's models at an e
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -26,19 +25,13 @@ from cairn.provider.contract import (
     TaskQuery,
     TombstonesQuery,
 )
+from cairn.provider.engine import Engine, Handler
 from cairn.services.reads import time_of
 from cairn.services.tasks import TaskDelivery
 from cairn.storage.ports import EventFilter, RecordQuery
 
-if TYPE_CHECKING:
-    from cairn.provider.local import LocalProvider
 
-# (provider, request, namespace) -> the engine's value (a model of the contract where the
-# engine has no value of its own: the learning layer's and the projects' answers)
-Handler = Callable[["LocalProvider", Any, Namespace], Any]
-
-
-def recall(p: LocalProvider, request: RecallQuery, ns: Namespace) -> RecallResult:
+def recall(p: Engine, request: RecallQuery, ns: Namespace) -> RecallResult:
     return p.services.recall.recall(
         request.query,
         ns,
@@ -50,7 +43,7 @@ def recall(p: LocalProvider, request: RecallQuery, ns: Namespace) -> RecallResul
     )
 
 
-def task(p: LocalProvider, request: TaskQuery, ns: Namespace) -> TaskDelivery:
+def task(p: Engine, request: TaskQuery, ns: Namespace) -> TaskDelivery:
     return p.services.tasks.context(
         request.task,
         ns,
@@ -67,11 +60,11 @@ def task(p: LocalProvider, request: TaskQuery, ns: Namespace) -> TaskDelivery:
     )
 
 
-def expand(p: LocalProvider, request: ExpandQuery, ns: Namespace) -> Expanded:
+def expand(p: Engine, request: ExpandQuery, ns: Namespace) -> Expanded:
     return p.services.tasks.expand(request.record_id, ns, task=request.task)
 
 
-def list_(p: LocalProvider, request: ListQuery, ns: Namespace) -> list[Record]:
+def list_(p: Engine, request: ListQuery, ns: Namespace) -> list[Record]:
     query = RecordQuery(
         ns.tenant,
         ns.agent,
@@ -93,15 +86,15 @@ def list_(p: LocalProvider, request: ListQuery, ns: Namespace) -> list[Record]:
     return list(p.services.reads.records(query))
 
 
-def show(p: LocalProvider, request: ShowQuery, ns: Namespace) -> Record:
+def show(p: Engine, request: ShowQuery, ns: Namespace) -> Record:
     return p.services.reads.get(request.record_id, ns, as_of=request.as_of)
 
 
-def history(p: LocalProvider, request: HistoryQuery, ns: Namespace) -> list[Record]:
+def history(p: Engine, request: HistoryQuery, ns: Namespace) -> list[Record]:
     return list(p.services.reads.history(request.record_id, ns))
 
 
-def journal(p: LocalProvider, request: JournalQuery, ns: Namespace) -> list[Event]:
+def journal(p: Engine, request: JournalQuery, ns: Namespace) -> list[Event]:
     where = EventFilter(
         types=tuple(request.types),
         episode_id=request.episode_id,
@@ -114,23 +107,23 @@ def journal(p: LocalProvider, request: JournalQuery, ns: Namespace) -> list[Even
     )
 
 
-def tombstones(p: LocalProvider, request: TombstonesQuery, ns: Namespace) -> list[Tombstone]:
+def tombstones(p: Engine, request: TombstonesQuery, ns: Namespace) -> list[Tombstone]:
     return list(p.services.reads.tombstones(ns, record_id=request.record_id))
 
 
 def applications(
-    p: LocalProvider, request: ApplicationsQuery, ns: Namespace
+    p: Engine, request: ApplicationsQuery, ns: Namespace
 ) -> tuple[list[Application], int]:
     """The newest applications of the memory (``limit``), and how many it has in all."""
     apps, total = p.services.reads.applications(request.record_id, ns, limit=request.limit)
     return list(apps), total
 
 
-def explain(p: LocalProvider, request: ExplainQuery, ns: Namespace) -> dict[str, Any]:
+def explain(p: Engine, request: ExplainQuery, ns: Namespace) -> dict[str, Any]:
     return p.services.tasks.explain(ns)
 
 
-def export(p: LocalProvider, request: ExportQuery, ns: Namespace) -> list[str]:
+def export(p: Engine, request: ExportQuery, ns: Namespace) -> list[str]:
     return list(p.services.transfer.export(ns))
 
 

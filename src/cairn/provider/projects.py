@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cairn.model import Namespace
 from cairn.provider import projects_contract as pc
+from cairn.provider.engine import Engine
 from cairn.services.projects import ProjectName
-
-if TYPE_CHECKING:
-    from cairn.provider.local import LocalProvider
 
 
 def project_model(named: ProjectName) -> pc.ProjectModel:
     return pc.ProjectModel.model_construct(id=named.id, name=named.name, remote=named.remote)
 
 
-def projects(p: LocalProvider, request: pc.ProjectsQuery, ns: Namespace) -> pc.ProjectsResponse:
+def projects(p: Engine, request: pc.ProjectsQuery, ns: Namespace) -> pc.ProjectsResponse:
     found = p.projects()
     if request.find is not None:
         one = found.find(request.find, ns)
@@ -26,7 +24,7 @@ def projects(p: LocalProvider, request: pc.ProjectsQuery, ns: Namespace) -> pc.P
 
 
 def name_project(
-    p: LocalProvider, request: pc.NameProjectRequest, ns: Namespace
+    p: Engine, request: pc.NameProjectRequest, ns: Namespace
 ) -> pc.NameProjectResponse:
     named, changed = p.projects().name(
         request.project_id, request.name, request.remote, ns, event_id=request.idempotency_key
