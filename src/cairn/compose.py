@@ -315,7 +315,8 @@ def assemble(
     info = {**(describe or {}), "embedder": embedder.model_id}
     # The Markdown files beside the store follow its change feed, as the search index does.
     markdown_files = MarkdownFollower(
-        records,
+        records,  # its change feed
+        records,  # the rows it names
         reads,
         markdown_folder or Path("."),
         lambda ns: {p.id: p.name for p in projects.known(ns).values()},

@@ -1,6 +1,6 @@
 """The Markdown projection kept in step with the store: a follower of the change feed.
 
-Like the search index, the projection follows :meth:`RecordStore.changes_since` with a
+Like the search index, the projection follows :meth:`ChangeFeed.changes_since` with a
 cursor of its own. After each committed change the provider calls :meth:`follow`: it reads
 the rows changed since its cursor, keeps those a person owns (explicit, or of an owned
 kind: what the files show), and rewrites only their files — the profile for a global
@@ -50,11 +50,12 @@ from cairn.projection.markdown_files import relocate_foreign_files
 from cairn.services.reads import Reads
 from cairn.storage.ports import (
     OWNED_KINDS,
+    ChangeFeed,
     FeedPosition,
     LaneFilter,
     PendingPurge,
     RecordQuery,
-    RecordStore,
+    Records,
 )
 
 log = logging.getLogger(__name__)
@@ -133,7 +134,8 @@ class MarkdownFollower:
 
     def __init__(
         self,
-        records: RecordStore,
+        feed: ChangeFeed,
+        records: Records,
         reads: Reads,
         folder: Path,
         names: Names,
@@ -141,6 +143,7 @@ class MarkdownFollower:
         store: str,
         enabled: bool,
     ) -> None:
+        self._feed = feed
         self._records = records
         self._reads = reads
         self._folder = folder
@@ -172,7 +175,7 @@ class MarkdownFollower:
                 if position != self._known_at or sum(map(len, self._known.values())) > _KEEP:
                     self._known.clear()
                 self._known_at = None  # until this follow is through
-                head = self._records.feed_position()
+                head = self._feed.feed_position()
                 touched, full = self._touched(position, head)
                 if ns is not None:
                     touched.setdefault(ns, {})
@@ -213,7 +216,7 @@ class MarkdownFollower:
             return {}, set()
         full = start.generation != head.generation or start.seq < 0
         rows: dict[Namespace, list[int]] = {}
-        for batch in self._records.changes_since(start):
+        for batch in self._feed.changes_since(start):
             for row, tenant, agent in zip(batch.rows, batch.tenants, batch.agents, strict=True):
                 rows.setdefault(Namespace(tenant, agent), []).append(row)
         if full:
