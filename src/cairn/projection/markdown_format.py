@@ -274,7 +274,7 @@ def render_document(
     return "\n".join(lines) + "\n"
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=8192)  # a few large files; bodies are at most 10,000 chars
 def _record_entry(
     record_id: str, version: int, title: str | None, body: str, selectors: Selectors
 ) -> tuple[str, ...]:

@@ -66,7 +66,7 @@ LOCK_FILE = ".cairn-markdown-feed.lock"
 _FORMAT = "cairn.markdown-feed/1"
 _STATE_FORMAT = "cairn.markdown-state/1"
 _NOTHING = FeedPosition(-1, -1)
-_KEEP = 200_000  # memories kept between writes at most (a server's many tenants)
+_KEEP = 50_000  # memories kept between writes at most (a server's many tenants)
 
 Names = Callable[[Namespace], Mapping[str, str]]  # project id -> readable name
 Key = str | None  # the file of a memory: None for the profile, else its project id
