@@ -45,242 +45,41 @@ import platform
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from cairn import Memory, MemoryInput, RecallResult, __version__
-from cairn.adapters.embedding import MODEL_ID, MiniLmOnnxEmbedder
-from cairn.config import Rag
-from cairn.engine.recall.relevance import CALIBRATIONS
-from cairn.text import index_terms, normal_term
+from cairn import __version__
+from cairn.adapters.embedding import MODEL_ID, Embedder
+from cairn.compose import make_embedder
+from cairn.config import Rag, parse_config
+from cairn.engine.recall.relevance import calibration_for
 
 sys.path.insert(0, str(Path(__file__).parent))
-from abstention_fit import CHECK, FIT, Asked, Seen, fit, from_details, simulate, summarise
-from locomo import DEPTH, CachedEmbedder, Conversation, load_locomo
+from abstention_fit import CHECK, FIT, Asked, fit, from_details, simulate, summarise
+from abstention_search import previous_floors, search
+from abstention_stores import (
+    Conversation,
+    Negative,
+    Positive,
+    Rule,
+    coverage_check,
+    load_coding,
+    load_negatives,
+    run_coding,
+    run_conversation,
+    run_paraphrase,
+)
+from locomo import CachedEmbedder, load_locomo
+from paraphrase import load as load_paraphrase
 
 DATA = Path(__file__).parent / "data"
-FLOOR_OFF: dict[str, Any] = {"agents": {"default": {"rag": {"minScore": 0}}}}
-FLOOR_ON: dict[str, Any] = {}  # the default config: rag.minScore 0.1
+EMBEDDERS = ("minilm-onnx", "use-multilingual", "e5-small")
 QUICK_CONVERSATIONS = 2
 ABSTAIN_GOAL = 0.90
 SWEEP = (0.05, 0.1, 0.2, 0.3, 0.5)
 MAX_RECALL_LOSS = 0.01
-
-# -- data ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    id: str
-    body: str
-    half: str
-
-
-@dataclass(frozen=True, slots=True)
-class Positive:
-    query: str
-    expected: str  # a rule id
-    half: str
-
-
-@dataclass(frozen=True, slots=True)
-class Negative:
-    query: str  # may hold {a} / {b}: the conversation's speakers
-    group: str
-    half: str
-    keys: tuple[str, ...] = ()
-
-
-def _lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-
-
-def load_coding(path: Path) -> tuple[list[Rule], list[Positive]]:
-    rules: list[Rule] = []
-    positives: list[Positive] = []
-    for i, row in enumerate(_lines(path)):
-        half = FIT if i % 2 == 0 else CHECK
-        rules.append(Rule(row["id"], row["body"], half))
-        positives.extend(Positive(q, row["id"], half) for q in row["queries"])
-    return rules, positives
-
-
-def load_negatives(path: Path) -> list[Negative]:
-    return [
-        Negative(
-            row["query"],
-            row.get("group") or ("named" if row.get("named") else "generic"),
-            FIT if i % 2 == 0 else CHECK,
-            tuple(row.get("keys", ())),
-        )
-        for i, row in enumerate(_lines(path))
-    ]
-
-
-def _keys(text: str) -> frozenset[str]:
-    return frozenset(normal_term(t) for t in index_terms(text))
-
-
-def coverage_check(
-    negatives: Sequence[Negative], conversations: Sequence[Conversation]
-) -> tuple[list[Negative], list[tuple[Negative, str, str]]]:
-    """Keep the negatives no turn covers; the others with the key and turn that cover them."""
-    turns = [(t.ref, _keys(t.body), c.sample_id) for c in conversations for t in c.turns]
-    kept: list[Negative] = []
-    dropped: list[tuple[Negative, str, str]] = []
-    for neg in negatives:
-        hit = next(
-            (
-                (key, f"{sample}/{ref}")
-                for key in neg.keys
-                if (wanted := _keys(key))
-                for ref, have, sample in turns
-                if wanted <= have
-            ),
-            None,
-        )
-        if hit is None:
-            kept.append(neg)
-        else:
-            dropped.append((neg, *hit))
-    return kept, dropped
-
-
-def speakers(conv: Conversation) -> tuple[str, str]:
-    names = list(dict.fromkeys(t.body.split(":", 1)[0] for t in conv.turns))
-    return names[0], names[1]
-
-
-# -- runs ----------------------------------------------------------------------------------
-
-
-def _seen(result: RecallResult, ref_of: Callable[[str], str | None]) -> tuple[Seen, ...]:
-    out = []
-    for t in result.trace:
-        if t["fate"] in ("dropped: trust", "dropped: dedup"):
-            continue
-        ref = ref_of(t["id"])
-        if ref is not None:
-            rel = t["relevance"]
-            out.append(Seen(ref, rel["cosine"], rel["coverage"], t["factors"]["final"]))
-    return tuple(out)
-
-
-class Pair:
-    """The same store opened twice: floor off and floor on (the default config)."""
-
-    def __init__(self, path: Path, embedder: CachedEmbedder) -> None:
-        self.off = Memory.open(path, FLOOR_OFF, embedder=embedder)
-        self.on = Memory.open(path, FLOOR_ON, embedder=embedder)
-        self.refs: dict[str, str] = {}  # record id -> ref
-
-    def ask(self, query: str, **kwargs: Any) -> tuple[RecallResult, RecallResult]:
-        return self.off.recall(query, **kwargs), self.on.recall(query, **kwargs)
-
-    def close(self) -> None:
-        self.off.close()
-        self.on.close()
-
-
-def run_coding(
-    rules: Sequence[Rule],
-    positives: Sequence[Positive],
-    negatives: Sequence[Negative],
-    embedder: CachedEmbedder,
-    workdir: Path,
-) -> list[Asked]:
-    embedder.embed([r.body for r in rules])
-    pair = Pair(workdir / "coding.db", embedder)
-    try:
-        for rule in rules:
-            record = pair.off.remember(rule.body, kind="policy")
-            pair.refs[record.id] = rule.id
-        asked: list[Asked] = []
-        items = [
-            (p.query, "positive", p.half, "positive", frozenset([p.expected])) for p in positives
-        ]
-        items += [(n.query, "negative", n.half, n.group, frozenset()) for n in negatives]
-        for query, kind, half, group, gold in items:
-            off, on = pair.ask(query)
-            asked.append(
-                Asked(
-                    "coding",
-                    kind,
-                    half,
-                    group,
-                    query,
-                    gold,
-                    tuple(pair.refs[c.record.id] for c in off.memories),
-                    tuple(pair.refs[c.record.id] for c in on.memories),
-                    _seen(off, pair.refs.get),
-                )
-            )
-        return asked
-    finally:
-        pair.close()
-
-
-def run_conversation(
-    conv: Conversation,
-    half: str,
-    negatives: Sequence[Negative],
-    embedder: CachedEmbedder,
-    workdir: Path,
-) -> list[Asked]:
-    a, b = speakers(conv)
-    embedder.embed([t.body for t in conv.turns])
-    pair = Pair(workdir / f"{conv.sample_id}.db", embedder)
-    try:
-        pair.off.store_many(
-            MemoryInput(
-                body=t.body,
-                occurred_at=t.occurred_at,
-                external_ref=t.ref,
-                episode_id=t.episode,
-                position=t.position,
-            )
-            for t in conv.turns
-        )
-        asked: list[Asked] = []
-        for q in conv.questions:
-            off, on = pair.ask(q.text, max_results=DEPTH, max_chars=1_000_000)
-            refs = {c.record.id: c.record.external_ref for c in off.ranked}
-            asked.append(
-                Asked(
-                    conv.sample_id,
-                    "question",
-                    half,
-                    f"category {q.category}",
-                    q.text,
-                    q.evidence,
-                    tuple(c.record.external_ref or "" for c in off.ranked[:DEPTH]),
-                    tuple(c.record.external_ref or "" for c in on.ranked[:DEPTH]),
-                    _seen(off, refs.get),
-                )
-            )
-        for neg in negatives:
-            text = neg.query.format(a=a, b=b)
-            off, on = pair.ask(text)
-            refs = {c.record.id: c.record.external_ref for c in off.ranked}
-            asked.append(
-                Asked(
-                    conv.sample_id,
-                    "negative",
-                    neg.half,
-                    neg.group,
-                    text,
-                    frozenset(),
-                    tuple(c.record.external_ref or "" for c in off.memories),
-                    tuple(c.record.external_ref or "" for c in on.memories),
-                    _seen(off, refs.get),
-                )
-            )
-        return asked
-    finally:
-        pair.close()
-
 
 # -- report --------------------------------------------------------------------------------
 
@@ -291,13 +90,13 @@ def _fmt(value: float | None) -> str:
 
 def print_table(results: dict[str, dict[str, dict[str, Any]]]) -> None:
     print(
-        f"\n{'store':<8}{'half':<7}{'negs':>6}{'abstain':>9}{'(off)':>8}"
+        f"\n{'store':<18}{'half':<7}{'negs':>6}{'abstain':>9}{'(off)':>8}"
         f"{'pos':>6}{'kept@5':>8}{'(off)':>8}{'qs':>6}{'any@10':>8}{'(off)':>8}"
     )
     for store, halves in results.items():
         for half, m in halves.items():
             print(
-                f"{store:<8}{half:<7}{m['negatives']:>6}{_fmt(m['abstain_on']):>9}"
+                f"{store:<18}{half:<7}{m['negatives']:>6}{_fmt(m['abstain_on']):>9}"
                 f"{_fmt(m['abstain_off']):>8}{m.get('positives', 0):>6}"
                 f"{_fmt(m.get('kept5_on')):>8}{_fmt(m.get('kept5_off')):>8}"
                 f"{m.get('questions', 0):>6}{_fmt(m.get('recall_any10_on')):>8}"
@@ -326,9 +125,14 @@ def run_all(
     chat_negatives: Sequence[Negative],
     args: argparse.Namespace,
 ) -> list[Asked]:
-    embedder = CachedEmbedder(MiniLmOnnxEmbedder(), args.embedding_cache)
+    embedder = CachedEmbedder(model(args.embedder), args.embedding_cache)
     asked: list[Asked] = []
     with tempfile.TemporaryDirectory(prefix="cairn-abstention-") as tmp:
+        items = load_paraphrase()
+        for domain in ("coding", "chat"):
+            started = time.perf_counter()
+            asked += run_paraphrase(domain, items, embedder, Path(tmp))
+            print(f"  paraphrase {domain}: {time.perf_counter() - started:.0f}s", flush=True)
         started = time.perf_counter()
         asked += run_coding(rules, positives, coding_negatives, embedder, Path(tmp))
         print(f"  coding store: {time.perf_counter() - started:.0f}s", flush=True)
@@ -341,6 +145,20 @@ def run_all(
     return asked
 
 
+def model(provider: str) -> Embedder:
+    """The embedder a store of ``memory.embeddings.provider: <provider>`` uses."""
+    return make_embedder(parse_config({"memory": {"embeddings": {"provider": provider}}}))
+
+
+def embedder_id(args: argparse.Namespace, asked: Sequence[Asked]) -> str:
+    """The model id of ``--embedder`` (the replayed run's, which the file does not hold)."""
+    return model(args.embedder).model_id
+
+
+def store_kind(x: Asked) -> str:
+    return x.store if x.store in ("coding", "paraphrase:coding", "paraphrase:chat") else "locomo"
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="path to locomo10.json")
@@ -348,7 +166,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--quick", action="store_true", help=f"only {QUICK_CONVERSATIONS} LoCoMo conversations"
     )
-    parser.add_argument("--fit", action="store_true", help="refit the calibration, print it")
+    parser.add_argument(
+        "--fit", action="store_true", help="fit the cosine calibration (frontier search)"
+    )
+    parser.add_argument(
+        "--fit-mle", action="store_true", help="the maximum-likelihood fit of all three"
+    )
+    parser.add_argument(
+        "--floors-from",
+        type=Path,
+        metavar="JSONL",
+        help="--details of a default-model run: the figures --fit may not fall below"
+        " (default: this run's, which must then be of the default model)",
+    )
+    parser.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    parser.add_argument(
+        "--conversations", type=int, metavar="N", help="only the first N LoCoMo conversations"
+    )
     parser.add_argument(
         "--embedding-cache", type=Path, metavar="NPZ", help="reuse vectors across processes"
     )
@@ -370,6 +204,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     if args.quick:
         conversations = conversations[:QUICK_CONVERSATIONS]
+    if args.conversations is not None:
+        conversations = conversations[: args.conversations]
     print(
         f"coding store: {len(rules)} rules, {len(positives)} positive and"
         f" {len(coding_negatives)} negative queries; LoCoMo: {len(conversations)}"
@@ -384,35 +220,52 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"  replaying {len(asked)} queries from {args.replay}", flush=True)
     else:
         asked = run_all(rules, positives, coding_negatives, conversations, chat_negatives, args)
-    coding = [x for x in asked if x.store == "coding"]
-    chat = [x for x in asked if x.store != "coding"]
-    results = {"coding": by_half(coding), "locomo": by_half(chat)}
+    kinds = ("paraphrase:coding", "paraphrase:chat", "coding", "locomo")
+    parts = {k: [x for x in asked if store_kind(x) == k] for k in kinds}
+    parts = {k: v for k, v in parts.items() if v}
+    results = {k: by_half(v) for k, v in parts.items()}
     print_table(results)
 
     fitted: dict[str, Any] = {}
     floor = Rag.model_validate({}).minScore
-    cals = CALIBRATIONS
-    if args.fit:
+    cals = calibration_for(embedder_id(args, asked))
+    if args.fit_mle:
         train = [x for x in asked if x.half == FIT]
-        cals, how = fit(train, CALIBRATIONS, floor, ABSTAIN_GOAL, MAX_RECALL_LOSS)
+        cals, how = fit(train, cals, floor, ABSTAIN_GOAL, MAX_RECALL_LOSS)
         fitted = {**how, "calibrations": asdict(cals), "mle": asdict(how["mle"])}
         print(f"\nfitted on the fit half (intercepts shifted by {how['shift']}): {cals}")
         print(f"  pairs: {how['pairs']}")
+    if args.fit:
+        base = asked
+        if args.floors_from:
+            lines = args.floors_from.read_text(encoding="utf-8").splitlines()
+            base = [from_details(json.loads(line)) for line in lines if line]
+        elif cals.embedder != MODEL_ID:
+            raise SystemExit("--fit with another embedder needs --floors-from")
+        base_fit = [x for x in base if x.half == FIT]
+        floors = previous_floors(base_fit, calibration_for(MODEL_ID), floor)
+        if args.floors_from:  # another model's positives are its own to keep or lose
+            floors = {k: v for k, v in floors.items() if k.endswith("negative")}
+        train = [x for x in asked if x.half == FIT]
+        cals, how = search(train, cals, floor, floors, MAX_RECALL_LOSS)
+        fitted = {**how, "calibrations": asdict(cals)}
+        print(f"\nfitted on the fit half: {cals.with_vectors}\n  {how}")
     sweep = {
         f"{f:g}": {
             name: {h: simulate([x for x in part if x.half == h], cals, f) for h in (FIT, CHECK)}
-            for name, part in (("coding", coding), ("locomo", chat))
+            for name, part in parts.items()
         }
         for f in SWEEP
     }
-    print(f"\nreplayed on the floor-off candidates{' with the fit' if args.fit else ''}:")
+    refitted = " with the fit" if args.fit or args.fit_mle else ""
+    print(f"\nreplayed on the floor-off candidates{refitted}:")
     for f, stores in sweep.items():
         cells = []
         for name, halves in stores.items():
             for half in (FIT, CHECK):
                 m = halves[half]
                 label, key = (
-                    ("kept@5", "kept5_on") if name == "coding" else ("any@10", "recall_any10_on")
+                    ("any@10", "recall_any10_on") if name == "locomo" else ("kept@5", "kept5_on")
                 )
                 cells.append(
                     f"{name} {half} abstain {_fmt(m['abstain_on'])} {label} {_fmt(m.get(key))}"
@@ -433,7 +286,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                     "gold": sorted(x.gold),
                     "off": list(x.off),
                     "on": list(x.on),
-                    "seen": [[s.ref, s.cosine, s.coverage, s.final] for s in x.seen],
+                    "seen": [
+                        [s.ref, s.cosine, s.coverage, s.final, s.surprise] for s in x.seen
+                    ],
                 }
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
     if args.json:
@@ -441,7 +296,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "results": results,
             "fitted": fitted,
             "simulated_sweep": sweep,
-            "calibrations": asdict(CALIBRATIONS),
+            "calibrations": asdict(calibration_for(embedder_id(args, asked))),
             "covered_negatives": [
                 {"query": n.query, "key": key, "turn": turn} for n, key, turn in covered
             ],
@@ -449,7 +304,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "floor": Rag.model_validate({}).minScore,
                 "quick": args.quick,
                 "conversations": len(conversations),
-                "embedder": MODEL_ID,
+                "embedder": args.embedder,
                 "coding": "Memory.remember(body, kind='policy'); recall(query) with defaults",
                 "locomo": "store_many as locomo.py; questions recall(q, max_results=20,"
                 " max_chars=1_000_000), ranked scored; negatives recall(q) with defaults",

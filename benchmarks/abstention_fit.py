@@ -17,8 +17,8 @@ import numpy as np
 from cairn.engine.recall.relevance import (
     Calibration,
     Calibrations,
+    embedder_reads,
     evidence,
-    model_reads,
     relevances,
 )
 
@@ -34,13 +34,14 @@ class Seen:
     cosine: float | None  # None: not usable (a text the model does not read)
     coverage: float
     final: float  # the ranking score
+    surprise: float | None = None  # the cosine against the store's own (relevance.surprises)
 
 
 @dataclass(frozen=True, slots=True)
 class Asked:
     """One query's outcome with the floor off and on."""
 
-    store: str  # "coding" or a LoCoMo sample id
+    store: str  # "coding", a LoCoMo sample id, or "paraphrase:coding" / "paraphrase:chat"
     kind: str  # "positive" | "negative" | "question"
     half: str
     group: str
@@ -111,10 +112,15 @@ def from_details(row: dict[str, Any]) -> Asked:
 # -- replaying a floor -----------------------------------------------------------------------
 
 
+def is_coding(x: Asked) -> bool:
+    """Whether the query was asked in a coding store (else a chat store)."""
+    return x.store in ("coding", "paraphrase:coding")
+
+
 def replay(x: Asked, cals: Calibrations) -> list[float]:
     """Each candidate's relevance under these calibrations, as the pipeline computes it."""
-    read = model_reads(x.query)
-    own = [evidence(s.cosine, s.coverage, read, cals) for s in x.seen]
+    read = embedder_reads(cals.embedder, x.query)
+    own = [evidence(s.cosine, s.coverage, read, cals, s.surprise) for s in x.seen]
     return relevances(own, [s.final for s in x.seen])
 
 
@@ -141,7 +147,7 @@ KINDS = {
 
 
 def _pairs(
-    asked: Sequence[Asked], name: str, cal: Calibration
+    asked: Sequence[Asked], name: str, cal: Calibration, embedder: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
     """Relevant pairs (a query and the memory that answers it: the expected rule in the
     top 5, the best-ranked evidence turn in the top 10) against, for each negative query,
@@ -155,17 +161,18 @@ def _pairs(
         return s.cosine is not None or not with_cosine
 
     def row(s: Seen) -> list[float]:
-        return [1.0, s.coverage, *([s.cosine or 0.0] if with_cosine else [])]
+        vector = [s.cosine or 0.0, s.surprise or 0.0] if with_cosine else []
+        return [1.0, s.coverage, *vector]
 
     def own(s: Seen) -> float:
         z = cal.intercept + cal.coverage * s.coverage + cal.cosine * (s.cosine or 0.0)
-        return float(z)
+        return float(z + cal.surprise * (s.surprise or 0.0))
 
     groups: dict[tuple[bool, bool], list[list[float]]] = {}
     for x in asked:
-        if model_reads(x.query) != query_read:
+        if embedder_reads(embedder, x.query) != query_read:
             continue
-        chat = x.store != "coding"
+        chat = not is_coding(x)
         seen = [s for s in x.seen if usable(s)]
         if x.kind == "negative":
             if seen:
@@ -212,12 +219,18 @@ def fit(
     intercepts, i.e. one prior odds of relevance: the most lenient shift with which
     ``goal`` of the coding negatives abstain at ``floor`` while LoCoMo recall_any@10 falls
     by at most ``max_loss``."""
-    cals = {name: getattr(start, name) for name in KINDS}
+    names = [n for n in KINDS if n != "with_vectors" or start.with_vectors is not None]
+    cals: dict[str, Calibration] = {}
+    for name in names:
+        cal = getattr(start, name)
+        assert isinstance(cal, Calibration)
+        cals[name] = cal
     sizes: dict[str, dict[str, int]] = {}
     for _ in range(50):  # to a fixed point: the hardest candidates stop changing
         before = dict(cals)
-        for name, (_, with_cosine) in KINDS.items():
-            x, y, w, sizes[name] = _pairs(train, name, cals[name])
+        for name in names:
+            with_cosine = KINDS[name][1]
+            x, y, w, sizes[name] = _pairs(train, name, cals[name], start.embedder)
             if len(set(y.tolist())) < 2:
                 continue  # one class only: nothing to fit, the start stands
             # A small group (the unread queries) gets a firmer ridge against separation.
@@ -226,16 +239,17 @@ def fit(
                 intercept=round(float(b[0]), 3),
                 coverage=round(float(b[1]), 3),
                 cosine=round(float(b[2]), 3) if with_cosine else 0.0,
+                surprise=round(float(b[3]), 3) if with_cosine else 0.0,
             )
         if cals == before:
             break
-    mle = Calibrations(embedder=start.embedder, **cals)
-    coding = [x for x in train if x.store == "coding"]
-    chat = [x for x in train if x.store != "coding"]
+    mle = replace(start, **cals)
+    coding = [x for x in train if is_coding(x)]
+    chat = [x for x in train if x.kind == "question"]
     base = summarise(chat).get("recall_any10_off") if chat else None
     for shift in np.arange(4.0, -8.0, -0.05):
-        shifted = Calibrations(
-            embedder=start.embedder,
+        shifted = replace(
+            start,
             **{
                 n: replace(c, intercept=round(c.intercept + float(shift), 3))
                 for n, c in cals.items()

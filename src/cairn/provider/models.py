@@ -85,6 +85,7 @@ class RelevanceModel(Model):
     evidence: float
     cosine: float | None
     coverage: float
+    surprise: float | None = None  # the cosine against the store's own similarities
 
 
 class TombstoneModel(Model):

@@ -98,7 +98,11 @@ def recalled(cand: Candidate, models: dict[int, RecordModel]) -> RecalledModel:
         ranks=dict(cand.ranks),
         factors=cand.breakdown.as_dict(),
         relevance=RelevanceModel.model_construct(
-            score=r.score, evidence=r.evidence, cosine=r.cosine, coverage=r.coverage
+            score=r.score,
+            evidence=r.evidence,
+            cosine=r.cosine,
+            coverage=r.coverage,
+            surprise=r.surprise,
         ),
         line=cand.line,
     )
@@ -131,7 +135,7 @@ def to_candidate(model: RecalledModel) -> Candidate:
         f["final"],
     )
     r = model.relevance
-    relevance = Relevance(r.score, r.evidence, r.cosine, r.coverage)
+    relevance = Relevance(r.score, r.evidence, r.cosine, r.coverage, r.surprise)
     return Candidate(
         model.row,
         to_record(model.record),

@@ -2,28 +2,38 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import random
+import sys
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from cairn import Memory
+from cairn.adapters import embedding, multilingual_e5, multilingual_use
 from cairn.adapters.hashing import HashingEmbedder
+from cairn.config import EmbeddingsConfig
 from cairn.engine.recall.relevance import (
-    CALIBRATIONS,
+    calibrated_models,
+    calibration_for,
     coverage,
+    embedder_reads,
     evidence,
     memory_terms,
     model_reads,
     relevances,
+    surprises,
     term_weights,
 )
 from cairn.text import normal_term
 from conftest import FrozenClock
 
 FLOOR = 0.1  # the default rag.minScore
+DEFAULT = calibration_for(embedding.MODEL_ID)
 
 
 def test_a_word_no_memory_contains_weighs_most_and_one_in_every_memory_least() -> None:
@@ -71,24 +81,29 @@ def test_model_reads_mostly_latin_text_only(text: str, read: bool) -> None:
 
 
 def test_evidence_grows_with_each_signal_and_none_is_no_evidence() -> None:
-    low = evidence(0.1, 0.0, True)
-    assert evidence(0.6, 0.0, True) > low
-    assert evidence(0.1, 0.8, True) > low
-    assert evidence(None, 0.0, True) == 0.0  # no cosine and no shared term
-    assert evidence(None, 0.0, False) == 0.0
-    assert evidence(None, 0.5, True) > evidence(None, 0.2, True) > 0
+    low = evidence(0.1, 0.0, True, DEFAULT)
+    assert evidence(0.6, 0.0, True, DEFAULT) > low
+    assert evidence(0.3, 0.0, True, DEFAULT, 2.0) > evidence(0.3, 0.0, True, DEFAULT, 0.0)
+    assert evidence(None, 0.0, True, DEFAULT) == 0.0  # no cosine and no shared term
+    assert evidence(None, 0.0, False, DEFAULT) == 0.0
+    assert evidence(None, 0.5, True, DEFAULT) > evidence(None, 0.2, True, DEFAULT) > 0
     # A query the model does not read is judged on coverage alone, on its own scale.
-    assert evidence(None, 0.2, False) != evidence(None, 0.2, True)
-    assert 0.0 <= evidence(-1.0, 0.0, True) < evidence(1.0, 1.0, True) <= 1.0
+    assert evidence(None, 0.2, False, DEFAULT) != evidence(None, 0.2, True, DEFAULT)
+    assert 0.0 <= evidence(-1.0, 0.0, True, DEFAULT) < evidence(1.0, 1.0, True, DEFAULT) <= 1.0
 
 
 def test_the_fit_puts_the_default_floor_between_unrelated_and_related() -> None:
-    # What MiniLM gives an unrelated pair (cosine ~0.1, no shared word) and a paraphrase
-    # (cosine ~0.5) or a shared rare word.
-    assert evidence(0.1, 0.0, True) < FLOOR
-    assert evidence(0.5, 0.0, True) > FLOOR
-    assert evidence(0.2, 0.6, True) > FLOOR
-    assert CALIBRATIONS.with_vectors.cosine > 0 and CALIBRATIONS.with_vectors.coverage > 0
+    # What MiniLM gives an unrelated pair (cosine ~0.1, no shared word), the best of a
+    # question nothing answers (~0.25) and a paraphrase sharing no word (~0.4).
+    assert evidence(0.1, 0.0, True, DEFAULT) < FLOOR
+    assert evidence(0.25, 0.0, True, DEFAULT, 0.0) < FLOOR
+    assert evidence(0.4, 0.0, True, DEFAULT, 0.0) > FLOOR
+    # Standing clear of the store's other memories counts, up to a point.
+    assert evidence(0.3, 0.0, True, DEFAULT, 3.0) > evidence(0.3, 0.0, True, DEFAULT, 0.0)
+    assert evidence(0.1, 0.0, True, DEFAULT, 3.0) < FLOOR
+    # Without a cosine (a memory in a script the model does not read), a shared rare word.
+    assert evidence(None, 0.6, True, DEFAULT) > FLOOR
+    assert DEFAULT.with_vectors is not None and DEFAULT.with_vectors.cosine > 0
 
 
 def test_relevance_is_own_evidence_or_inherited_from_the_best() -> None:
@@ -183,3 +198,128 @@ def test_real_model_abstains_on_the_issue_examples_and_keeps_real_matches(
         ctx = real.context("write a poem about cats")
         items = (*ctx.resident, *ctx.manifest)
         assert items == ()  # global rules without a selector are about no task in particular
+
+
+# -- one calibration per embedder ------------------------------------------------------------
+
+OFFERED = {
+    "minilm-onnx": embedding.MODEL_ID,
+    "use-multilingual": multilingual_use.MODEL_ID,
+    "e5-small": multilingual_e5.MODEL_ID,
+}
+
+
+def test_every_model_the_config_offers_has_a_cosine_calibration_of_its_own() -> None:
+    providers = set(get_args(EmbeddingsConfig.model_fields["provider"].annotation))
+    # The hashing embedder's vectors are its words: coverage already measures them.
+    assert providers - {"hashing"} == set(OFFERED)
+    assert set(OFFERED.values()) <= calibrated_models()
+    fitted = {calibration_for(m).with_vectors for m in OFFERED.values()}
+    assert None not in fitted and len(fitted) == len(OFFERED)  # each fitted on its own
+
+
+def test_an_embedder_nothing_was_fitted_for_has_its_cosine_ignored() -> None:
+    unknown = calibration_for(HashingEmbedder().model_id)
+    assert unknown.with_vectors is None and not unknown.latin_only
+    assert evidence(0.99, 0.0, True, unknown) == 0.0  # no shared word: no evidence at all
+    assert evidence(0.99, 0.5, True, unknown) == evidence(None, 0.5, True, DEFAULT)
+
+
+def test_only_the_english_model_is_blind_to_chinese() -> None:
+    question = "怎么安装项目的依赖？"
+    assert not embedder_reads(embedding.MODEL_ID, question)
+    assert embedder_reads(multilingual_use.MODEL_ID, question)
+    assert embedder_reads(multilingual_e5.MODEL_ID, question)
+
+
+# -- the cosine against the store's own -------------------------------------------------------
+
+
+def _store(n: int, seed: int = 7) -> list[float]:
+    rng = random.Random(seed)
+    return sorted((rng.gauss(0.1, 0.05) for _ in range(n)), reverse=True)
+
+
+def test_a_memory_standing_clear_of_the_store_is_a_surprise_the_best_of_noise_is_not() -> None:
+    scores = _store(200)
+    noise = surprises(scores, 200, {0: scores[0]})[0]
+    hit = surprises([0.45, *scores[1:]], 200, {0: 0.45})[0]
+    assert abs(noise) < 1.0 < 4.0 < hit
+
+
+def test_the_same_cosine_is_less_surprising_in_a_larger_store() -> None:
+    # The lane returns its top 200 either way; the store behind them differs.
+    scores = _store(200)
+    small = surprises(scores, 200, {1: 0.3})[1]
+    large = surprises(scores, 100_000, {1: 0.3})[1]
+    assert large < small
+
+
+def test_too_few_scores_say_nothing_about_the_store() -> None:
+    assert surprises([0.5, 0.2, 0.1, 0.05], 4, {0: 0.5}) == {}
+    assert surprises([0.3] * 10, 10, {0: 0.3}) == {}  # no spread at all
+    assert surprises([], 0, {}) == {}
+
+
+# -- the held-out paraphrase set (benchmarks/data/paraphrase.jsonl) ---------------------------
+
+BENCHMARKS = Path(__file__).parents[3] / "benchmarks"
+
+
+def _paraphrase_module() -> object:
+    spec = importlib.util.spec_from_file_location("paraphrase", BENCHMARKS / "paraphrase.py")
+    assert spec is not None and spec.loader is not None
+    found = importlib.util.module_from_spec(spec)
+    sys.modules["paraphrase"] = found
+    try:
+        spec.loader.exec_module(found)
+    finally:
+        sys.modules.pop("paraphrase", None)
+    return found
+
+
+def test_the_paraphrase_set_shares_no_content_word_and_has_both_splits_of_everything() -> None:
+    module: object = _paraphrase_module()
+    items = module.load()  # type: ignore[attr-defined]  # refuses a pair sharing a word
+    pairs = [i for i in items if i.kind == "pair"]
+    negatives = [i for i in items if i.kind == "negative"]
+    assert len(pairs) >= 200 and len(negatives) >= 200
+    assert any(i.kind == "cross" and i.memory for i in items)  # English about Chinese
+    for domain in ("coding", "chat"):
+        for lang in ("en", "zh"):
+            for split in ("fit", "report"):
+                wanted = {"pair", "negative"}
+                found = {
+                    i.kind for i in items if (i.domain, i.lang, i.split) == (domain, lang, split)
+                }
+                assert wanted <= found, (domain, lang, split)
+    shared = module.shared_content_words  # type: ignore[attr-defined]
+    assert shared("Priya adopted a kitten.", "Who adopted a cat?") == {"adopt"}
+    assert shared("小林领养了一只小猫。", "有谁养宠物吗？") == set()
+    assert shared("周末前能不能上线？", "上线时间") == {"上线"}
+
+
+# -- the default path: paraphrases kept ------------------------------------------------------
+
+SIX = [
+    "Priya adopted a kitten called Biscuit last spring.",
+    "The quarterly planning meeting moved to Thursday at 10am.",
+    "Jonas prefers his coffee black, no sugar.",
+    "The team offsite will be in Lisbon in May.",
+    "Marta is allergic to shellfish.",
+    "Our wifi password was changed to the one on the fridge note.",
+]
+
+
+@pytest.mark.slow
+def test_real_model_keeps_a_paraphrase_sharing_no_word_and_abstains_on_the_unrelated(
+    tmp_path: Path,
+) -> None:
+    with Memory.open(tmp_path / "six.db", config={}) as real:
+        for body in SIX:
+            real.remember(body, kind="fact")
+        found = real.recall("Does anyone here have a pet?").memories
+        assert found and found[0].record.body == SIX[0]
+        assert found[0].relevance.surprise is not None
+        for query in ("what is the capital of France", "?!.,;:", "how do I reverse a linked list?"):
+            assert real.recall(query).memories == (), query

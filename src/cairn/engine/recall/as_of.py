@@ -17,11 +17,12 @@ import numpy as np
 from cairn.bm25 import idf, share
 from cairn.engine.recall.fusion import Fused, LaneRanking, lane_ranks, score_fusion, top_fused
 from cairn.engine.recall.relevance import (
+    Calibrations,
     Relevance,
     coverage,
+    embedder_reads,
     evidence,
     memory_terms,
-    model_reads,
     term_weights,
 )
 from cairn.model import Record
@@ -86,18 +87,20 @@ def relevance_at(
     terms: Sequence[str],
     records: Sequence[Record],
     cosine: dict[int, float],
-    calibrated: bool,
+    calibration: Calibrations,
 ) -> dict[int, Relevance]:
     """Each candidate's own evidence of relevance, as the live recall computes it, with
     the term statistics of what was in force at the time (not of today's index)."""
     held = [memory_terms(r.title, r.body, *r.tags) for r in records]
     counts = {t: sum(normal_term(t) in h for h in held) for t in terms}
     weights = term_weights(terms, counts, len(records)) if terms else {}
-    read = model_reads(query)
+    model = calibration.embedder
+    read = embedder_reads(model, query)
+    usable = calibration.with_vectors is not None
     out: dict[int, Relevance] = {}
     for row, (record, terms_held) in enumerate(zip(records, held, strict=True)):
-        raw = cosine.get(row) if calibrated and model_reads(record.body) else None
+        raw = cosine.get(row) if usable and embedder_reads(model, record.body) else None
         covered = coverage(weights, terms_held)
-        own = evidence(raw, covered, read)
+        own = evidence(raw, covered, read, calibration)
         out[row] = Relevance(own, own, raw, covered)
     return out

@@ -21,15 +21,15 @@ from cairn.engine.recall.fusion import Fused, lane_ranks, rrf, score_fusion, top
 from cairn.engine.recall.lanes import Lanes, StageClock
 from cairn.engine.recall.query import formulate
 from cairn.engine.recall.relevance import (
-    CALIBRATIONS,
     Relevance,
+    calibration_for,
     coverage,
     embedder_reads,
     evidence,
     memory_terms,
-    model_reads,
     normal_forms,
     relevances,
+    surprises,
     term_weights,
 )
 from cairn.engine.recall.rerank import Reranker, rerank_order
@@ -39,7 +39,14 @@ from cairn.engine.recall.speakers import lift_speakers
 from cairn.engine.recall.timeframe import date_prior, query_range
 from cairn.engine.relative_dates import stored_dates
 from cairn.model import Record
-from cairn.storage.ports import EpisodePlace, LaneFilter, RecordQuery, Records, SearchIndex
+from cairn.storage.ports import (
+    EpisodePlace,
+    LaneFilter,
+    RecordQuery,
+    Records,
+    SearchIndex,
+    TermCounts,
+)
 from cairn.timeutil import to_iso
 
 
@@ -187,10 +194,10 @@ class MemoryRecall:
             ),
         )
         by_row = dict(enumerate(records))
-        calibrated = self._embedder.model_id == CALIBRATIONS.embedder
+        calibration = calibration_for(self._embedder.model_id)
         signals = clock.run(
             "relevance",
-            lambda: as_of.relevance_at(request.query, query.terms, records, cosine, calibrated),
+            lambda: as_of.relevance_at(request.query, query.terms, records, cosine, calibration),
         )
         candidates = clock.run("score", lambda: _scored(fused, by_row, rag, at, 0, signals))
         return self._select(request, rag, candidates, clock, None, {})
@@ -335,14 +342,17 @@ class MemoryRecall:
         records: dict[int, Record],
     ) -> tuple[dict[int, Relevance], dict[int, int]]:
         """Each candidate's own evidence of relevance (relevance.py): the raw cosine, when
-        it is the calibrated model's and it reads both texts, and the share of the query's
-        term weight the memory holds; and, where the index knows it, each candidate's
-        number of distinct index terms (the combination's length signal)."""
+        the embedder's cosines are calibrated and it reads both texts, how far that cosine
+        stands above the store's own, and the share of the query's term weight the memory
+        holds; and, where the index knows it, each candidate's number of distinct index
+        terms (the combination's length signal)."""
         rows = [f.row for f in fused]
-        read = model_reads(text)
+        model = self._embedder.model_id
+        calibration = calibration_for(model)
+        read = embedder_reads(model, text)
         qvec = lanes.query_vector
         cosines: dict[int, float] = {}
-        if read and qvec is not None and self._embedder.model_id == CALIBRATIONS.embedder:
+        if read and qvec is not None:  # reported even when not calibrated (trace, fitting)
             cosines = self._index.vector_scores(lanes.where, qvec, rows)
         counts = lanes.term_counts(terms) if terms else None
         weights = term_weights(terms, counts.per_term, counts.documents) if counts else {}
@@ -353,10 +363,11 @@ class MemoryRecall:
         known: dict[int, tuple[frozenset[str], int]] = (
             row_terms(lanes.where, terms, rows) if row_terms is not None else {}
         )
+        surprise = surprises(*_lane_scores(lanes, counts), cosines) if cosines else {}
         out: dict[int, Relevance] = {}
         for row in rows:
             record = records[row]
-            cosine = cosines.get(row) if model_reads(record.body) else None
+            cosine = cosines.get(row) if embedder_reads(model, record.body) else None
             found = known.get(row)
             if not weights:
                 covered = 0.0
@@ -364,8 +375,9 @@ class MemoryRecall:
                 covered = coverage(weights, normal_forms(found[0]))
             else:
                 covered = coverage(weights, memory_terms(record.title, record.body, *record.tags))
-            own = evidence(cosine, covered, read)
-            out[row] = Relevance(own, own, cosine, covered)
+            gap = surprise.get(row) if cosine is not None else None
+            own = evidence(cosine, covered, read, calibration, gap)
+            out[row] = Relevance(own, own, cosine, covered, gap)
         return out, {row: found[1] for row, found in known.items()}
 
     def _rerank(
@@ -385,6 +397,16 @@ class MemoryRecall:
             for rank, i in enumerate(order)
         ]
         return reranked + fused[len(pool) :], "applied"
+
+
+def _lane_scores(lanes: Lanes, counts: TermCounts | None) -> tuple[list[float], int]:
+    """The vector lane's scores, and how many memories they are the top of: all of them
+    when the lane returned fewer than it was asked for, else the partition's live count."""
+    scores = [s for lane in lanes.rankings if lane.name == "vector" for s in lane.scores]
+    population = len(scores)
+    if population >= lanes.rag.laneCandidates and counts is not None:
+        population = max(population, counts.documents)
+    return scores, population
 
 
 def _scored(

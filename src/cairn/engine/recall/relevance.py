@@ -41,44 +41,88 @@ has no evidence at all (0), not a base rate.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
+from statistics import NormalDist
+from typing import Any
 
-from cairn.adapters.embedding import MODEL_ID
+from cairn.adapters.embedding import MODEL_ID as DEFAULT_MODEL
 from cairn.text import index_terms, normal_term
 
 
 @dataclass(frozen=True, slots=True)
 class Calibration:
-    """``evidence = 1 / (1 + exp(-(intercept + cosine·c + coverage·v)))``."""
+    """``evidence = 1 / (1 + exp(-(intercept + cosine·c + coverage·v + surprise·s)))``."""
 
     intercept: float
     cosine: float
     coverage: float
+    surprise: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
 class Calibrations:
+    """One embedder's calibration (``calibrations.json``)."""
+
     embedder: str  # the model id whose cosines with_vectors was fitted on
-    with_vectors: Calibration  # the model reads query and memory: cosine and coverage
+    with_vectors: Calibration | None  # None: its cosine is not used (coverage alone)
     keyword_only: Calibration  # a query the model reads, no usable cosine
     unread_query: Calibration  # a query the model does not read (Chinese, emoji...)
+    latin_only: bool  # the model reads Latin-script text only (see model_reads)
 
 
-# Fitted by ``benchmarks/abstention.py --fit`` on the fit half of its labelled queries:
-# maximum likelihood per calibration, then one shift of the three intercepts (-1.3, a prior
-# odds of relevance) so that the default floor 0.1 makes 90% of the coding-rules store's
-# negative queries abstain. At the floor: cosine alone >= 0.37 (no shared term), or
-# coverage alone >= 0.10 (>= 0.05 for a query the model does not read).
-CALIBRATIONS = Calibrations(
-    embedder=MODEL_ID,
-    with_vectors=Calibration(intercept=-5.598, cosine=9.217, coverage=5.243),
-    keyword_only=Calibration(intercept=-2.752, cosine=0.0, coverage=5.404),
-    unread_query=Calibration(intercept=-3.279, cosine=0.0, coverage=22.244),
-)
+CALIBRATION_FILE = "calibrations.json"
+
+
+@lru_cache(maxsize=1)
+def _fitted() -> dict[str, Calibrations]:
+    raw = json.loads(
+        resources.files("cairn.engine.recall").joinpath(CALIBRATION_FILE).read_text("utf-8")
+    )
+    return {model: _calibrations(model, entry) for model, entry in raw["embedders"].items()}
+
+
+def _calibrations(model: str, entry: dict[str, Any]) -> Calibrations:
+    def one(name: str) -> Calibration:
+        return Calibration(**entry[name])
+
+    vectors = entry["with_vectors"]
+    return Calibrations(
+        embedder=model,
+        with_vectors=Calibration(**vectors) if vectors is not None else None,
+        keyword_only=one("keyword_only"),
+        unread_query=one("unread_query"),
+        latin_only=bool(entry["latin_only"]),
+    )
+
+
+def calibrated_models() -> frozenset[str]:
+    """The model ids ``calibrations.json`` holds a calibration for."""
+    return frozenset(_fitted())
+
+
+def calibration_for(model_id: str) -> Calibrations:
+    """The calibration of this embedder; an embedder the file does not know (one a caller
+    built) gets the default's keyword calibrations and no cosine: its cosines have a scale
+    nothing was fitted on."""
+    fitted = _fitted()
+    if model_id in fitted:
+        return fitted[model_id]
+    base = fitted[DEFAULT_MODEL]
+    return Calibrations(
+        embedder=model_id,
+        with_vectors=None,
+        keyword_only=base.keyword_only,
+        unread_query=base.unread_query,
+        latin_only=False,
+    )
+
+
 SHARE_EXPONENT = 2.0
 
 
@@ -88,6 +132,7 @@ class Relevance:
     evidence: float  # the memory's own evidence, in [0, 1]
     cosine: float | None  # None when not used (lane off, or a text the model cannot read)
     coverage: float
+    surprise: float | None = None  # the cosine against the store's own (see surprises)
 
     def as_dict(self) -> dict[str, float | None]:
         return {
@@ -95,6 +140,7 @@ class Relevance:
             "evidence": self.evidence,
             "cosine": self.cosine,
             "coverage": self.coverage,
+            "surprise": self.surprise,
         }
 
 
@@ -111,13 +157,10 @@ def model_reads(text: str) -> bool:
     return latin > 0 and 2 * latin >= len(_LETTER.findall(text))
 
 
-ENGLISH_ONLY = frozenset({MODEL_ID})  # embedders that read Latin-script text only
-
-
 def embedder_reads(model_id: str, text: str) -> bool:
     """Whether this embedder's vector of ``text`` means anything: an English-only model's
     vector of Chinese text is close to everything (see :func:`model_reads`)."""
-    return model_id not in ENGLISH_ONLY or model_reads(text)
+    return not calibration_for(model_id).latin_only or model_reads(text)
 
 
 def term_weights(
@@ -177,18 +220,69 @@ def evidence(
     cosine: float | None,
     covered: float,
     query_read: bool,
-    calibrations: Calibrations = CALIBRATIONS,
+    calibrations: Calibrations,
+    surprise: float | None = None,
 ) -> float:
     """One memory's own evidence of relevance. ``cosine`` None: no usable cosine (the
-    vector lane off, no vector, or a text the model does not read); ``query_read``:
-    whether the model reads the query (:func:`model_reads`)."""
-    if cosine is not None and query_read:
-        cal = calibrations.with_vectors
-        return _logistic(cal.intercept + cal.cosine * cosine + cal.coverage * covered)
+    vector lane off, no vector, a text the model does not read, or an embedder whose
+    cosines are not calibrated); ``query_read``: whether the model reads the query;
+    ``surprise``: see :func:`surprises` (None, when not known, counts as 0)."""
+    vectors = calibrations.with_vectors
+    if cosine is not None and query_read and vectors is not None:
+        z = vectors.intercept + vectors.cosine * cosine + vectors.coverage * covered
+        return _logistic(z + vectors.surprise * (surprise or 0.0))
     if covered <= 0.0:
         return 0.0
     cal = calibrations.keyword_only if query_read else calibrations.unread_query
     return _logistic(cal.intercept + cal.coverage * covered)
+
+
+MIN_SPREAD_POINTS = 4  # lane scores below the best needed to estimate the store's spread
+SURPRISE_CAP = 8.0
+
+
+@lru_cache(maxsize=256)
+def _normal_scores(population: int, count: int) -> tuple[float, ...]:
+    """The expected z-scores of the ``count`` largest of ``population`` normal draws
+    (Blom's approximation): for the best of N about ``sqrt(2 ln N)`` for large N."""
+    unit = NormalDist()
+    return tuple(
+        unit.inv_cdf(1.0 - (j - 0.375) / (population + 0.25)) for j in range(1, count + 1)
+    )
+
+
+def surprises(
+    lane_scores: Sequence[float], population: int, cosines: Mapping[int, float]
+) -> dict[int, float]:
+    """How far each cosine stands above what the store makes likely for the best of its N
+    memories: ``(cosine - mu) / sigma - E[z of the best of N]``.
+
+    ``mu`` and ``sigma`` describe the query's cosines over the whole store; the vector lane
+    returns only the top of that distribution, so they are fitted to its order statistics
+    (the lane's scores below the best, against the normal scores expected at their ranks
+    among ``population`` memories). A memory that really answers stands clear of what the
+    store's other memories make likely; the best hit of a question nothing answers is
+    about where the best of N unrelated memories falls, and it falls higher in a larger
+    store (the ``E[z]`` term). Empty when the lane gave too few scores to tell."""
+    ordered = sorted(lane_scores, reverse=True)
+    count = len(ordered)
+    if count - 1 < MIN_SPREAD_POINTS:
+        return {}
+    expected = _normal_scores(max(population, count), count)
+    xs, ys = expected[1:], ordered[1:]
+    mean_x = math.fsum(xs) / len(xs)
+    mean_y = math.fsum(ys) / len(ys)
+    var_x = math.fsum((x - mean_x) ** 2 for x in xs)
+    cov = math.fsum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True))
+    if var_x <= 0 or cov <= 1e-9:
+        return {}
+    sigma = cov / var_x
+    mu = mean_y - sigma * mean_x
+    best = expected[0]
+    return {
+        row: max(-SURPRISE_CAP, min(SURPRISE_CAP, (c - mu) / sigma - best))
+        for row, c in cosines.items()
+    }
 
 
 def relevances(
