@@ -5,19 +5,32 @@ fused score is normalised to the query's best hit (BM25 has no fixed scale), so 
 hit of "what is the capital of France" scores as high as that of a question the store
 really answers. Relevance is built from signals with a fixed scale instead.
 
-**Evidence** of one memory, from two signals:
+**Evidence** of one memory, from three signals:
 
 * ``cosine``: the raw cosine of the query vector to the memory's vector, used only when the
-  embedder can read both texts (see :func:`model_reads`);
+  embedder can read both texts (see :func:`model_reads`) and has a calibration;
+* ``surprise``: how far that cosine stands above what the store's own similarities make
+  likely for the best of its N memories (:func:`surprises`: the vector lane's scores are
+  the top of the query's similarity distribution over the store, fitted as order
+  statistics, with the best-of-N term ``E[z] ≈ sqrt(2 ln N)``);
 * ``coverage``: the share of the query's term weight that the memory contains, in [0, 1].
   A term weighs ``ln(1 + (N - n + 0.5) / (n + 0.5))`` over the N live memories, n of which
   contain it (always positive, unlike BM25's IDF): a query word no memory contains keeps
   its full weight, so a question about something never stored has low coverage
   everywhere, and a word in every memory weighs almost nothing.
 
-mapped through a logistic, ``evidence = σ(intercept + a·cosine + b·coverage)``, fitted
-(``benchmarks/abstention.py --fit``) on questions paired with the memory that answers them
-against questions nothing stored answers, in a coding-rules store and in chat stores.
+mapped through a logistic, ``evidence = σ(intercept + a·cosine + b·coverage + c·surprise)``.
+**The calibration belongs to the embedder** (``calibrations.json``, one entry per model id:
+MiniLM, use-multilingual, e5-small): a model's cosines have their own scale. The cosine
+calibration (``with_vectors``) is fitted by ``benchmarks/abstention.py --fit``, a search of
+the floor's frontier on the fit half of the coding-rules, paraphrase and LoCoMo stores
+(``benchmarks/abstention_search.py``): the most positives kept while every set of
+questions nothing answers abstains at least as often as before. A memory without a usable
+cosine is judged on coverage alone (``keyword_only``; ``unread_query`` for a query the
+model does not read), on the scale of the query's script: Chinese is indexed as
+overlapping bigrams, so its coverage runs lower. An embedder the file does not hold (the
+hashing embedder of tests, one a caller builds) has its cosines ignored. A memory with
+neither a usable cosine nor a shared term has no evidence at all (0), not a base rate.
 
 **Relevance** of a candidate is its own evidence, or what it inherits by ranking close to
 the query's best evidence: ``max(evidence_i, best_evidence · share_i²)``, where ``share_i``
@@ -26,17 +39,9 @@ word with the question but sits next to the turn that does ranks close to it (ep
 context) and stays; the unrelated tail of a query does not. When nothing is evident
 (every evidence below the floor), nothing inherits anything, so the query abstains.
 
-Relevance only filters; it never reorders the ranking.
-
-The logistic is fitted for the default embedder (all-MiniLM-L6-v2); another embedder's
-cosines have another scale, so with any other (the hashing embedder of tests, say) cosine
-is not used at all. MiniLM is an English model: its cosine between texts it cannot read
-(Chinese, emoji, other scripts) is high whatever they say, so it counts only when the
-model reads both texts. Without it, coverage alone is the evidence, on the scale of the
-query's script: Chinese is indexed as overlapping bigrams, many of which cross a word
-boundary and match nothing, so a Chinese query's coverage runs lower than an English
-one's and has a fit of its own. A memory with neither a usable cosine nor a shared term
-has no evidence at all (0), not a base rate.
+Relevance only filters; it never reorders the ranking. MiniLM is an English model: its
+cosine between texts it cannot read (Chinese, emoji, other scripts) is high whatever they
+say, so it counts only when the model reads both texts (``latin_only``).
 """
 
 from __future__ import annotations
