@@ -23,8 +23,8 @@ above; every module of ``src/`` is in exactly one, see ``LAYERS``):
     engine              cairn.engine
     storage             cairn.storage.ports (the ports) | the implementations beside them
     adapters            cairn.adapters
-    foundation          model, errors, identifiers, timeutil, text, bm25, config, homes,
-                        validation, export_checks, patterns, visible
+    foundation          model, errors, identifiers, timeutil, text, bm25, limits, config,
+                        homes, validation, export_checks, patterns, visible
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ FOUNDATION = {
     "cairn.timeutil",
     "cairn.text",
     "cairn.bm25",
+    "cairn.limits",
     "cairn.config",
     "cairn.homes",
     "cairn.validation",

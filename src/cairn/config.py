@@ -27,6 +27,7 @@ from pydantic import (
 
 from cairn.errors import ConfigError
 from cairn.homes import default_home
+from cairn.limits import MAX_BODY_CHARS, MAX_NAME_CHARS
 
 __all__ = ["Config", "default_home", "load_config", "parse_config", "resolve_config"]
 
@@ -178,7 +179,7 @@ class Learning(_Strict):
     # Any sender not named above; external keeps unknown senders out of learning.
     defaultSenderTrust: TrustLevel = "external"
     # The sender of an observation that names none.
-    owner: str = Field("user", min_length=1, max_length=200)
+    owner: str = Field("user", min_length=1, max_length=MAX_NAME_CHARS)
     reflect: Reflect = Reflect()
     forget: Forget = Forget()
 
@@ -205,7 +206,7 @@ class StoreConfig(_Strict):
     # memory.remote.timeoutSeconds, so a client never gives up on a write still applied.
     poolTimeoutSeconds: float = Field(10.0, gt=0, le=3600)
     lockTimeoutSeconds: float = Field(15.0, gt=0, le=3600)
-    maxBodyChars: int = Field(100_000, ge=1, le=50_000_000)
+    maxBodyChars: int = Field(100_000, ge=1, le=MAX_BODY_CHARS)
     # A tenant+agent with at least this many live vectors is searched through an HNSW
     # graph (needs the optional usearch); null keeps every search exact.
     annThreshold: int | None = Field(50_000, ge=1)

@@ -9,6 +9,18 @@ from typing import Any
 
 from cairn.errors import InvalidInput
 from cairn.identifiers import check_name
+from cairn.limits import (
+    MAX_BODY_CHARS,
+    MAX_EVIDENCE_ITEMS,
+    MAX_ID_CHARS,
+    MAX_INT32,
+    MAX_KEY_CHARS,
+    MAX_PROJECT_ID_CHARS,
+    MAX_REF_CHARS,
+    MAX_SELECTOR_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TITLE_CHARS,
+)
 from cairn.model import (
     AUTHORITIES,
     KINDS,
@@ -22,14 +34,6 @@ from cairn.model import (
 from cairn.text import text_hash
 from cairn.validation import (
     LOWER_SELECTORS,
-    MAX_BODY_CHARS,
-    MAX_EVIDENCE_ITEMS,
-    MAX_INT32,
-    MAX_KEY_CHARS,
-    MAX_REF_CHARS,
-    MAX_SELECTOR_CHARS,
-    MAX_TAG_CHARS,
-    MAX_TITLE_CHARS,
     SELECTORS,
     check_body,
     check_bool,
@@ -51,7 +55,7 @@ from cairn.validation import (
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 # Ids are ULIDs when cairn makes them; hand-written Markdown may hold others. Lookups are
 # upper-cased, so a stored id must be upper-case to be found again.
-_RECORD_ID = re.compile(r"[0-9A-Z][0-9A-Z_-]{0,63}\Z")
+_RECORD_ID = re.compile(rf"[0-9A-Z][0-9A-Z_-]{{0,{MAX_ID_CHARS - 1}}}\Z")
 
 _RECORD_TIMES = (
     "evicted_at", "forgotten_at", "last_applied_at", "last_success_at", "occurred_at",
@@ -86,7 +90,7 @@ def _check_identity(data: Mapping[str, Any], id_field: str, where: str) -> dict[
     if not (isinstance(record_id, str) and _RECORD_ID.match(record_id)):
         raise error_at(
             where,
-            f"{id_field} must be 1-64 upper-case letters, digits, - or _ (a ULID),"
+            f"{id_field} must be 1-{MAX_ID_CHARS} upper-case letters, digits, - or _ (a ULID),"
             f" not {shown(record_id)}",
         )
     out: dict[str, Any] = {id_field: record_id}
@@ -101,7 +105,9 @@ def _check_identity(data: Mapping[str, Any], id_field: str, where: str) -> dict[
 
 def _check_scope(data: Mapping[str, Any], where: str) -> tuple[str, str | None]:
     scope = check_choice("scope", data.get("scope", "global"), SCOPES, where=where)
-    project_id = optional(check_line, "project_id", data.get("project_id"), 500, where=where)
+    project_id = optional(
+        check_line, "project_id", data.get("project_id"), MAX_PROJECT_ID_CHARS, where=where
+    )
     if (scope == "project") != (project_id is not None):
         raise error_at(where, "project_id must be set exactly when scope is 'project'")
     return scope, project_id

@@ -8,9 +8,7 @@ import threading
 import time
 
 from cairn.errors import InvalidInput
-
-_NAME_LIMIT = 200
-_ID_LIMIT = 64
+from cairn.limits import MAX_ID_CHARS, MAX_NAME_CHARS
 
 
 def check_name(what: str, value: object) -> str:
@@ -19,7 +17,7 @@ def check_name(what: str, value: object) -> str:
     if (
         not isinstance(value, str)
         or not value
-        or len(value) > _NAME_LIMIT
+        or len(value) > MAX_NAME_CHARS
         or not value.isprintable()
         or value != value.strip()
         or any(ch in value for ch in "/\\\x00")
@@ -35,8 +33,8 @@ def record_id_of(text: object, what: str = "memory") -> str:
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput(f"a {what} id is needed")
     cleaned = text.strip().upper()
-    if len(cleaned) > _ID_LIMIT or not cleaned.isprintable():
-        raise InvalidInput(f"not a {what} id: {text[:_ID_LIMIT]!r}")
+    if len(cleaned) > MAX_ID_CHARS or not cleaned.isprintable():
+        raise InvalidInput(f"not a {what} id: {text[:MAX_ID_CHARS]!r}")
     return cleaned
 
 

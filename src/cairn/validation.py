@@ -21,27 +21,27 @@ from pathlib import Path
 from typing import Any
 
 from cairn.errors import InvalidInput
+from cairn.limits import (
+    MAX_INT32,
+    MAX_JSON_INT,
+    MAX_KEY_CHARS,
+    MAX_LIST_ITEMS,
+    MAX_PROJECT_ID_CHARS,
+    MAX_REF_CHARS,
+    MAX_SELECTOR_CHARS,
+    MAX_SOURCE_CHARS,
+    MAX_SOURCE_DEPTH,
+    MAX_SOURCE_ITEMS,
+    MAX_SOURCE_KEY_CHARS,
+    MAX_SOURCE_TEXT,
+    MAX_TAG_CHARS,
+    MAX_TIME_CHARS,
+    MAX_TITLE_CHARS,
+    REDACTED,
+)
 from cairn.model import KINDS, MEMORY_TYPES, SCOPES, TRUST_LEVELS
 from cairn.timeutil import to_iso
 from cairn.visible import has_visible
-
-# The body cairn writes in place of a purged one (cairn.engine.apply.REDACTED).
-REDACTED = "[permanently forgotten]"
-MAX_KEY_CHARS = 200  # event ids, idempotency keys, sessions, episodes, lookup ids
-MAX_TITLE_CHARS = 1000
-MAX_TAG_CHARS = 200
-MAX_SELECTOR_CHARS = 500
-MAX_LIST_ITEMS = 100
-MAX_EVIDENCE_ITEMS = 100_000
-MAX_REF_CHARS = 2000
-MAX_QUERY_CHARS = 10_000
-MAX_SOURCE_DEPTH = 6  # the source object itself is depth 1
-MAX_SOURCE_ITEMS = 200
-MAX_SOURCE_CHARS = 8192  # as compact JSON
-MAX_SOURCE_TEXT = 1000
-MAX_INT32 = 2**31 - 1  # positions, versions, counters, limits
-MAX_JSON_INT = 2**63 - 1
-MAX_BODY_CHARS = 50_000_000  # the largest memory.store.maxBodyChars allows
 
 # Characters no text may hold: NUL and the other C0/C1 controls (tab, LF and CR are
 # allowed in bodies), and lone surrogates, which cannot be encoded as UTF-8 at all.
@@ -221,7 +221,7 @@ def check_time(name: str, value: Any, *, where: str = "") -> str:
     elif isinstance(value, date):
         moment = datetime(value.year, value.month, value.day, tzinfo=UTC)
     elif isinstance(value, str):
-        text = check_line(name, value, 64, where=where).strip()
+        text = check_line(name, value, MAX_TIME_CHARS, where=where).strip()
         try:
             parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" else text)
         except ValueError:
@@ -296,7 +296,7 @@ def _json_value(name: str, value: Any, depth: int, budget: list[int], where: str
         for key, item in value.items():
             if not isinstance(key, str):
                 raise error_at(where, f"{name} keys must be text, not {kind_of(key)}")
-            check_line(f"a key of {name}", key, 100, where=where)
+            check_line(f"a key of {name}", key, MAX_SOURCE_KEY_CHARS, where=where)
             out[key] = _json_value(f"{name}.{key}", item, depth + 1, budget, where)
         return out
     return [_json_value(f"{name}[{i}]", v, depth + 1, budget, where) for i, v in enumerate(value)]
@@ -452,7 +452,9 @@ def validate_memory_fields(
     # A null kind is the caller's default (the contract's: fact; remember: preference).
     kind = check_choice("kind", get("kind") or "fact", KINDS, where=where)
     scope = check_choice("scope", get("scope", "global"), SCOPES, where=where)
-    project_id = optional(check_line, "project_id", get("project_id"), 500, where=where)
+    project_id = optional(
+        check_line, "project_id", get("project_id"), MAX_PROJECT_ID_CHARS, where=where
+    )
     if scope == "project" and project_id is None:
         raise error_at(where, "a project-scoped memory needs a project id")
     if scope == "global" and project_id is not None:

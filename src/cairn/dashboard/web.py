@@ -17,6 +17,7 @@ import jinja2
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+import cairn.limits as limits
 from cairn.dashboard import sessions
 from cairn.errors import CairnError, Conflict, InvalidInput, NotFound
 from cairn.identifiers import check_name
@@ -72,6 +73,7 @@ class Site:
         from cairn.dashboard import present
 
         self.env.filters.update(present.FILTERS)
+        self.env.globals["limits"] = limits  # the forms' maxlength: the contract's bounds
 
     def render(self, request: Request, name: str, status: int = 200, **context: Any) -> Response:
         base = request.scope.get("root_path", "")

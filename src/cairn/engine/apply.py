@@ -15,13 +15,13 @@ import numpy as np
 from cairn.engine.entities import extract_entity_keys
 from cairn.engine.learning.events import LEARNING_EVENTS, apply_learning_event
 from cairn.errors import Conflict, InvalidInput, NotFound
+from cairn.limits import REDACTED
 from cairn.model import Application, Event, Record, Tombstone, record_from_dict
 from cairn.storage.ports import NewRow, RecordChange, RecordTransaction
 
 VectorFor = Callable[[Record], tuple[np.ndarray | None, str | None]]
 # Whether an agent's writes get entity links now (its entity lane is on) or later.
 LinksFor = Callable[[str], bool]
-REDACTED = "[permanently forgotten]"
 
 
 record_from_payload = record_from_dict  # the journal payload of a record is its dict

@@ -26,13 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from cairn.hooks.events import HookEvent
 from cairn.hooks.transcript import Turn
+from cairn.limits import MAX_LIST_ITEMS, MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
     from cairn.provider.client import Client
 
-TASK_CHARS = 10_000
 NOTE_CHARS = 2000
-MAX_TOOLS = 100
 # Tools whose results come from outside the user's machine and words.
 OUTSIDE_TOOLS = frozenset(("WebFetch", "WebSearch"))
 SHELL_TOOLS = frozenset(("Bash",))
@@ -69,9 +68,9 @@ def observation(
         "episode_id": f"{event.host}:{event.session_id}"[:200],
         "session_id": event.session_id[:200],
         "content_trust": "external" if reads_outside(turn) else "learned",
-        "tools": sorted({t.name for t in turn.tools if t.name})[:MAX_TOOLS],
+        "tools": sorted({t.name for t in turn.tools if t.name})[:MAX_LIST_ITEMS],
         "steps": len(turn.tools),
-        "task": _clip(turn.prompt, TASK_CHARS) or None,
+        "task": _clip(turn.prompt, MAX_QUERY_CHARS) or None,
         "note": _clip(turn.replies[-1], NOTE_CHARS) if turn.replies else None,
         "project_id": project_id,
         "applications": list(used) if success else [],

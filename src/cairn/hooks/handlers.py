@@ -25,13 +25,13 @@ from typing import Any
 from cairn.hooks.events import SILENT, HookEvent, HookReply
 from cairn.hooks.outcomes import Verdict, corrected, judge
 from cairn.hooks.session import SessionLog
+from cairn.limits import MAX_QUERY_CHARS
 from cairn.provider.client import Client
 from cairn.visible import has_visible
 
 # A prompt longer than this is a task (a pasted log, a long brief), not a statement of a
 # rule: it is never read as a signal, so a pasted file is never stored as a policy.
 SIGNAL_MAX_CHARS = 1000
-TASK_MAX_CHARS = 10_000
 NOTICE_CHARS = 120
 REVIEW_BACKLOG = 100  # earlier turns a stop reviews at most (a long session, first install)
 
@@ -105,7 +105,7 @@ def _task(
         c.TaskQuery,
         c.TaskResponse,
         view=view,  # "combined" at a session's start: every rule that applies there
-        task=task[:TASK_MAX_CHARS],
+        task=task[:MAX_QUERY_CHARS],
         project_id=where.project_id,
         session_id=event.session_id,
     )

@@ -13,18 +13,20 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cairn.limits import MAX_INT32, MAX_JSON_INT, MAX_LIST_ITEMS, MAX_SEARCH_CHARS
 from cairn.provider.models import CONTRACT_VERSION as CONTRACT
 from cairn.provider.models import (
     ApplicationModel,
     Kind,
+    Name,
+    Page,
+    RecordId,
     Request,
     Scope,
     Short,
     Trust,
 )
 
-Name = Annotated[str, Field(min_length=1, max_length=200)]
-RecordId = Annotated[str, Field(min_length=1, max_length=64)]
 State = Literal["trial", "proven", "superseded", "candidate", "active", "stale", "archived"]
 # recorded: oldest first (the journal's order); newest; applied: most recently applied;
 # proof, used: most proven, most used first. Ties break by id.
@@ -48,13 +50,13 @@ class ListQuery(_Query):
     states: list[State] = []
     trust: list[Trust] = []
     tag: Short | None = None
-    text: Annotated[str, Field(max_length=1000)] | None = None  # body or title holds it
+    text: Annotated[str, Field(max_length=MAX_SEARCH_CHARS)] | None = None  # in body or title
     order: Order = "recorded"
     include_forgotten: bool = False
     owned: bool = False  # only what a person owns: their explicit statements and rules
     as_of: Short | None = None
-    limit: int | None = Field(None, ge=1, le=1_000_000)
-    offset: int = Field(0, ge=0, le=2**31 - 1)
+    limit: Page | None = None
+    offset: int = Field(0, ge=0, le=MAX_INT32)
 
 
 class JournalQuery(_Query):
@@ -62,13 +64,13 @@ class JournalQuery(_Query):
     from ``before_seq`` (a timeline's next page); the filters are all optional."""
 
     view: Literal["journal"] = "journal"
-    after_seq: int = Field(0, ge=0, le=2**63 - 1)
-    before_seq: int | None = Field(None, ge=1, le=2**63 - 1)
+    after_seq: int = Field(0, ge=0, le=MAX_JSON_INT)
+    before_seq: int | None = Field(None, ge=1, le=MAX_JSON_INT)
     newest_first: bool = False
-    types: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field([], max_length=100)
+    types: list[Name] = Field([], max_length=MAX_LIST_ITEMS)
     episode_id: Short | None = None
     session_id: Short | None = None
-    limit: int | None = Field(None, ge=1, le=1_000_000)
+    limit: Page | None = None
 
 
 class TombstonesQuery(_Query):
@@ -81,7 +83,7 @@ class ApplicationsQuery(_Query):
 
     view: Literal["applications"] = "applications"
     record_id: RecordId
-    limit: int | None = Field(None, ge=1, le=1_000_000)
+    limit: Page | None = None
 
 
 class ApplicationsResponse(_Model):

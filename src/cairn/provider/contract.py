@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from cairn.limits import MAX_BATCH, MAX_PAGE, MAX_RESULTS
 from cairn.provider import learning_contract as lc
 from cairn.provider import projects_contract as pc
 from cairn.provider.browse_contract import (
@@ -31,8 +32,13 @@ from cairn.provider.models import CONTRACT_VERSION as CONTRACT_VERSION
 from cairn.provider.models import (
     ApplicationModel,
     EventModel,
+    Key,
     Kind,
     MemoryFields,
+    Name,
+    Outcome,
+    Query,
+    RecordId,
     RecordModel,
     RelevanceModel,
     Request,
@@ -42,12 +48,6 @@ from cairn.provider.models import (
     Trust,
     WordsFields,
 )
-
-Outcome = Literal["used-successfully", "ignored", "overridden", "corrected",
-                  "contributed-to-failure"]  # fmt: skip
-Name = Annotated[str, Field(min_length=1, max_length=200)]
-Key = Annotated[str, Field(min_length=1, max_length=200)]
-RecordId = Annotated[str, Field(min_length=1, max_length=64)]
 
 
 class _Model(BaseModel):
@@ -83,32 +83,32 @@ class _Query(Request, _Model):
 
 class RecallQuery(_Query):
     view: Literal["recall"] = "recall"
-    query: Annotated[str, Field(max_length=10_000)]
+    query: Query
     project_id: Short | None = None
-    max_results: int | None = Field(None, ge=1, le=1000)
-    max_chars: int | None = Field(None, ge=1, le=1_000_000)
+    max_results: int | None = Field(None, ge=1, le=MAX_RESULTS)
+    max_chars: int | None = Field(None, ge=1, le=MAX_PAGE)
     include_trust: list[Trust] | None = None
     as_of: Short | None = None  # as memory stood then (evicted, superseded included)
 
 
 class TaskQuery(_Query):
     view: Literal["task", "combined", "profile", "manifest"] = "task"
-    task: Annotated[str, Field(max_length=10_000)]
+    task: Query
     project_id: Short | None = None
     paths: list[Short] = []
     operation: Short | None = None
     phase: Short | None = None
     task_type: Short | None = None
     session_id: Short | None = None
-    profile_budget: int = Field(2000, ge=0, le=1_000_000)
-    task_budget: int = Field(6000, ge=0, le=1_000_000)
+    profile_budget: int = Field(2000, ge=0, le=MAX_PAGE)
+    task_budget: int = Field(6000, ge=0, le=MAX_PAGE)
     preview: bool = False  # diagnosis: what would be delivered, no application recorded
 
 
 class ExpandQuery(_Query):
     view: Literal["expand"] = "expand"
     record_id: RecordId
-    task: Annotated[str, Field(max_length=10_000)] | None = None
+    task: Query | None = None
 
 
 class ShowQuery(_Query):
@@ -299,7 +299,7 @@ class IngestRequest(_Mutation, WordsFields):
     mutation: Literal["ingest"] = "ingest"
     items: list[MemoryFields]
     item_keys: list[Key] | None = None  # none: derived from the batch key, place, content
-    batch_size: int = Field(256, ge=1, le=100_000)
+    batch_size: int = Field(256, ge=1, le=MAX_BATCH)
 
 
 class CorrectRequest(_Mutation):

@@ -9,26 +9,31 @@ refused, a boolean is true or false), and every mutation carries an idempotency 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cairn.limits import MAX_STEPS
 from cairn.provider.models import CONTRACT_VERSION as CONTRACT
-from cairn.provider.models import RecordModel, Request, Short, Text, Trust
+from cairn.provider.models import (
+    Key,
+    Name,
+    Outcome,
+    RecordId,
+    RecordModel,
+    Request,
+    Short,
+    Text,
+    Trust,
+)
+from cairn.provider.models import Query as Note
 
-Name = Annotated[str, Field(min_length=1, max_length=200)]
-Key = Annotated[str, Field(min_length=1, max_length=200)]
-RecordId = Annotated[str, Field(min_length=1, max_length=64)]
-Note = Annotated[str, Field(max_length=10_000)]
 Observation = Literal[
     "episode.completed",
     "verification.completed",
     "review.resolved",
     "failure.resolved",
     "context.outcome",
-]
-Outcome = Literal[
-    "used-successfully", "ignored", "overridden", "corrected", "contributed-to-failure"
 ]
 DocKind = Literal["skill", "profile", "topic"]
 
@@ -54,7 +59,7 @@ class ObserveRequest(_Mutation):
     deterministic: bool = False
     command: Short | None = None
     tools: list[Short] = []
-    steps: int | None = Field(None, ge=0, le=100_000)
+    steps: int | None = Field(None, ge=0, le=MAX_STEPS)
     note: Note | None = None
     task: Note | None = None
     topic: Short | None = None

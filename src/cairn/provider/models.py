@@ -8,12 +8,31 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cairn.limits import (
+    MAX_BODY_CHARS,
+    MAX_ID_CHARS,
+    MAX_INT32,
+    MAX_KEY_CHARS,
+    MAX_NAME_CHARS,
+    MAX_PAGE,
+    MAX_QUERY_CHARS,
+    MAX_SHORT_CHARS,
+)
+
 CONTRACT_VERSION = "cairn.provider.v1"
 Trust = Literal["system", "learned", "external"]
 Scope = Literal["global", "project"]
+Outcome = Literal[
+    "used-successfully", "ignored", "overridden", "corrected", "contributed-to-failure"
+]
 Kind = Literal["fact", "preference", "policy", "profile", "episode", "skill", "topic"]
-Text = Annotated[str, Field(max_length=50_000_000)]
-Short = Annotated[str, Field(max_length=4096)]
+Text = Annotated[str, Field(max_length=MAX_BODY_CHARS)]
+Short = Annotated[str, Field(max_length=MAX_SHORT_CHARS)]
+Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS)]  # a query, a task, a note
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
+Key = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS)]
+RecordId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
+Page = Annotated[int, Field(ge=1, le=MAX_PAGE)]  # what a listing or a journal page asks for
 
 
 class Model(BaseModel):
@@ -156,7 +175,7 @@ class MemoryFields(Model):
     phases: list[Short] = []
     task_types: list[Short] = []
     episode_id: Short | None = None
-    position: int | None = Field(None, ge=0, le=2**31 - 1)
+    position: int | None = Field(None, ge=0, le=MAX_INT32)
 
 
 class WordsFields(Model):

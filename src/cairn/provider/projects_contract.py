@@ -9,15 +9,12 @@ each place that takes a project can take its name.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from cairn.provider.models import CONTRACT_VERSION as CONTRACT
-from cairn.provider.models import Request, Short
-
-Name = Annotated[str, Field(min_length=1, max_length=200)]
-Key = Annotated[str, Field(min_length=1, max_length=200)]
+from cairn.provider.models import Key, Name, Request, Short
 
 
 class _Model(BaseModel):

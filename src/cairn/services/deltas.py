@@ -21,6 +21,7 @@ from cairn.engine.learning.corroboration import corroborate
 from cairn.engine.learning.deltas import Delta, doc_id, is_doc, selector_of
 from cairn.engine.learning.observations import observation_of
 from cairn.errors import Conflict, InvalidInput, NotFound
+from cairn.limits import MAX_QUERY_CHARS
 from cairn.model import (
     DEFAULT_MEMORY_TYPE,
     DOC_KINDS,
@@ -120,7 +121,7 @@ class Deltas:
     def _statement(self, item: DeltaInput) -> str:
         if item.statement is None:
             raise InvalidInput(f"a {item.op} delta needs a statement")
-        statement = check_text("statement", item.statement, 10_000).strip()
+        statement = check_text("statement", item.statement, MAX_QUERY_CHARS).strip()
         return str(self._guard.scrub(self._secrets, {"statement": statement})[0]["statement"])
 
     def _title(self, title: str | None) -> str | None:

@@ -22,6 +22,7 @@ from cairn.engine.learning.observations import sender_trust
 from cairn.engine.learning.sweep import Eviction, SweepRules, decide
 from cairn.errors import InvalidInput
 from cairn.identifiers import record_id_of
+from cairn.limits import MAX_LIST_ITEMS, MAX_QUERY_CHARS, MAX_STEPS
 from cairn.model import OBSERVATION_TYPES, OUTCOMES, TRUST_LEVELS, Namespace
 from cairn.services.journal import Journal
 from cairn.services.secrets import SecretGuard
@@ -29,8 +30,6 @@ from cairn.storage.ports import RecordStore
 from cairn.timeutil import parse_time, to_iso
 from cairn.validation import check_choice, check_text
 
-MAX_NOTE_CHARS = 10_000
-MAX_TOOLS = 100
 # What an observation says in text, which the secret policy covers before it is journaled
 # (the sender is matched against learning.senders; sessions and episodes are ids).
 OBSERVED_TEXTS = (
@@ -100,7 +99,7 @@ def sweep_rules(agent: AgentConfig) -> SweepRules:
     return SweepRules(forget.maxDormantDays, forget.failureEvictionFloor, forget.highProofFloor)
 
 
-def _words(name: str, values: Sequence[str], limit: int = MAX_TOOLS) -> list[str]:
+def _words(name: str, values: Sequence[str], limit: int = MAX_LIST_ITEMS) -> list[str]:
     if isinstance(values, str) or len(values) > limit:
         raise InvalidInput(f"{name} must be a list of at most {limit} names")
     return list(dict.fromkeys(check_text(name, v, 500).strip() for v in values))
@@ -194,12 +193,12 @@ class Learning:
             raise InvalidInput("an observation says whether the task succeeded (success)")
         note = None
         if item.note is not None and item.note.strip():
-            note = check_text("note", item.note, MAX_NOTE_CHARS).strip()
+            note = check_text("note", item.note, MAX_QUERY_CHARS).strip()
         if item.kind is not None:
             check_choice("kind", item.kind, ("skill", "profile", "topic"))
         steps = item.steps
-        if steps is not None and (isinstance(steps, bool) or not 0 <= steps <= 100_000):
-            raise InvalidInput("steps must be a whole number between 0 and 100,000")
+        if steps is not None and (isinstance(steps, bool) or not 0 <= steps <= MAX_STEPS):
+            raise InvalidInput(f"steps must be a whole number between 0 and {MAX_STEPS:,}")
         payload: dict[str, Any] = {
             "success": success,
             "deterministic": bool(item.deterministic),
@@ -207,7 +206,7 @@ class Learning:
             "tools": _words("tools", item.tools),
             "steps": steps,
             "note": note,
-            "task": check_text("task", item.task, 10_000) if item.task else None,
+            "task": check_text("task", item.task, MAX_QUERY_CHARS) if item.task else None,
             "topic": check_text("topic", item.topic, 200).strip() if item.topic else None,
             "kind": item.kind,
             "content_trust": item.content_trust,

@@ -8,11 +8,11 @@ from datetime import datetime
 from cairn.config import Config, Rag
 from cairn.engine.recall.pipeline import MemoryRecall, RecallRequest, RecallResult
 from cairn.errors import InvalidInput
+from cairn.limits import MAX_QUERY_CHARS
 from cairn.model import TRUST_LEVELS, Namespace
 from cairn.timeutil import parse_time
 from cairn.validation import check_choice, check_line, check_text, check_time
 
-MAX_QUERY_CHARS = 10_000
 # Told each recall's latency by stage (telemetry: counts only, never the query).
 OnRecall = Callable[[Namespace, Mapping[str, float]], None]
 

@@ -20,6 +20,7 @@ from cairn.engine.learning.extraction import Extracted, Skipped, extract
 from cairn.engine.learning.transcripts import read_transcript
 from cairn.engine.secrets import redact
 from cairn.engine.statements.reader import stored_body
+from cairn.limits import MAX_QUERY_CHARS
 from cairn.model import MemoryInput, Namespace, Record
 from cairn.services.journal import Journal
 from cairn.services.llm import LlmFeatures
@@ -162,7 +163,7 @@ class Review:
         return any(r.project_id == record.project_id for r in self._records.list_records(query))
 
     def ask(self, question: str, ns: Namespace, *, project_id: str | None = None) -> Asked:
-        question = check_text("question", question, 10_000)
+        question = check_text("question", question, MAX_QUERY_CHARS)
         if not self._config.agent(ns.agent).retrieval.enabled:
             off = Answer(False, "Retrieval is off for this agent: memory gives no answer.", ())
             return Asked(off)

@@ -24,6 +24,7 @@ from cairn.engine.statements.selector_words import mentioned_actions
 from cairn.engine.statements.signals import classify_statement
 from cairn.errors import InvalidInput, NotFound
 from cairn.identifiers import new_ulid, record_id_of
+from cairn.limits import MAX_PATHS, MAX_QUERY_CHARS, MAX_SELECTOR_CHARS, MAX_SHORT_CHARS
 from cairn.model import (
     NEGATIVE_OUTCOMES,
     OUTCOMES,
@@ -40,7 +41,6 @@ from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordQuery, RecordStore, RuleQuery
 from cairn.timeutil import to_iso
 from cairn.validation import (
-    MAX_SELECTOR_CHARS,
     check_choice,
     check_line,
     check_text,
@@ -148,12 +148,14 @@ class Tasks:
         handle for ``feedback``; a ``preview`` (diagnosis) records none, so looking at
         what would apply never counts as a delivery.
         """
-        task = check_text("task", task, 10_000)
+        task = check_text("task", task, MAX_QUERY_CHARS)
         if project_id is not None:
             check_line("project id", project_id, 4096)
         if session_id is not None:
             check_token("session id", session_id)
-        paths = check_text_list("paths", paths, 4096, max_items=10_000, printable=True)
+        paths = check_text_list(
+            "paths", paths, MAX_SHORT_CHARS, max_items=MAX_PATHS, printable=True
+        )
         for name, budget in (("profile budget", profile_budget), ("task budget", task_budget)):
             if isinstance(budget, bool) or not 0 <= budget <= 1_000_000:
                 raise InvalidInput(f"{name} must be between 0 and 1,000,000 characters")
@@ -286,7 +288,7 @@ class Tasks:
         if not record.is_live:
             raise InvalidInput(f"memory {record.id} is not active (forgotten or evicted)")
         if task is not None:
-            task = self._stored_task(check_text("task", task, 10_000))
+            task = self._stored_task(check_text("task", task, MAX_QUERY_CHARS))
         application = Application(
             application_id=new_ulid(),
             tenant=ns.tenant,

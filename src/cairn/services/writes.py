@@ -16,6 +16,7 @@ from cairn.config import Config
 from cairn.engine.relative_dates import dated_source
 from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.identifiers import new_ulid
+from cairn.limits import MAX_BATCH, MAX_SELECTOR_CHARS, MAX_TITLE_CHARS
 from cairn.model import (
     DEFAULT_MEMORY_TYPE,
     KINDS,
@@ -41,16 +42,12 @@ from cairn.services.wording import Words, read_words
 from cairn.storage.ports import RecordQuery, RecordStore
 from cairn.text import text_hash
 from cairn.validation import (
-    MAX_SELECTOR_CHARS,
-    MAX_TITLE_CHARS,
     check_body,
     check_choice,
     check_line,
     check_text_list,
     validate_memory_fields,
 )
-
-MAX_BATCH = 100_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from cairn.cli.project import resolve_project
 from cairn.cli.render import one_line
 from cairn.errors import InvalidInput
 from cairn.identifiers import new_ulid
+from cairn.limits import MAX_STEPS
 from cairn.model import OBSERVATION_TYPES, OUTCOMES, TRUST_LEVELS
 from cairn.provider import contract as c
 from cairn.provider import learning_contract as lc
@@ -53,7 +54,7 @@ _PROJECT_HELP = "A folder in the repository, or its id (default: the current rep
 )
 @click.option("--command", "command_", default=None, help="The verifying command.")
 @click.option("--tool", "tools", multiple=True, help="A tool the run used (repeatable).")
-@click.option("--steps", type=click.IntRange(0, 100_000), default=None)
+@click.option("--steps", type=click.IntRange(0, MAX_STEPS), default=None)
 @click.option("--topic", default=None, help="Name the topic (groups observations).")
 @click.option("--kind", type=click.Choice(("skill", "profile", "topic")), default=None)
 @click.option("--project", default=None, help=_PROJECT_HELP)

@@ -15,6 +15,7 @@ from cairn.cli.app import App, PathArgument, emit, pass_app, read_text_argument
 from cairn.cli.project import project_names, resolve_project
 from cairn.cli.render import record_detail, record_table
 from cairn.errors import InvalidInput
+from cairn.limits import MAX_BATCH
 from cairn.model import KINDS, STATES, TRUST_LEVELS
 from cairn.provider import contract as c
 from cairn.validation import check_file_argument, parse_json_line, validate_memory_fields
@@ -153,7 +154,7 @@ def _named_by_line(file: str, lines: list[tuple[int, str]], send: Any) -> Any:
 
 @click.command()
 @click.argument("file", type=PathArgument(dir_okay=False, allow_dash=True))
-@click.option("--batch-size", type=click.IntRange(1, 100_000), default=256, show_default=True)
+@click.option("--batch-size", type=click.IntRange(1, MAX_BATCH), default=256, show_default=True)
 @click.option(
     "--project", "project", default=None, help="The repository the lines speak of (a folder or id)."
 )

@@ -1,0 +1,89 @@
+"""One bound, one place: the contract's schema states the numbers of ``cairn.limits``, and
+no other module of ``src/`` writes a text bound or the purge marker down again."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import cairn
+from cairn import limits
+from cairn.provider import contract as c
+from cairn.provider import learning_contract as lc
+
+PACKAGE = Path(cairn.__file__).parent
+
+
+def _field(model: Any, name: str) -> dict[str, Any]:
+    prop: dict[str, Any] = model.model_json_schema()["properties"][name]
+    if "anyOf" in prop:  # optional: the bound is on the text branch
+        prop = next(p for p in prop["anyOf"] if p.get("type") in ("string", "integer", "array"))
+    return prop
+
+
+@pytest.mark.parametrize(
+    ("model", "name", "bound"),
+    [
+        (c.RecallQuery, "query", limits.MAX_QUERY_CHARS),
+        (c.TaskQuery, "task", limits.MAX_QUERY_CHARS),
+        (c.ExpandQuery, "task", limits.MAX_QUERY_CHARS),
+        (lc.ObserveRequest, "note", limits.MAX_QUERY_CHARS),
+        (lc.ObserveRequest, "task", limits.MAX_QUERY_CHARS),
+        (lc.AskQuery, "question", limits.MAX_QUERY_CHARS),
+        (c.ShowQuery, "record_id", limits.MAX_ID_CHARS),
+        (c.ForgetRequest, "idempotency_key", limits.MAX_KEY_CHARS),
+        (c.ShowQuery, "agent", limits.MAX_NAME_CHARS),
+        (c.CorrectRequest, "text", limits.MAX_BODY_CHARS),
+        (c.ListQuery, "text", limits.MAX_SEARCH_CHARS),
+    ],
+)
+def test_the_contract_schema_states_the_limits(model: Any, name: str, bound: int) -> None:
+    assert _field(model, name)["maxLength"] == bound
+
+
+def test_the_contract_schema_states_the_counts() -> None:
+    assert _field(c.RecallQuery, "max_results")["maximum"] == limits.MAX_RESULTS
+    assert _field(c.ListQuery, "limit")["maximum"] == limits.MAX_PAGE
+    assert _field(c.ListQuery, "offset")["maximum"] == limits.MAX_INT32
+    assert _field(c.JournalQuery, "after_seq")["maximum"] == limits.MAX_JSON_INT
+    assert _field(c.JournalQuery, "types")["maxItems"] == limits.MAX_LIST_ITEMS
+    assert _field(c.IngestRequest, "batch_size")["maximum"] == limits.MAX_BATCH
+    assert _field(lc.ObserveRequest, "steps")["maximum"] == limits.MAX_STEPS
+
+
+def _literal_bounds(tree: ast.AST) -> list[str]:
+    """``max_length=<number>`` anywhere, and an assignment of the purge marker's text."""
+    found = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.keyword)
+            and node.arg == "max_length"
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, int)
+        ):
+            found.append(f"line {node.value.lineno}: max_length={node.value.value}")
+        if isinstance(node, ast.Constant) and node.value == limits.REDACTED:
+            found.append(f"line {node.lineno}: {limits.REDACTED!r}")
+    return sorted(found)
+
+
+def test_no_module_writes_a_bound_down_again() -> None:
+    offending = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "limits.py" and path.parent == PACKAGE:
+            continue
+        found = _literal_bounds(ast.parse(path.read_text(encoding="utf-8")))
+        if found:
+            offending[str(path.relative_to(PACKAGE))] = found
+    assert offending == {}
+
+
+def test_the_scan_finds_a_bound_written_down() -> None:
+    tree = ast.parse(
+        'from pydantic import Field\nX = Field(max_length=10_000)\nR = "[permanently forgotten]"\n'
+    )
+    found = _literal_bounds(tree)
+    assert found == ["line 2: max_length=10000", "line 3: '[permanently forgotten]'"]
