@@ -81,28 +81,16 @@ from cairn import Memory, MemoryInput, __version__
 from cairn.adapters.embedding import Embedder
 from cairn.compose import make_embedder
 from cairn.config import parse_config
+from cairn.text import STOP_WORDS as CAIRN_STOP_WORDS
 
 DEPTH = 20  # every ranked list is scored down to this rank
 KS = (1, 5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 ADVERSARIAL = 5
 
-# The reference BM25's stop list: common English function words (NLTK's list, in short).
-_STOP_WORD_TEXT = """
-    a about above after again against all am an and any are aren't as at be because been
-    before being below between both but by can cannot could couldn't did didn't do does
-    doesn't doing don't down during each few for from further had hadn't has hasn't have
-    haven't having he he'd he'll he's her here here's hers herself him himself his how how's
-    i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most mustn't my
-    myself no nor not of off on once only or other ought our ours ourselves out over own same
-    shan't she she'd she'll she's should shouldn't so some such than that that's the their
-    theirs them themselves then there there's these they they'd they'll they're they've this
-    those through to too under until up very was wasn't we we'd we'll we're we've were
-    weren't what what's when when's where where's which while who who's whom why why's will
-    with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves
-    s t d ll m re ve just now
-"""
-STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
+# The reference BM25's stop list: NLTK's common English function words, which are cairn's
+# (cairn.text.STOP_WORDS, one token each) but for "let".
+STOP_WORDS = CAIRN_STOP_WORDS - {"let"}
 _WORD = re.compile(r"[^\W_]+")
 
 

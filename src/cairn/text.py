@@ -12,6 +12,22 @@ import snowballstemmer
 
 from cairn.patterns import lazy_compile
 
+# Common English function words: they match everything and rank nothing. The one list of
+# them: the keyword lane drops them from a query, topics from a signature and a label, the
+# director from the words a task shares with a memory. Each is one token of ``words`` and
+# ``index_terms`` (no apostrophes: "don't" is read as "don" and "t").
+_STOP_WORD_TEXT = """
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can cannot could d did do does doing down during each
+    few for from further had has have having he her here hers herself him himself his how i
+    if in into is it its itself just let ll m me more most my myself no nor not now of off
+    on once only or other ought our ours ourselves out over own re s same she should so some
+    such t than that the their theirs them themselves then there these they this those
+    through to too under until up ve very was we were what when where which while who whom
+    why will with would you your yours yourself yourselves
+"""
+STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
+
 # Letters, digits and marks of any script; CJK ideographs are split apart below because
 # they are written without spaces.
 _WORD = lazy_compile(r"[^\W_]+", re.UNICODE)

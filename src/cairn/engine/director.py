@@ -17,7 +17,7 @@ from datetime import datetime
 
 from cairn.engine.selectors import SelectorMatch
 from cairn.model import Record
-from cairn.text import index_terms, normal_term
+from cairn.text import STOP_WORDS, index_terms, normal_term
 from cairn.timeutil import age_days
 
 STATE_BONUS = {"proven": 300, "active": 250, "trial": 100, "candidate": 50, "stale": 10}
@@ -93,39 +93,12 @@ def shared_words(task: str, body: str) -> list[str]:
 
 
 def _relevance_reason(candidate: DirectorCandidate, task: str) -> str:
-    words = [w for w in shared_words(task, candidate.record.body) if w not in _FILLER]
+    words = [w for w in shared_words(task, candidate.record.body) if w not in STOP_WORDS]
     if words:
         return "words in common with the task: " + ", ".join(words[:SHOWN_WORDS])
     return f"close in meaning to the task (relevance {candidate.relevance or 0:.2f})"
 
 
-_FILLER = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "to",
-        "of",
-        "and",
-        "or",
-        "in",
-        "on",
-        "for",
-        "with",
-        "is",
-        "are",
-        "be",
-        "it",
-        "this",
-        "that",
-        "how",
-        "what",
-        "should",
-        "we",
-        "i",
-        "you",
-    ]
-)
 
 
 def by_own_selector(candidate: DirectorCandidate) -> bool:
@@ -144,7 +117,7 @@ def directly_applies(candidate: DirectorCandidate, task: str = "") -> bool:
     bound_here = candidate.record.scope == "project" and candidate.match.specificity > 0
     if bound_here or candidate.relevance >= RESIDENT_RELEVANCE:
         return True
-    return any(w not in _FILLER for w in shared_words(task, candidate.record.body))
+    return any(w not in STOP_WORDS for w in shared_words(task, candidate.record.body))
 
 
 def has_a_reason(candidate: DirectorCandidate) -> bool:

@@ -15,8 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from cairn.engine.learning.observations import Observation
-from cairn.engine.recall.query import STOP_WORDS
-from cairn.text import index_terms, normal_term, words
+from cairn.text import STOP_WORDS, index_terms, normal_term, words
 
 LABEL_WORDS = 5
 _SLUG = re.compile(r"[^\w]+", re.UNICODE)
