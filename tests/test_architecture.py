@@ -10,8 +10,9 @@ above; every module of ``src/`` is in exactly one, see ``LAYERS``):
                         ``Memory(path)`` opens the engine), cairn.cli, cairn.server (the
                         HTTP API and the local daemon's serving side), cairn.mcp_server,
                         cairn.repair (``cairn doctor --repair``)
-    composition root    cairn.compose, cairn.compose_postgres, cairn.reembed: config in, a
-                        provider out; imported only by entry points
+    composition root    cairn.compose, cairn.compose_postgres, cairn.reembed,
+                        cairn.embedder_choice: config in, a provider out; imported only by
+                        entry points
     interfaces          cairn.api (the Python API's parts and values, by purpose),
                         cairn.hooks (agent hooks), cairn.dashboard (mounted by the server)
     provider            cairn.provider (the contract, local and remote providers),
@@ -61,7 +62,10 @@ LAYERS: list[tuple[str, set[str]]] = [
         "entry points",
         {"cairn", "cairn.memory", "cairn.cli", "cairn.server", "cairn.mcp_server", "cairn.repair"},
     ),
-    ("composition root", {"cairn.compose", "cairn.compose_postgres", "cairn.reembed"}),
+    (
+        "composition root",
+        {"cairn.compose", "cairn.compose_postgres", "cairn.reembed", "cairn.embedder_choice"},
+    ),
     ("interfaces", {"cairn.api", "cairn.hooks", "cairn.dashboard"}),
     ("provider", {"cairn.provider", "cairn.daemon"}),
     ("services", {"cairn.services"}),

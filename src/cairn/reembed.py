@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cairn import embedder_choice
 from cairn.adapters.embedding import Embedder
 from cairn.config import Config, EmbeddingsConfig
 from cairn.errors import InvalidInput
@@ -138,7 +139,8 @@ def _rebuild_index(config: Config, path: Path, home: Path, embedder: Embedder) -
 
 def follow_store(config: Config, path: Path | None, home: Path) -> Config:
     """The config with the embedder a local store records (``cairn reembed`` switched
-    it), when the config names none itself; else the config as it is."""
+    it), or for a store with no vector yet the locale's (:mod:`cairn.embedder_choice`),
+    when the config names none itself; else the config as it is."""
     from cairn.compose import provider_of
 
     if "provider" in config.memory.embeddings.model_fields_set:
@@ -149,7 +151,7 @@ def follow_store(config: Config, path: Path | None, home: Path) -> Config:
     found = Path(url.removeprefix("sqlite:///")) if url else None
     db_path = Path(found or path or config.memory.store.path or home / "memory.db").expanduser()
     stored = store_reembed.recorded_embedder(db_path)
-    chosen = provider_of(stored) if stored else "unknown"
+    chosen = provider_of(stored) if stored else embedder_choice.for_new_store() or "unknown"
     if chosen in ("unknown", config.memory.embeddings.provider):
         return config
     embeddings = config.memory.embeddings.model_copy(update={"provider": chosen})
