@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from cairn.errors import InvalidInput
-from cairn.export_checks import validate_export_record, validate_export_tombstone
 from cairn.identifiers import check_name
 from cairn.limits import MAX_INT32, REDACTED
 from cairn.model import Record, Tombstone
@@ -33,6 +32,8 @@ from cairn.validation import (
     check_token,
     parse_json_line,
     split_lines,
+    validate_export_record,
+    validate_export_tombstone,
     validate_memory_fields,
 )
 from cairn.visible import has_visible

@@ -1,9 +1,9 @@
 """Every bound cairn puts on what it is given, and the markers it writes, defined once.
 
 The contract (``cairn.provider``) states these bounds in its JSON schema, the checks
-(``cairn.validation``, ``cairn.export_checks``, ``cairn.identifiers``) enforce them on the
-values a request or a file carries, and the hooks clip what an agent's event holds to them
-before it becomes a request: all of them read the numbers here, so one limit never means
+(``cairn.validation``, ``cairn.identifiers``) enforce them on the values a request or a
+file carries, and the hooks clip what an agent's event holds to them before it becomes a
+request: all of them read the numbers here, so one limit never means
 two things in two places.
 """
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from cairn.config import Config
 from cairn.errors import InvalidInput
-from cairn.export_checks import validate_export_record, validate_export_tombstone
 from cairn.model import (
     EXPORT_FORMAT,
     Event,
@@ -30,7 +29,12 @@ from cairn.services.journal import Journal
 from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordQuery, Records
 from cairn.text import text_hash
-from cairn.validation import check_line, parse_json_line
+from cairn.validation import (
+    check_line,
+    parse_json_line,
+    validate_export_record,
+    validate_export_tombstone,
+)
 
 EMBED_BATCH = 256  # records embedded between two progress reports
 

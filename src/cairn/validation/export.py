@@ -32,24 +32,28 @@ from cairn.model import (
     TRUST_LEVELS,
 )
 from cairn.text import text_hash
-from cairn.validation import (
+from cairn.validation.memory import (
     LOWER_SELECTORS,
     SELECTORS,
+    refuse_unknown,
+)
+from cairn.validation.text import (
     check_body,
+    check_line,
+    check_token,
+    error_at,
+    kind_of,
+    shown,
+)
+from cairn.validation.values import (
     check_bool,
     check_choice,
     check_fraction,
     check_int,
-    check_line,
     check_source,
     check_stored_time,
     check_text_list,
-    check_token,
-    error_at,
-    kind_of,
     optional,
-    refuse_unknown,
-    shown,
 )
 
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
