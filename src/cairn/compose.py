@@ -17,6 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cairn import embedder_choice
+from cairn.adapters.chosen import Choice, ChosenEmbedder
 from cairn.adapters.embedding import Embedder
 from cairn.adapters.llm import ChatModel, chat_model
 from cairn.compose_postgres import migration_plan as migration_plan
@@ -33,8 +35,10 @@ from cairn.identifiers import check_name
 from cairn.provider.engine import Ports, Services
 from cairn.provider.learning import LearningServices
 from cairn.provider.local import LocalProvider
+from cairn.reembed import chooses_yet as chooses_yet  # a store yet to choose its embedder
 from cairn.reembed import follow_store as follow_store  # the store's embedder
 from cairn.reembed import reembed_store as reembed_store  # cairn reembed
+from cairn.reembed import with_provider
 from cairn.services.deltas import Deltas
 from cairn.services.journal import Journal
 from cairn.services.learning import Learning
@@ -138,9 +142,9 @@ def open_provider(
         )
     private_home = home  # kept private as a whole: only a home named by the caller
     home = home or default_home()
-    config = follow_store(config, path, home)
+    given = embedder is not None
     if embedder is None:
-        embedder = make_embedder(config)
+        embedder = chosen_embedder(config)
     url = config.memory.store.url
     if url is not None and not url.startswith("sqlite:///"):
         if private_home is not None:
@@ -167,8 +171,37 @@ def open_provider(
         clock=clock,
         markdown_folder=folder,
         markdown=markdown,
-        describe=describe,
+        describe={**describe, "given": given},
     )
+
+
+def chosen_embedder(config: Config) -> Embedder:
+    """The configured embedder; for a config that names none, the one the store records,
+    or for a store with no vector yet the one its first texts choose
+    (:mod:`cairn.embedder_choice`, :class:`~cairn.adapters.chosen.ChosenEmbedder`)."""
+    if "provider" in config.memory.embeddings.model_fields_set:
+        return make_embedder(config)
+    return ChosenEmbedder(
+        embedder_choice.start(),
+        lambda provider: make_embedder(with_provider(config, provider)),
+        embedder_choice.decide,
+        provider_of,
+    )
+
+
+def embedder_choice_of(
+    config: Config, records: RecordStore, embedder: Embedder, given: bool
+) -> Choice:
+    """What chose the embedder of this store, and why (``cairn status``)."""
+    if isinstance(embedder, ChosenEmbedder):
+        return embedder.choice
+    provider = provider_of(embedder.model_id)
+    if "provider" in config.memory.embeddings.model_fields_set and not given:
+        return Choice(provider, "config", "memory.embeddings.provider")
+    recorded = records.embedder_choice()
+    if recorded is not None and recorded[0] == embedder.model_id:
+        return Choice.recorded(provider, recorded[1])
+    return Choice(provider, "config", "the embedder the program gave")
 
 
 def open_remote(
@@ -222,7 +255,14 @@ def mixed_embedders(location: str, stored: str, wanted: str) -> str:
 
 
 def _check_embedder(records: RecordStore, embedder: Embedder, location: str) -> None:
-    """One store holds one embedder's vectors: cosines between two models' are noise."""
+    """One store holds one embedder's vectors: cosines between two models' are noise. An
+    embedder the store chooses follows what it records from here on."""
+    if isinstance(embedder, ChosenEmbedder):
+        try:
+            embedder.attach(records.embedder_choice)
+        except BaseException:
+            records.close()
+            raise
     stored = records.embedder()
     if stored is not None and stored != embedder.model_id:
         records.close()
@@ -270,7 +310,7 @@ def _open_sqlite(
     _check_embedder(records, embedder, str(db_path))
     index = InProcessSearchIndex(
         records,
-        dim=embedder.dim,
+        dim=embedder.dim,  # a store that chooses its embedder yet: followed at its first vector
         graphs_beside=db_path,
         ann_threshold=config.memory.store.annThreshold,
         background_builds=long_running,  # a server's: its other tenants never wait
@@ -312,7 +352,19 @@ def assemble(
     purges = Purges(records, index)
     reads = Reads(records)
     projects = Projects(records, journal)
-    info = {**(describe or {}), "embedder": embedder.model_id}
+    given = bool((describe or {}).get("given", True))
+    fixed = {k: v for k, v in (describe or {}).items() if k != "given"}
+
+    def info_now() -> dict[str, Any]:
+        choice = embedder_choice_of(config, records, embedder, given)
+        return {
+            **fixed,
+            "embedder": embedder.model_id,
+            "embedder_chosen_by": choice.by,
+            "embedder_reason": choice.detail,
+        }
+
+    info = info_now()
     # The Markdown files beside the store follow its change feed, as the search index does.
     markdown_files = MarkdownFollower(
         records,  # its change feed
@@ -341,7 +393,7 @@ def assemble(
         replay=Replay(records, embedder, links_for),
         purges=purges,
         ports=ports,
-        describe=lambda: info,
+        describe=info_now,
         after_write=markdown_files.follow,
         close=close,
         learning=learning,

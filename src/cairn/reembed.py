@@ -160,6 +160,19 @@ def follow_store(config: Config, path: Path | None, home: Path) -> Config:
     )
 
 
+def chooses_yet(config: Config, path: Path | None, home: Path) -> bool:
+    """Whether the local store will choose its embedder with its first texts: the config
+    names none and the store records none yet (:mod:`cairn.adapters.chosen`)."""
+    if "provider" in config.memory.embeddings.model_fields_set:
+        return False
+    url = config.memory.store.url
+    if config.memory.remote.endpoint is not None or (url and not url.startswith("sqlite:///")):
+        return False
+    found = Path(url.removeprefix("sqlite:///")) if url else None
+    db_path = Path(found or path or config.memory.store.path or home / "memory.db").expanduser()
+    return store_reembed.recorded_embedder(db_path) is None
+
+
 def reembed_store(
     config: Config,
     home: Path,

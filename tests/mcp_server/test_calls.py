@@ -133,3 +133,13 @@ def test_resources_show_the_profile_and_this_repositorys_rules(
                                              "cairn://project/rules")
     with pytest.raises(NotFound):
         read_resource(app.client, HERE, "cairn://secrets")
+
+
+def test_status_says_which_embedder_reads_memory_and_why(tools: MemoryTools) -> None:
+    tools.call("memory_store", {"body": "The staging database is pg-staging-2."})
+    got = tools.call("memory_status", {})
+    assert got.data["counts"]["records"] == 1
+    assert (got.data["embedder"], got.data["embedder_chosen_by"]) == ("hashing-64", "config")
+    assert "embedder hashing-64 (config: memory.embeddings.provider)" in got.text
+    with pytest.raises(InvalidInput, match="memory_status: unknown argument 'verbose'"):
+        tools.call("memory_status", {"verbose": True})

@@ -56,7 +56,8 @@ async def round_trip(session: ClientSession) -> None:
     init = await session.initialize()
     assert init.server_info.name == "cairn" and "memory_context" in (init.instructions or "")
     listed = {t.name: t for t in (await session.list_tools()).tools}
-    assert len(listed) == 8
+    assert len(listed) == 9
+    assert listed["memory_status"].annotations.read_only_hint is True  # type: ignore[union-attr]
     assert listed["memory_forget"].annotations is not None
     assert listed["memory_forget"].annotations.destructive_hint is True
     assert listed["memory_recall"].annotations.read_only_hint is True  # type: ignore[union-attr]
@@ -68,6 +69,8 @@ async def round_trip(session: ClientSession) -> None:
     }))
     rid = stored["record"]["id"]
     assert stored["record"]["scope"] == "project" and stored["record"]["project_id"]
+    status = structured(await session.call_tool("memory_status", {}))
+    assert status["counts"]["records"] >= 1 and status["embedder_chosen_by"]
 
     recalled = await session.call_tool("memory_recall", {"query": "how to install dependencies"})
     assert structured(recalled)["memories"][0]["id"] == rid

@@ -12,15 +12,16 @@ from cairn.provider import learning_contract as lc
 
 EXPECTED = {
     "memory_store", "memory_recall", "memory_context", "memory_expand",
-    "memory_correct", "memory_forget", "memory_feedback", "memory_ask",
+    "memory_correct", "memory_forget", "memory_feedback", "memory_ask", "memory_status",
 }
 
 
-def test_the_eight_tools_and_their_hints() -> None:
+def test_the_nine_tools_and_their_hints() -> None:
     assert {t.name for t in TOOLS} == EXPECTED
     hints = {t.name: (t.read_only, t.destructive, t.idempotent) for t in TOOLS}
     assert hints["memory_recall"] == (True, False, True)
     assert hints["memory_ask"] == (True, False, True)
+    assert hints["memory_status"] == (True, False, True)
     assert hints["memory_forget"] == (False, True, True)
     assert hints["memory_store"] == (False, False, True)
     assert hints["memory_context"][0] is False  # it records the delivery
@@ -80,3 +81,10 @@ def test_arguments_outside_the_schema_are_refused_by_name() -> None:
     with pytest.raises(InvalidInput, match="unknown tool"):
         checked_arguments("memory_delete_everything", {})
     assert checked_arguments("memory_recall", None) == {}
+
+
+def test_the_status_tool_takes_no_argument() -> None:
+    spec = next(t for t in TOOLS if t.name == "memory_status")
+    assert input_schema(spec) == {
+        "type": "object", "properties": {}, "required": [], "additionalProperties": False
+    }  # fmt: skip

@@ -377,6 +377,12 @@ async def _mcp_session(route: Route) -> list[Any]:
         await call("memory_ask", {"question": "how do I install dependencies?"})
         await call("memory_ask", {"question": "what is the capital of Mongolia?"})
         await call("memory_ask", {"question": ""})
+        status = await session.call_tool("memory_status", {})
+        data = status.structured_content or {}
+        # less what names the route itself (its kind, where it is, its token)
+        neutral = ("embedder", "embedder_chosen_by", "embedder_reason", "backend", "tenant")
+        seen.append(["memory_status", status.is_error, "", {k: data.get(k) for k in neutral}])
+        await call("memory_status", {"verbose": True})
         await call("memory_correct", {"record_id": rid, "text": "Always use pnpm 9 here."})
         await call("memory_correct", {"record_id": rid, "text": "Always use pnpm 9 here."})
         await call("memory_correct", {"record_id": "nope", "text": "x"})
@@ -402,7 +408,7 @@ def test_every_mcp_tool_answers_alike_on_every_route(parity: Parity) -> None:
     names = [step[0] for step in local[1:] if isinstance(step, list)]
     assert {n for n in names if n.startswith("memory_")} == {t for t, _ in local[0]}, names
     errors = [step for step in local[1:] if step[0].startswith("memory_") and step[1]]
-    assert len(errors) == 10, errors  # the bad calls above, each refused
+    assert len(errors) == 11, errors  # the bad calls above, each refused
     assert all(e[2].count("\n") == 0 and "Traceback" not in e[2] for e in errors), errors
     for name in ("daemon", "remote"):
         masks = parity.routes[name].masks

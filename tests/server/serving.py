@@ -90,9 +90,12 @@ class Server:
         args: tuple[str, ...] = (),
         config: dict[str, Any] | None = None,
         timeout: float = 60.0,
+        test_embedder: bool = True,
     ) -> Server:
+        """``test_embedder`` False: no embedder in the config (the store chooses one)."""
         home.mkdir(parents=True, exist_ok=True)
-        settings = _merged(_merged(TEST_EMBEDDER, BACKENDS[backend](home)), config or {})
+        base = TEST_EMBEDDER if test_embedder else {}
+        settings = _merged(_merged(base, BACKENDS[backend](home)), config or {})
         (home / "config.yaml").write_text(yaml.safe_dump(settings), encoding="utf-8")
         log_path = home / f"server-{uuid.uuid4().hex[:6]}.log"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}

@@ -193,12 +193,15 @@ def _load_model(home: Path, config_path: str | None) -> Embedder | None:
     """The configured embedding model, loaded (None: let the provider build its own — the
     hashing embedder, a remote store, or any failure, which the provider then reports)."""
     try:
-        from cairn.compose import follow_store
+        from cairn.compose import chooses_yet, follow_store
         from cairn.config import resolve_config
 
         config = resolve_config(home, config_path)
+        path = Path(config.memory.store.path or home / "memory.db")
+        if chooses_yet(config, path, home):
+            return None  # a new store: its first texts choose the model (cairn.compose)
         # a store switched by `cairn reembed` keeps its own model
-        config = follow_store(config, Path(config.memory.store.path or home / "memory.db"), home)
+        config = follow_store(config, path, home)
         settings = config.memory.embeddings
         if settings.provider != "minilm-onnx" or getattr(
             getattr(config.memory, "remote", None), "endpoint", None

@@ -64,6 +64,7 @@ class MemoryTools:
             "memory_forget": self.forget,
             "memory_feedback": self.feedback,
             "memory_ask": self.ask,
+            "memory_status": self.status,
         }
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> ToolAnswer:
@@ -255,3 +256,15 @@ class MemoryTools:
             lc.AskQuery, lc.AskResponse, **args, project_id=self._binding.project_id
         )
         return ToolAnswer(response.answer, response.model_dump(exclude={"contract", "view"}))
+
+    def status(self, args: dict[str, Any]) -> ToolAnswer:
+        response = self._memory.status()
+        why = f" ({response.embedder_chosen_by}: {response.embedder_reason})"
+        chosen = why if response.embedder_chosen_by else ""
+        counts = response.counts
+        text = (
+            f"cairn {response.version} · {response.provider} · {response.backend} ·"
+            f" tenant {response.tenant} · {counts.get('records', 0)} memories ·"
+            f" embedder {response.embedder}{chosen}"
+        )
+        return ToolAnswer(text, response.model_dump(exclude={"contract"}))

@@ -188,6 +188,20 @@ TOOLS: tuple[ToolSpec, ...] = (
         idempotent=True,
         notes={"question": "The question, in plain words."},
     ),
+    ToolSpec(
+        name="memory_status",
+        title="Memory status",
+        description=(
+            "Where memory is kept, how much it holds, and which embedder reads it and why "
+            "(chosen by the config, by the store's own vectors, by a Chinese locale, or by "
+            "the language of the first memories written). Use it when recall finds nothing "
+            "it should, or the user asks how memory is set up."
+        ),
+        model="",  # no arguments
+        read_only=True,
+        destructive=False,
+        idempotent=True,
+    ),
 )
 
 BY_NAME = {t.name: t for t in TOOLS}
@@ -197,6 +211,8 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
     """The tool's JSON schema: its contract model's, less the fields the server sets."""
     from cairn.provider import contract, learning_contract
 
+    if not spec.model:
+        return {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
     model = getattr(contract, spec.model, None) or getattr(learning_contract, spec.model)
     schema = model.model_json_schema()
     hidden = SERVER_FIELDS | spec.drop

@@ -66,6 +66,8 @@ class StatusResponse(_Model):
     agent: str
     location: str | None = None  # the file or the server
     embedder: str | None = None
+    embedder_chosen_by: str | None = None  # config, store, locale, first texts, default
+    embedder_reason: str | None = None  # one line: why
     schema_version: int | None = None
     backend_versions: dict[str, str] = {}  # the database's: "postgresql", "pgvector"
     counts: dict[str, int]

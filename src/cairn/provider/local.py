@@ -83,6 +83,8 @@ class LocalProvider:
             agent=ns.agent,
             location=info.get("location"),
             embedder=info.get("embedder"),
+            embedder_chosen_by=info.get("embedder_chosen_by"),
+            embedder_reason=info.get("embedder_reason"),
             schema_version=stats.schema_version,
             backend_versions=dict(info.get("versions") or {}),
             counts={

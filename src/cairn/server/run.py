@@ -191,7 +191,9 @@ def serve(
         if tcp:
             sockets.append(listen(host, port))
         settings = Settings(
-            config=config.to_dict(),
+            # what the config sets, not its defaults: a config that names no embedder
+            # still names none in the serving process (the store chooses one then)
+            config=config.model_dump(mode="json", exclude_unset=True),
             home=str(home),
             tokens=str(tokens or tokens_path(home)),
             path=str(path) if path else None,

@@ -12,13 +12,11 @@ import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
-import numpy as np
-
 from cairn.model import MemoryInput, Namespace, Record
 from cairn.services.journal import Journal
+from cairn.services.journal import Vectors as Vectors  # the vectors of a batch
 
 Progress = Callable[[int, int], None]
-Vectors = dict[str, np.ndarray]
 
 # Items of a bulk write committed per transaction.
 COMMIT_ITEMS = 500
@@ -61,14 +59,14 @@ def commit_chunks(
 ) -> list[bool]:
     """Commit ``todo`` COMMIT_ITEMS at a time, each chunk once its vectors are in."""
     fresh: list[bool] = []
-    vectors: Vectors = {}
+    vectors = Vectors("")  # keeps the model of the batches it holds
     pending = iter(batches)
     embedded = 0
     for start in range(0, len(todo), COMMIT_ITEMS):
         part = todo[start : start + COMMIT_ITEMS]
         while embedded < start + len(part):
             embedded, future = next(pending)
-            vectors.update(future.result())
+            vectors.add(future.result())
             if progress:
                 progress(embedded, len(todo))
         events = [
@@ -77,7 +75,7 @@ def commit_chunks(
         ]
         fresh += journal.commit(events, vectors)
         if embedded == start + len(part):
-            vectors = {}  # the next chunk's texts are in the batches still to come
+            vectors = Vectors("")  # the next chunk's texts are in the batches still to come
     return fresh
 
 

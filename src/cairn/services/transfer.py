@@ -25,7 +25,7 @@ from cairn.model import (
     Tombstone,
     record_from_dict,
 )
-from cairn.services.journal import Journal
+from cairn.services.journal import Journal, Vectors
 from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordQuery, Records
 from cairn.text import text_hash
@@ -140,9 +140,9 @@ class Transfer:
         entries were new. ``progress(done, total)``: records embedded so far."""
         events = self.parse(lines, ns, source=source)
         records = [record_from_dict(e.payload["record"]) for e in events if "record" in e.payload]
-        vectors: dict[str, Any] = {}
+        vectors = Vectors("")  # with the model of its vectors: one, or "" for several
         for start in range(0, len(records), EMBED_BATCH):
-            vectors.update(self._journal.embed(records[start : start + EMBED_BATCH]))
+            vectors.add(self._journal.embed(records[start : start + EMBED_BATCH]))
             if progress is not None:
                 progress(min(start + EMBED_BATCH, len(records)), len(records))
         applied = self._journal.commit(events, vectors)

@@ -224,7 +224,8 @@ def _undo_daemon(app: App, lines: list[str]) -> dict[str, Any]:
 @pass_app
 def mcp_command(app: App, transport: str, bind: str, port: int, project: str | None) -> None:
     """Serve memory over MCP (tools memory_store, memory_recall, memory_context,
-    memory_expand, memory_correct, memory_forget, memory_feedback, memory_ask; resources
+    memory_expand, memory_correct, memory_forget, memory_feedback, memory_ask,
+    memory_status; resources
     for the profile and this repository's rules)."""
     try:
         from cairn.mcp_server import server

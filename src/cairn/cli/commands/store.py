@@ -208,7 +208,7 @@ def status(app: App) -> None:
             f"cairn {response.version} · {response.provider} · {response.backend}",
             f"  store        {response.location}",
             f"  tenant       {response.tenant}  (agent {response.agent})",
-            f"  embedder     {response.embedder}",
+            f"  embedder     {response.embedder}{chosen_by(response)}",
             f"  schema       v{response.schema_version}",
             f"  memories     {counts.get('records', 0)} current, {counts.get('versions', 0)}"
             f" versions, {counts.get('tombstones', 0)} forgotten",
@@ -221,6 +221,14 @@ def status(app: App) -> None:
         return "\n".join(lines)
 
     emit(app, data, text)
+
+
+def chosen_by(response: c.StatusResponse) -> str:
+    """`` (first texts: 3 of 3 texts Chinese or mixed)``: what chose the embedder, and why."""
+    if response.embedder_chosen_by is None:
+        return ""
+    why = f": {response.embedder_reason}" if response.embedder_reason else ""
+    return f"  (chosen by {response.embedder_chosen_by}{why})"
 
 
 COMMANDS = (export, import_, rebuild, sync, journal, status)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cairn.errors import StorageError
 from cairn.storage.inprocess.ann_graph import DEFAULT_ANN_THRESHOLD, AnnIndexes
 from cairn.storage.inprocess.entities import EntityPostings
 from cairn.storage.inprocess.keyword_index import KeywordIndex
@@ -57,12 +58,31 @@ class InProcessSearchIndex:
         self._dim = dim
         self._lock = threading.RLock()
         self._position = _NOTHING
-        self._ann = (
-            AnnIndexes.open(graphs_beside, dim, ann_threshold, background=background_builds)
-            if graphs_beside is not None
-            else None
-        )
+        self._graphs = (graphs_beside, ann_threshold, background_builds)
+        self._ann = self._open_graphs()
+        self._vectors: ExactVectorIndex
         self._reset()
+
+    def _open_graphs(self) -> AnnIndexes | None:
+        beside, threshold, background = self._graphs
+        if beside is None:
+            return None
+        return AnnIndexes.open(beside, self._dim, threshold, background=background)
+
+    def _follow_width(self, width: int) -> None:
+        """Vectors of another width than the index's: a store that chose its embedder
+        with its first memories (the index was made before it knew). Taken up while the
+        index holds no vector; after that the store refuses a second embedder."""
+        if width == self._dim:
+            return
+        if len(self._vectors) or self._vectors.blocks():
+            raise StorageError(
+                f"the store's vectors have {width} dimensions, the index's {self._dim}:"
+                " one store holds one embedder's vectors"
+            )
+        self._dim = width
+        self._ann = self._open_graphs()
+        self._vectors = ExactVectorIndex(width)
 
     def _reset(self) -> None:
         self._vectors = ExactVectorIndex(self._dim)
@@ -110,6 +130,7 @@ class InProcessSearchIndex:
             # One buffer per batch: one copy, not one call per row.
             blob = b"".join(batch.vectors[i] or b"" for i in with_vectors)
             matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(with_vectors), -1)
+            self._follow_width(int(matrix.shape[1]))
             self._vectors.upsert_many(
                 [batch.rows[i] for i in with_vectors],
                 [batch.tenants[i] for i in with_vectors],
@@ -165,6 +186,8 @@ class InProcessSearchIndex:
         vec = np.asarray(query, dtype=np.float32)
         with self._lock:
             self.refresh()
+            if vec.shape[-1] != self._dim:  # a query embedded before the store chose
+                return []
             hits = None
             if self._ann is not None:  # None here too: not indexed, or exact is better
                 hits = self._ann.search(
@@ -182,7 +205,7 @@ class InProcessSearchIndex:
         with self._lock:
             self.refresh()
             block = self._vectors.block(where.tenant, where.agent)
-            if block is None:
+            if block is None or np.asarray(query).shape[-1] != self._dim:
                 return {}
             wanted = np.asarray(rows, dtype=np.int64)
             slots = self._vectors.slots(block, wanted)

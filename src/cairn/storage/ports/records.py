@@ -80,6 +80,12 @@ class JournalWrites(Protocol):
         """Add to the namespace's telemetry counters (counts only, never content)."""
         ...
 
+    def claim_embedder(self, model: str, reason: str) -> tuple[str, str | None]:
+        """Record ``model`` as the store's embedder, and why, when the store records none
+        yet; the (model, reason) the store records after it (another's when another
+        transaction recorded one first)."""
+        ...
+
 
 class ApplicationWrites(Protocol):
     def put_applications(self, applications: Sequence[Application]) -> None: ...
@@ -224,6 +230,12 @@ class Maintenance(Protocol):
 
     def embedder(self) -> str | None:
         """The embedder model id whose vectors this store holds (None: no vector yet)."""
+        ...
+
+    def embedder_choice(self) -> tuple[str, str | None] | None:
+        """The embedder's model id and why it was chosen (None: no reason recorded, a
+        store from before reasons were kept or written with an explicit embedder); None
+        for a store with no vector yet."""
         ...
 
     def stats(self, tenant: str, agent: str | None = None) -> StoreStats: ...

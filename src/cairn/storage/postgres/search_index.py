@@ -19,7 +19,7 @@ moment it commits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any
 
@@ -116,7 +116,8 @@ def vector_sql(where: LaneFilter, dim: int, *, graph: bool) -> sql.SQL | sql.Com
 
 
 class PostgresSearchIndex:
-    """``dim``: the embedder's dimension (its HNSW index is made on open when missing);
+    """``dim``: the embedder's dimension, or how to read it (a store that chooses its
+    embedder with its first memories learns it then);
     ``ann_threshold``: live memories from which a partition is searched through HNSW
     (None: always exact)."""
 
@@ -124,11 +125,13 @@ class PostgresSearchIndex:
         self,
         records: PostgresRecordStore,
         *,
-        dim: int,
+        dim: int | Callable[[], int],
         ann_threshold: int | None = DEFAULT_ANN_THRESHOLD,
     ) -> None:
         self._db = records.db
-        self._dim = dim
+        fixed = dim if isinstance(dim, int) else 0
+        self._dim_of: Callable[[], int] = (lambda: fixed) if isinstance(dim, int) else dim
+        dim = self._dim
         self._ann_threshold = ann_threshold
         self.graphs = PartitionGraphs(self._db)
         # One graph over every tenant, from before the graphs per partition: walking it
@@ -139,6 +142,10 @@ class PostgresSearchIndex:
         if old is not None and old[0] is not None:
             with self._db.admin() as conn:
                 drop_index(conn, GLOBAL_GRAPH.format(dim))
+
+    @property
+    def _dim(self) -> int:
+        return self._dim_of()
 
     def _rows(self, where: LaneFilter, query: Any, params: Any, *, binary: bool = False) -> Any:
         with self._db.session(where.tenant) as s:

@@ -151,6 +151,16 @@ class SqlState(SqlPart):
         found = self._every("SELECT value FROM meta WHERE key = 'embedder'", ())
         return str(found[0][0]) if found else None
 
+    def embedder_choice(self) -> tuple[str, str | None] | None:
+        found = dict(
+            self._every(
+                "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedder_reason')", ()
+            )
+        )
+        if "embedder" not in found:
+            return None
+        return str(found["embedder"]), found.get("embedder_reason")
+
     def pending_purges(self) -> list[PendingPurge]:
         found = self._every("SELECT tenant, agent, record_id FROM pending_purges", ())
         return [PendingPurge(*r) for r in found]

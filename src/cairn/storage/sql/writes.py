@@ -223,6 +223,21 @@ class SqlWrites:
             [(tenant, agent, name, float(v)) for name, v in sorted(counters.items())],
         )
 
+    def claim_embedder(self, model: str, reason: str) -> tuple[str, str | None]:
+        # Writers run one at a time on both stores (SQLite's writer lock, PostgreSQL's
+        # change_seq row): what this transaction reads here no other changes before it ends.
+        query = "SELECT key, value FROM meta WHERE key IN ('embedder', 'embedder_reason')"
+        found = dict(self._exec("", query, ()))
+        if "embedder" in found:
+            return str(found["embedder"]), found.get("embedder_reason")
+        m = self._d.mark
+        self._exec(
+            "",
+            f"INSERT INTO meta(key, value) VALUES ('embedder', {m}), ('embedder_reason', {m})",
+            (model, reason),
+        )
+        return model, reason
+
 
 def redact(data: Any, marker: str) -> None:
     """Replace every content field in an event payload, at any depth, by the marker."""

@@ -97,6 +97,11 @@ def swap(path: Path, model: str, vectors: dict[int, np.ndarray], embed: Embed) -
                 " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (model,),
             )
+            # Chosen by `cairn reembed` now, not by what chose the old one.
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('embedder_reason', 'store: switched by"
+                " cairn reembed') ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+            )
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
