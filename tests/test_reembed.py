@@ -5,8 +5,8 @@ works after."""
 from __future__ import annotations
 
 import json
-import shlex
 import os
+import shlex
 import signal
 import sqlite3
 import subprocess

@@ -6,21 +6,40 @@ from pathlib import Path
 
 import pytest
 
+from cairn import Memory
 from cairn.adapters.embedding import MiniLmOnnxEmbedder
 from cairn.cli.app import App
 from cli_runner import use_test_embedder
 
 
 @pytest.mark.slow  # the real model
-def test_a_command_that_will_embed_gets_the_model_loaded_beside_it(tmp_path: Path) -> None:
+def test_a_command_that_will_embed_gets_the_model_loaded_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    with Memory.open(tmp_path / "memory.db", config={}) as first:
+        first.remember("deploys go through staging first")  # the store chooses MiniLM
     app = App(tmp_path, False, "default", "default", None)
     app.will_embed()
     assert app._model is not None
     model = app._model.result(timeout=300)
     assert isinstance(model, MiniLmOnnxEmbedder)
     status = app.provider().status()
-    assert status.embedder == model.model_id
+    assert (status.embedder, status.embedder_chosen_by) == (model.model_id, "first texts")
     app.will_embed()  # once the provider is open, nothing more to start
+    app.close()
+
+
+def test_a_new_store_loads_no_model_early_its_first_texts_choose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    app = App(tmp_path, False, "default", "default", None)
+    app.will_embed()
+    assert app._model is not None and app._model.result(timeout=60) is None
+    assert app.provider().status().embedder_chosen_by == "default"
     app.close()
 
 
