@@ -117,6 +117,7 @@ def test_a_new_store_under_a_chinese_locale_writes_multilingual_vectors(
         models = {r[0] for r in conn.execute("SELECT DISTINCT model FROM vectors")}
         meta = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()[0]
     assert models == {multilingual_use.MODEL_ID} and meta == multilingual_use.MODEL_ID
+    assert _recorded(tmp_path / "memory.db")[1]["embedder_reason"] == "locale: zh_CN.UTF-8"
 
 
 # -- the first texts choose (an English locale) ---------------------------------------------
