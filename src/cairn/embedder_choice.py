@@ -80,16 +80,16 @@ def decide(texts: Sequence[str], environ: Mapping[str, str] | None = None) -> Ch
     if first.by == "locale":
         return first
     found = sum(1 for t in texts if chinese_or_mixed(t))
-    plural = "s" if len(texts) != 1 else ""
-    counted = f"{found} of {len(texts)} text{plural}"
+    # No counts in the reason: a server's store is shared by its tenants, and the first
+    # write may be another tenant's; the choice says which way it went, nothing more.
     if found and found >= SHARE * len(texts):
         if installed():
-            return Choice(MULTILINGUAL, "first texts", f"{counted} Chinese or mixed")
+            return Choice(MULTILINGUAL, "first texts", "Chinese or mixed")
         return Choice(
             DEFAULT,
             "first texts",
-            f"{counted} Chinese or mixed, but the multilingual embedder is not installed",
+            "Chinese or mixed, but the multilingual embedder is not installed",
         )
     if not found:
-        return Choice(DEFAULT, "first texts", f"no Chinese in the first {len(texts)} text{plural}")
-    return Choice(DEFAULT, "first texts", f"{counted} Chinese or mixed, under a fifth")
+        return Choice(DEFAULT, "first texts", "no Chinese")
+    return Choice(DEFAULT, "first texts", "Chinese or mixed in under a fifth of them")

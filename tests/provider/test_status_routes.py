@@ -103,7 +103,7 @@ def test_every_route_says_the_same_embedder_and_why(homes: Homes) -> None:
     assert after["local"] == {
         "embedder": multilingual_use.MODEL_ID,
         "embedder_chosen_by": "first texts",
-        "embedder_reason": "1 of 1 text Chinese or mixed",
+        "embedder_reason": "Chinese or mixed",
     }
     assert all(seen == after["local"] for seen in after.values()), after
 

@@ -33,7 +33,7 @@ CHOSEN_BY = ("config", "store", "locale", "first texts", "default")
 @dataclass(frozen=True, slots=True)
 class Choice:
     """``provider``: a ``memory.embeddings.provider``; ``by``: one of :data:`CHOSEN_BY`;
-    ``detail``: one line, why (e.g. "3 of 4 texts Chinese or mixed")."""
+    ``detail``: one line, why (e.g. "Chinese or mixed")."""
 
     provider: str
     by: str

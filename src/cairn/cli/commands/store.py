@@ -224,7 +224,7 @@ def status(app: App) -> None:
 
 
 def chosen_by(response: c.StatusResponse) -> str:
-    """`` (first texts: 3 of 3 texts Chinese or mixed)``: what chose the embedder, and why."""
+    """`` (chosen by first texts: Chinese or mixed)``: what chose the embedder, and why."""
     if response.embedder_chosen_by is None:
         return ""
     why = f": {response.embedder_reason}" if response.embedder_reason else ""
