@@ -149,6 +149,11 @@ class ChosenEmbedder:
         """The embedder of the current choice."""
         return self._inner
 
+    def snapshot(self) -> tuple[Embedder, Choice]:
+        """The embedder of the current choice and the choice, read together."""
+        with self._lock:
+            return self._inner, self._choice
+
     def adopt(self, model: str, reason: str | None) -> None:
         """The store records ``model``: it is this embedder's from now on."""
         with self._lock:

@@ -135,7 +135,7 @@ class Journal:
         counters: Mapping[str, float] | None,
         chosen: ChosenEmbedder | None,
     ) -> list[bool]:
-        embedder = chosen.current if chosen is not None else self._embedder
+        embedder, choice = chosen.snapshot() if chosen is not None else (self._embedder, None)
         model = embedder.model_id
         if vectors and getattr(vectors, "model", model) != model:  # of another embedder
             texts = list(vectors)
@@ -146,8 +146,8 @@ class Journal:
         def vector_for(record: Record) -> tuple[np.ndarray | None, str | None]:
             nonlocal claimed
             if claiming and not claimed:
-                assert chosen is not None
-                winner = tx.claim_embedder(model, chosen.choice.reason)
+                assert choice is not None
+                winner = tx.claim_embedder(model, choice.reason)
                 if winner[0] != model:
                     raise _Taken(*winner)
                 claimed = True
