@@ -12,7 +12,7 @@ import pytest
 import cairn
 from cairn import limits
 from cairn.provider import contract as c
-from cairn.provider import learning_contract as lc
+from cairn.provider.contract import learning as lc
 
 PACKAGE = Path(cairn.__file__).parent
 

@@ -111,7 +111,7 @@ def test_a_session_start_hook_names_the_repository(tmp_path: Path) -> None:
     named before anything else happened in this home."""
     import json
 
-    from cairn.provider import projects_contract as pc
+    from cairn.provider.contract import projects as pc
     from cli_runner import invoke_cairn
     from hook_events import event
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cairn.adapters.repository import repository_identity
 from cairn.provider import contract as c
-from cairn.provider import projects_contract as pc
+from cairn.provider.contract import projects as pc
 
 from .conftest import Browser, Served
 

@@ -6,7 +6,7 @@ import re
 
 from cairn.dashboard import journal
 from cairn.provider import contract as c
-from cairn.provider import learning_contract as lc
+from cairn.provider.contract import learning as lc
 
 from .conftest import Browser
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cairn.dashboard.learning import over_time
 from cairn.provider import contract as c
-from cairn.provider import learning_contract as lc
+from cairn.provider.contract import learning as lc
 
 from .conftest import Browser
 

@@ -114,7 +114,7 @@ def test_a_memory_without_a_source_shows_no_raw_braces(alice: Browser) -> None:
 
 
 def test_repositories_show_their_names_and_the_filter_takes_one(alice: Browser) -> None:
-    from cairn.provider import projects_contract as pc
+    from cairn.provider.contract import projects as pc
 
     pid = "git:00000000000000aa"
     alice.provider.apply(
@@ -133,7 +133,7 @@ def test_repositories_show_their_names_and_the_filter_takes_one(alice: Browser) 
 
 
 def test_a_rule_that_keeps_failing_is_flagged_for_review(alice: Browser) -> None:
-    from cairn.provider import learning_contract as lc
+    from cairn.provider.contract import learning as lc
 
     rule = alice.remember("Always use pnpm", kind="policy")
     for i in range(2):

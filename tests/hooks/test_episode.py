@@ -7,7 +7,7 @@ from dataclasses import replace
 from cairn.hooks.claude_code import parse_event
 from cairn.hooks.episode import observation, reads_outside
 from cairn.hooks.transcript import ToolCall, parse_turns
-from cairn.provider import learning_contract as lc
+from cairn.provider.contract import learning as lc
 from hook_events import raw, transcript_lines
 
 

@@ -129,7 +129,7 @@ def test_the_session_start_asks_about_a_rule_that_keeps_failing(tmp_path: Path) 
         assert "followed by 3 failures; keep, correct or forget?" in context
         assert mem.get(rule.id).evicted_at is None
         # The gateway now speaks as the hook's event: its session, not a caller's.
-        from cairn.provider import learning_contract as lc
+        from cairn.provider.contract import learning as lc
 
         seen = gateway.apply(lc.ObserveRequest, lc.ObserveResponse, "k", success=True,
                              session_id="forged", note="x", sender="system")  # fmt: skip

@@ -8,7 +8,7 @@ from cairn.errors import InvalidInput
 from cairn.mcp_server.calls import checked_arguments
 from cairn.mcp_server.tools import SERVER_FIELDS, TOOLS, input_schema
 from cairn.provider import contract as c
-from cairn.provider import learning_contract as lc
+from cairn.provider.contract import learning as lc
 
 EXPECTED = {
     "memory_store", "memory_recall", "memory_context", "memory_expand",

@@ -20,7 +20,7 @@ from cairn.adapters.hashing import HashingEmbedder
 from cairn.errors import Conflict
 from cairn.provider.attribution import COMMAND_LINE, Attribution, attribute, token_session
 from cairn.provider.contract import FeedbackRequest, TaskQuery
-from cairn.provider.learning_contract import ObserveRequest
+from cairn.provider.contract.learning import ObserveRequest
 from cli_runner import invoke_cairn, use_test_embedder
 
 

@@ -11,9 +11,9 @@ from cairn import Memory
 from cairn.adapters.hashing import HashingEmbedder
 from cairn.errors import InvalidInput, StorageError
 from cairn.provider import contract as c
-from cairn.provider import learning_contract as lc
 from cairn.provider.attribution import COMMAND_LINE, Attribution
 from cairn.provider.client import Client, stable_key
+from cairn.provider.contract import learning as lc
 
 
 def _memory(tmp_path: Path) -> Memory:

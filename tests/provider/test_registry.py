@@ -12,8 +12,8 @@ import pytest
 
 from cairn.errors import InvalidInput
 from cairn.provider import contract as c
-from cairn.provider import learning_contract as lc
 from cairn.provider import local, registry
+from cairn.provider.contract import learning as lc
 from cairn.provider.models import Request
 from cairn.server.app import parse_request
 

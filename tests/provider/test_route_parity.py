@@ -24,9 +24,9 @@ import pytest
 from cairn.cli.main import COMMAND_MODULES
 from cairn.errors import CairnError
 from cairn.provider import contract as c
-from cairn.provider import learning_contract as lc
-from cairn.provider import projects_contract as pc
 from cairn.provider import registry
+from cairn.provider.contract import learning as lc
+from cairn.provider.contract import projects as pc
 from provider.parity import (
     ROUTE_NAMES,
     TOKEN_ENV,

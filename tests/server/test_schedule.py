@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from cairn.compose import open_provider
 from cairn.config import parse_config
-from cairn.provider.learning_contract import ReflectRequest
+from cairn.provider.contract.learning import ReflectRequest
 from cairn.provider.local import LocalProvider
 from cairn.server.app import create_app
 from cairn.server.auth import TokenStore

@@ -17,7 +17,7 @@ from cairn.compose import open_provider
 from cairn.config import parse_config
 from cairn.projection import MarkdownProjection, ProjectedDocument, markdown_sync, parse_document
 from cairn.provider import contract as c
-from cairn.provider import projects_contract as pc
+from cairn.provider.contract import projects as pc
 from cairn.provider.local import LocalProvider
 from cairn.services.markdown import CURSOR_FILE, STATE_FILE
 

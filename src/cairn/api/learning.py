@@ -14,7 +14,7 @@ from typing import Any
 from cairn.api import Api
 from cairn.model import Record
 from cairn.provider import contract as c
-from cairn.provider import learning_contract as lc
+from cairn.provider.contract import learning as lc
 from cairn.provider.convert import request_list
 from cairn.provider.wire import to_record
 

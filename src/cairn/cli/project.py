@@ -43,7 +43,7 @@ def _from_folder(app: App, folder: Path) -> Project | None:
 
 def tell_name(app: App, project: Project) -> None:
     """Record the repository's readable name (a no-op when the store has it already)."""
-    from cairn.provider import projects_contract as pc
+    from cairn.provider.contract import projects as pc
 
     if project_names(app).get(project.id) == project.name:
         return
@@ -60,7 +60,7 @@ def tell_name(app: App, project: Project) -> None:
 
 def project_names(app: App) -> dict[str, str]:
     """Each named project's readable name by id (read once per command)."""
-    from cairn.provider import projects_contract as pc
+    from cairn.provider.contract import projects as pc
 
     if app.names_cache is None:
         listed = app.client.query(pc.ProjectsQuery, pc.ProjectsResponse).projects
@@ -70,7 +70,7 @@ def project_names(app: App) -> dict[str, str]:
 
 def _known(app: App, value: str) -> Project:
     """The project the store knows by this name, remote or id (refused when none)."""
-    from cairn.provider import projects_contract as pc
+    from cairn.provider.contract import projects as pc
 
     (found,) = app.client.query(pc.ProjectsQuery, pc.ProjectsResponse, find=value).projects
     return Project(found.id, found.name, None, found.remote)

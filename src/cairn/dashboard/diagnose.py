@@ -26,7 +26,7 @@ def project_id_of(client: Client, text: str) -> str | None:
     """The project a person typed (a name such as ``app`` or ``acme/app``, its id, or a
     repository's folder), found by the engine; an unknown one is refused, never answered
     quietly from global memory alone."""
-    from cairn.provider import projects_contract as pc
+    from cairn.provider.contract import projects as pc
 
     if not text:
         return None

@@ -13,7 +13,7 @@ from fastapi.responses import Response
 from cairn.dashboard import charts
 from cairn.dashboard.web import Site, visit
 from cairn.provider import contract as c
-from cairn.provider import learning_contract as lc
+from cairn.provider.contract import learning as lc
 
 FUNNEL = (
     ("reflect:admitted", "successful tasks looked at"),

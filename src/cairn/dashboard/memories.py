@@ -16,7 +16,7 @@ APPLICATIONS_SHOWN = 100
 
 def project_names(v: Visit) -> dict[str, str]:
     """Each named repository's readable name by id, for ``app (git:…)`` in the pages."""
-    from cairn.provider import projects_contract as pc
+    from cairn.provider.contract import projects as pc
 
     known = v.client.send(pc.ProjectsQuery(), pc.ProjectsResponse).projects
     return {p.id: p.name for p in known}

@@ -97,7 +97,7 @@ def record_turn(
 ) -> list[Any]:
     """Observe and review one turn; the records the review stored."""
     from cairn.errors import InvalidInput
-    from cairn.provider import learning_contract as lc
+    from cairn.provider.contract import learning as lc
 
     turn_key = turn.uuid or turn.index
     try:
@@ -119,7 +119,7 @@ def review_turn(
     memory: Client, event: HookEvent, turn: Turn, project_id: str | None
 ) -> list[Any]:
     """Review the user's words of one turn (under the turn's key: once); what it stored."""
-    from cairn.provider import learning_contract as lc
+    from cairn.provider.contract import learning as lc
 
     if not turn.prompt.strip():
         return []

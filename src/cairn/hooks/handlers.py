@@ -137,7 +137,7 @@ def _name_project(memory: Client, where: Where) -> None:
     view shows ``app`` beside ``git:…``."""
     if where.project_id is None or not where.name:
         return
-    from cairn.provider import projects_contract as pc
+    from cairn.provider.contract import projects as pc
 
     memory.apply(
         pc.NameProjectRequest,

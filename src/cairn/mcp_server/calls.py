@@ -250,7 +250,7 @@ class MemoryTools:
         return ToolAnswer(text, response.model_dump(exclude={"contract", "view"}))
 
     def ask(self, args: dict[str, Any]) -> ToolAnswer:
-        from cairn.provider import learning_contract as lc
+        from cairn.provider.contract import learning as lc
 
         response = self._memory.query(
             lc.AskQuery, lc.AskResponse, **args, project_id=self._binding.project_id

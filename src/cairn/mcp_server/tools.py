@@ -209,11 +209,11 @@ BY_NAME = {t.name: t for t in TOOLS}
 
 def input_schema(spec: ToolSpec) -> dict[str, Any]:
     """The tool's JSON schema: its contract model's, less the fields the server sets."""
-    from cairn.provider import contract, learning_contract
+    from cairn.provider import contract
 
     if not spec.model:
         return {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
-    model = getattr(contract, spec.model, None) or getattr(learning_contract, spec.model)
+    model = getattr(contract, spec.model, None) or getattr(contract.learning, spec.model)
     schema = model.model_json_schema()
     hidden = SERVER_FIELDS | spec.drop
     properties = {k: v for k, v in schema["properties"].items() if k not in hidden}

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from cairn.provider.contract import FeedbackRequest
-from cairn.provider.learning_contract import ObserveRequest
+from cairn.provider.contract.learning import ObserveRequest
 
 R = TypeVar("R")
 

@@ -12,7 +12,7 @@ from cairn.config import Config
 from cairn.engine.learning.lifecycle import Transition
 from cairn.engine.learning.sweep import Eviction
 from cairn.model import Namespace
-from cairn.provider.learning_contract import (
+from cairn.provider.contract.learning import (
     AskQuery,
     AskResponse,
     CitationModel,

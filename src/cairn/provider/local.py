@@ -13,7 +13,6 @@ from cairn.identifiers import check_name
 from cairn.model import Namespace
 from cairn.provider import local_mutations, local_queries
 from cairn.provider import projects as project_handlers
-from cairn.provider import projects_contract as pc
 from cairn.provider.contract import (
     ApplyRequest,
     ApplyResponse,
@@ -22,6 +21,7 @@ from cairn.provider.contract import (
     QueryResponse,
     StatusResponse,
 )
+from cairn.provider.contract import projects as pc
 from cairn.provider.engine import Engine, Handler, Ports, Progress, Services
 from cairn.provider.learning import HANDLERS as LEARNING_HANDLERS
 from cairn.provider.learning import LEARNING_RESPONSES, LearningHandler, LearningServices

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.model import Namespace
-from cairn.provider import projects_contract as pc
+from cairn.provider.contract import projects as pc
 from cairn.provider.engine import Engine
 from cairn.services.projects import ProjectName
 

@@ -23,8 +23,8 @@ from pydantic import BaseModel
 
 from cairn.errors import InvalidInput
 from cairn.provider import contract as c
-from cairn.provider import learning_contract as lc
-from cairn.provider import projects_contract as pc
+from cairn.provider.contract import learning as lc
+from cairn.provider.contract import projects as pc
 from cairn.provider.models import CONTRACT_VERSION
 
 Kind = Literal["query", "apply"]

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from cairn.identifiers import new_ulid
 from cairn.provider import Provider
-from cairn.provider.learning_contract import ReflectRequest, SweepRequest
+from cairn.provider.contract.learning import ReflectRequest, SweepRequest
 
 log = logging.getLogger(__name__)
 

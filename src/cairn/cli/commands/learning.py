@@ -21,7 +21,7 @@ from cairn.identifiers import new_ulid
 from cairn.limits import MAX_STEPS
 from cairn.model import OBSERVATION_TYPES, OUTCOMES, TRUST_LEVELS
 from cairn.provider import contract as c
-from cairn.provider import learning_contract as lc
+from cairn.provider.contract import learning as lc
 
 _PROJECT_HELP = "A folder in the repository, or its id (default: the current repository)."
 

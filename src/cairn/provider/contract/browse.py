@@ -17,6 +17,7 @@ from cairn.limits import MAX_INT32, MAX_JSON_INT, MAX_LIST_ITEMS, MAX_SEARCH_CHA
 from cairn.provider.models import CONTRACT_VERSION as CONTRACT
 from cairn.provider.models import (
     ApplicationModel,
+    EventModel,
     Kind,
     Name,
     Page,
@@ -24,6 +25,7 @@ from cairn.provider.models import (
     Request,
     Scope,
     Short,
+    TombstoneModel,
     Trust,
 )
 
@@ -92,3 +94,15 @@ class ApplicationsResponse(_Model):
     record_id: str
     applications: list[ApplicationModel]
     total: int  # how many the memory has in all (``limit`` shows the newest)
+
+
+class JournalResponse(_Model):
+    contract: str = CONTRACT
+    view: Literal["journal"] = "journal"
+    events: list[EventModel]
+
+
+class TombstonesResponse(_Model):
+    contract: str = CONTRACT
+    view: Literal["tombstones"] = "tombstones"
+    tombstones: list[TombstoneModel]
