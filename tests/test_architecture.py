@@ -456,3 +456,26 @@ def test_public_api_is_pinned() -> None:
     for name in cairn.__all__:
         assert hasattr(cairn, name)
     assert (PACKAGE / "py.typed").exists()
+
+
+def test_requests_reach_a_provider_only_through_the_client() -> None:
+    """Every route sends through :class:`cairn.provider.client.Client` (its one-line
+    refusal, attribution, warnings and answer type): only the client, and the daemon's
+    provider that forwards to the daemon or to the engine in process, hand a request to a
+    provider's ``query``/``apply`` themselves. ``Client.query/apply`` take the request's
+    model and the answer's type; a provider's take one request."""
+    forwarding = {PACKAGE / "provider" / "client.py", PACKAGE / "daemon" / "client.py"}
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path in forwarding or path.is_relative_to(PACKAGE / "adapters"):  # a model's query
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("query", "apply")
+                and len(node.args) == 1
+                and not node.keywords
+            ):
+                found.append(f"{module_name(path)}:{node.lineno} {ast.unparse(node)[:70]}")
+    assert not found, "a request sent around the client:\n" + "\n".join(found)

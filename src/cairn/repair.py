@@ -29,7 +29,8 @@ from cairn.memory import Memory
 from cairn.model import EXPORT_FORMAT, Record
 from cairn.projection import MarkdownProjection
 from cairn.projection.markdown_files import TENANTS_DIR, file_header
-from cairn.provider.contract import RebuildRequest
+from cairn.provider.client import Client
+from cairn.provider.contract import RebuildRequest, RebuildResponse
 from cairn.provider.local import LocalProvider
 from cairn.storage.sqlite.doctor import Finding, check, salvage_events, salvage_records
 
@@ -99,10 +100,9 @@ def repair_store(path: Path, open_store: OpenStore) -> Repair:
         tenants = sorted({e.tenant for e in salvage.events})
         replayed = 0
         for tenant in tenants:
-            response = provider.bound(tenant=tenant).apply(
-                RebuildRequest(idempotency_key=f"doctor-{stamp}-{tenant}")
-            )
-            replayed += int(getattr(response, "replayed", 0))
+            client = Client(provider.bound(tenant=tenant))
+            key = f"doctor-{stamp}-{tenant}"
+            replayed += client.apply(RebuildRequest, RebuildResponse, key).replayed
         from_rows = _restore_rows(provider, salvage_records(path))
         restored = 0
         for tenant, agent in _pairs(path.parent, {(e.tenant, e.agent) for e in salvage.events}):

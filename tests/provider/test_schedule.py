@@ -34,3 +34,20 @@ def test_the_thread_runs_in_the_background_and_stops(tmp_path: Path, clock) -> N
             time.sleep(0.05)
         schedule.stop()
         assert len(mem.list()) == 1
+
+
+def test_a_run_the_contract_refuses_is_logged_in_one_line(tmp_path: Path, clock, caplog) -> None:
+    """The schedule sends through the Client like every route: a request the contract
+    refuses is its one-line error in the log, and changes nothing."""
+    with open_mem(tmp_path / "m.db", clock) as mem:
+        succeed(mem, "e1", "Run make check before pushing")
+        succeed(mem, "e2", "Run make check before pushing")
+        before = mem.provider.status().counts
+        with caplog.at_level("WARNING", logger="cairn.provider.schedule"):
+            assert run_due(mem.provider, ["", "x" * 500]) == []
+        messages = [r.getMessage() for r in caplog.records]
+        assert len(messages) == 4  # reflect and sweep, for each agent
+        assert all("\n" not in m for m in messages), messages
+        assert all("agent" in m and "validation error" not in m for m in messages), messages
+        assert mem.provider.status().counts == before
+        assert mem.list() == []

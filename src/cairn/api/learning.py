@@ -59,25 +59,17 @@ class Learning(Api):
         )
 
     def evict(self, record_id: str, *, agent: str | None = None) -> Record:
-        response = self._client.apply(
-            c.EvictRequest,
-            c.WriteResponse,
-            None,
-            agent=agent,
-            record_id=record_id,
-            mutation="evict",
-        )
-        return to_record(response.record)
+        """Soft-evict one memory: kept, no longer delivered (``unevict`` brings it back)."""
+        return self._eviction("evict", record_id, agent)
 
     def unevict(self, record_id: str, *, agent: str | None = None) -> Record:
+        return self._eviction("unevict", record_id, agent)
+
+    def _eviction(self, mutation: str, record_id: str, agent: str | None) -> Record:
         response = self._client.apply(
-            c.EvictRequest,
-            c.WriteResponse,
-            None,
-            agent=agent,
-            record_id=record_id,
-            mutation="unevict",
-        )
+            c.EvictRequest, c.WriteResponse, None,
+            agent=agent, record_id=record_id, mutation=mutation,
+        )  # fmt: skip
         return to_record(response.record)
 
     def review(

@@ -1,9 +1,10 @@
 """Learning on a schedule, for the long-running process (SPEC §6).
 
 Reflection (``learning.reflect.intervalHours``, default 3 h) and the forgetting sweep
-(``learning.forget.intervalHours``) run when due, per agent, through the provider like any
-request. A run that fails is logged and tried again at the next tick: background
-learning never blocks or breaks the foreground.
+(``learning.forget.intervalHours``) run when due, per agent, through a :class:`Client` like
+any request (its one-line refusal, its answer's type checked). A run that fails is logged
+and tried again at the next tick: background learning never blocks or breaks the
+foreground.
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ from collections.abc import Sequence
 
 from cairn.identifiers import new_ulid
 from cairn.provider import Provider
-from cairn.provider.contract.learning import ReflectRequest, SweepRequest
+from cairn.provider.client import Client
+from cairn.provider.contract.learning import (
+    ReflectRequest,
+    ReflectResponse,
+    SweepRequest,
+    SweepResponse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -22,15 +29,23 @@ log = logging.getLogger(__name__)
 def run_due(provider: Provider, agents: Sequence[str]) -> list[str]:
     """Run what is due for each agent now; the names of the runs that ran."""
     ran: list[str] = []
+    client = Client(provider)
     for agent in agents:
-        for name, model in (("reflect", ReflectRequest), ("sweep", SweepRequest)):
+        for name in ("reflect", "sweep"):
             try:
-                request = model(idempotency_key=f"schedule:{new_ulid()}", agent=agent, if_due=True)
-                if getattr(provider.apply(request), "ran", False):
+                if _run(client, name, agent):
                     ran.append(f"{agent}:{name}")
             except Exception as exc:  # a background job must never take the process down
                 log.warning("scheduled %s for agent %s failed: %s", name, agent, exc)
     return ran
+
+
+def _run(client: Client, name: str, agent: str) -> bool:
+    """One run if it is due; whether it ran."""
+    key = f"schedule:{new_ulid()}"
+    if name == "reflect":
+        return client.apply(ReflectRequest, ReflectResponse, key, agent=agent, if_due=True).ran
+    return client.apply(SweepRequest, SweepResponse, key, agent=agent, if_due=True).ran
 
 
 class LearningSchedule:

@@ -32,6 +32,7 @@ from uvicorn.supervisors import Multiprocess
 from cairn.config import Config, parse_config, redact_url
 from cairn.errors import InvalidInput
 from cairn.provider import contract as c
+from cairn.provider.client import Client
 from cairn.provider.local import LocalProvider
 from cairn.server import logs, schedule
 from cairn.server.app import MAX_BODY_BYTES, create_app, store_sizes
@@ -126,7 +127,7 @@ def build_app(settings: Settings) -> FastAPI:
         add_local_routes(app, engine, home, settings.socket, metrics)
     schedule.attach(app, engine, tokens, home)  # reflection and sweep, when due
     # Load the model (and the default partition) now, not in the first request.
-    engine.query(c.RecallQuery(query="warm up"))
+    Client(engine).query(c.RecallQuery, c.RecallResponse, query="warm up")
     # What is loaded now lives as long as the process (the engine, the indexes' arrays and
     # their Python wrappers, the model): out of the collector's sight, a full collection
     # no longer walks it on a request (45-85 ms pauses at 100k memories otherwise). What
