@@ -29,6 +29,7 @@ MAX_SEARCH_CHARS: Final = 1000  # the text a listing searches bodies and titles 
 MAX_TAG_CHARS: Final = 200
 MAX_SELECTOR_CHARS: Final = 500  # one path pattern, operation, phase or task type
 MAX_REF_CHARS: Final = 2000  # an external reference
+MAX_COMMAND_CHARS: Final = 2000  # the command an observed task ran
 MAX_PROJECT_ID_CHARS: Final = 500
 MAX_TIME_CHARS: Final = 64  # an ISO-8601 time as text
 

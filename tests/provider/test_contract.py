@@ -9,6 +9,8 @@ from pydantic import ValidationError
 from cairn import InvalidInput, Memory
 from cairn.provider import CONTRACT_VERSION
 from cairn.provider import contract as c
+from cairn.provider.client import invalid
+from cairn.provider.contract import learning as lc
 
 
 def test_contract_round_trip(mem: Memory) -> None:
@@ -126,3 +128,43 @@ def test_pin_and_unpin_are_journaled_and_idempotent(mem: Memory) -> None:
     assert isinstance(off, c.WriteResponse) and not off.record.pinned
     shown = provider.query(c.ShowQuery(record_id=rid))
     assert isinstance(shown, c.RecordResponse) and not shown.record.pinned
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"sender": "a\x00b"}, "sender contains a NUL byte"),
+        ({"tools": ["make\x01"]}, "tools contains the character U+0001"),
+        ({"tools": ["x"] * 101}, "tools has 101 items; the limit is 100"),
+        ({"operations": [" "]}, "operations is empty"),
+        ({"command": "x" * 3000}, "command is 3,000 characters; the limit is 2,000"),
+        ({"sender": "x" * 300}, "sender is 300 characters; the limit is 200"),
+        ({"topic": " "}, "topic is empty"),
+        ({"success": None}, "an observation says whether the task succeeded (success)"),
+        ({"type": "context.outcome"}, "a context.outcome names its application and outcome"),
+    ],
+)
+def test_an_observation_is_checked_once_at_the_contract(fields: dict, message: str) -> None:
+    """The request model refuses a bad observation when it is built, in one line, on every
+    route (the client builds it; the server and the daemon parse it): the learning service
+    below takes it as valid and no longer checks it again."""
+    from cairn.provider.client import build
+
+
+    data = {"mutation": "observe", "idempotency_key": "k", "success": True, **fields}
+    with pytest.raises(InvalidInput) as built:
+        build(lc.ObserveRequest, data)
+    assert str(built.value) == message
+    try:  # as the server and the daemon's socket parse a body of its mutation
+        lc.ObserveRequest.model_validate(data)
+    except InvalidInput as parsed:
+        assert str(parsed) == message
+    except ValidationError as parsed:
+        assert str(invalid(parsed)) == message
+    else:
+        raise AssertionError("the contract took a bad observation")
+
+
+def test_a_blank_note_stands_for_none() -> None:
+    request = lc.ObserveRequest(idempotency_key="k", success=True, note="  ")
+    assert request.note == "  "  # the service journals no note for it

@@ -192,6 +192,9 @@ def invalid(exc: ValidationError) -> InvalidInput:
         message = f"{label} is not valid UTF-8 text"
     elif kind == "string_too_long" and isinstance(value, str):
         message = f"{label} is {len(value):,} characters; the limit is {ctx.get('max_length'):,}"
+    elif kind == "too_long" and isinstance(ctx.get("actual_length"), int):
+        count, limit = ctx["actual_length"], ctx.get("max_length")
+        message = f"{label} has {count:,} items; the limit is {limit:,}"
     elif kind == "extra_forbidden":
         message = f"unknown field {field!r}"
     elif kind == "missing":

@@ -41,7 +41,8 @@ class Model(BaseModel):
 
 # Requests are strict: a boolean is true or false (never "no" or 0), an integer is not
 # 1.0 or "3", a list is a list. What the values mean is checked by the services
-# (cairn.validation), the same for every interface.
+# (cairn.validation), the same for every interface; an observation's already here, when
+# its request is built (contract/learning.py), and the learning service takes it as valid.
 STRICT = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
 

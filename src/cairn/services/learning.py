@@ -20,15 +20,12 @@ from cairn.config import AgentConfig, Config
 from cairn.engine.learning.lifecycle import LifecycleRules, Transition, transition
 from cairn.engine.learning.observations import sender_trust
 from cairn.engine.learning.sweep import Eviction, SweepRules, decide
-from cairn.errors import InvalidInput
 from cairn.identifiers import record_id_of
-from cairn.limits import MAX_LIST_ITEMS, MAX_QUERY_CHARS, MAX_STEPS
-from cairn.model import OBSERVATION_TYPES, OUTCOMES, TRUST_LEVELS, Namespace
+from cairn.model import Namespace
 from cairn.services.journal import Journal
 from cairn.services.secrets import SecretGuard
 from cairn.storage.ports import RecordStore
 from cairn.timeutil import parse_time, to_iso
-from cairn.validation import check_choice, check_text
 
 # What an observation says in text, which the secret policy covers before it is journaled
 # (the sender is matched against learning.senders; sessions and episodes are ids).
@@ -99,10 +96,9 @@ def sweep_rules(agent: AgentConfig) -> SweepRules:
     return SweepRules(forget.maxDormantDays, forget.failureEvictionFloor, forget.highProofFloor)
 
 
-def _words(name: str, values: Sequence[str], limit: int = MAX_LIST_ITEMS) -> list[str]:
-    if isinstance(values, str) or len(values) > limit:
-        raise InvalidInput(f"{name} must be a list of at most {limit} names")
-    return list(dict.fromkeys(check_text(name, v, 500).strip() for v in values))
+def _words(values: Sequence[str]) -> list[str]:
+    """Selectors as journaled: trimmed, each once (the contract bounded and checked them)."""
+    return list(dict.fromkeys(v.strip() for v in values))
 
 
 class Learning:
@@ -164,16 +160,12 @@ class Learning:
     def _payload(
         self, item: ObservationInput, agent: AgentConfig
     ) -> tuple[dict[str, Any], str, str | None]:
-        """The observation checked (one InvalidInput naming the field), as journaled."""
-        check_choice("observation type", item.type, OBSERVATION_TYPES)
-        check_choice("content trust", item.content_trust, TRUST_LEVELS)
-        if item.sender_trust is not None:
-            check_choice("sender trust", item.sender_trust, TRUST_LEVELS)
+        """The observation as journaled. The contract checked it (ObserveRequest: choices,
+        bounds, text, what it judges); here it is trimmed, its ids normalised, its sender's
+        trust resolved."""
         learning = agent.learning
-        sender = check_text("sender", item.sender or learning.owner, 200).strip()
-        session = check_text("session", item.session_id, 200) if item.session_id else None
-        if item.episode_id is not None:
-            check_text("episode id", item.episode_id, 200)
+        sender = (item.sender or learning.owner).strip()
+        session = item.session_id or None
         trust = sender_trust(
             sender, item.sender_trust, learning.senders, learning.defaultSenderTrust
         )
@@ -181,42 +173,32 @@ class Learning:
         application_id = outcome = None
         applications: list[str] = []
         if item.type == "context.outcome":
-            if item.application_id is None or item.outcome is None:
-                raise InvalidInput("a context.outcome names its application and outcome")
+            assert item.application_id is not None and item.outcome is not None
             application_id = record_id_of(item.application_id, "application")
-            outcome = check_choice("outcome", item.outcome, OUTCOMES)
+            outcome = item.outcome
             success = outcome == "used-successfully" if success is None else success
         else:
             applications = [record_id_of(a, "application") for a in item.applications]
             applications = list(dict.fromkeys(applications))
-        if not isinstance(success, bool):
-            raise InvalidInput("an observation says whether the task succeeded (success)")
-        note = None
-        if item.note is not None and item.note.strip():
-            note = check_text("note", item.note, MAX_QUERY_CHARS).strip()
-        if item.kind is not None:
-            check_choice("kind", item.kind, ("skill", "profile", "topic"))
-        steps = item.steps
-        if steps is not None and (isinstance(steps, bool) or not 0 <= steps <= MAX_STEPS):
-            raise InvalidInput(f"steps must be a whole number between 0 and {MAX_STEPS:,}")
+        note = item.note.strip() if item.note is not None and item.note.strip() else None
         payload: dict[str, Any] = {
             "success": success,
             "deterministic": bool(item.deterministic),
-            "command": check_text("command", item.command, 2000) if item.command else None,
-            "tools": _words("tools", item.tools),
-            "steps": steps,
+            "command": item.command or None,
+            "tools": _words(item.tools),
+            "steps": item.steps,
             "note": note,
-            "task": check_text("task", item.task, MAX_QUERY_CHARS) if item.task else None,
-            "topic": check_text("topic", item.topic, 200).strip() if item.topic else None,
+            "task": item.task or None,
+            "topic": item.topic.strip() if item.topic else None,
             "kind": item.kind,
             "content_trust": item.content_trust,
             "sender_trust": trust.trust,
             "sender_named": trust.named,
-            "project_id": check_text("project", item.project_id, 4096) if item.project_id else None,
-            "path_patterns": _words("path patterns", item.path_patterns),
-            "operations": [w.lower() for w in _words("operations", item.operations)],
-            "phases": [w.lower() for w in _words("phases", item.phases)],
-            "task_types": [w.lower() for w in _words("task types", item.task_types)],
+            "project_id": item.project_id or None,
+            "path_patterns": _words(item.path_patterns),
+            "operations": [w.lower() for w in _words(item.operations)],
+            "phases": [w.lower() for w in _words(item.phases)],
+            "task_types": [w.lower() for w in _words(item.task_types)],
             "provenance": {
                 "session": session,
                 "sender": sender,

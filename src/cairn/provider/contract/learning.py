@@ -9,11 +9,22 @@ refused, a boolean is true or false), and every mutation carries an idempotency 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from cairn.limits import MAX_STEPS
+from cairn.errors import InvalidInput
+from cairn.limits import (
+    MAX_COMMAND_CHARS,
+    MAX_KEY_CHARS,
+    MAX_LIST_ITEMS,
+    MAX_NAME_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_SELECTOR_CHARS,
+    MAX_SHORT_CHARS,
+    MAX_STEPS,
+    MAX_TAG_CHARS,
+)
 from cairn.provider.models import CONTRACT_VERSION as CONTRACT
 from cairn.provider.models import (
     Key,
@@ -27,6 +38,7 @@ from cairn.provider.models import (
     Trust,
 )
 from cairn.provider.models import Query as Note
+from cairn.validation import check_text
 
 Observation = Literal[
     "episode.completed",
@@ -36,6 +48,41 @@ Observation = Literal[
     "context.outcome",
 ]
 DocKind = Literal["skill", "profile", "topic"]
+
+
+def _checked(name: str, limit: int, *, blank_ok: bool = False) -> AfterValidator:
+    """Free text of an observation, checked here once for every route: no NUL, controls or
+    lone surrogates, and something visible (``blank_ok``: a blank value stands for none);
+    its bound is pydantic's, beside it. The learning service takes it as it is."""
+
+    def check(value: str) -> str:
+        if not value or (blank_ok and not value.strip()):
+            return value
+        return check_text(name, value, limit)
+
+    return AfterValidator(check)
+
+
+def _text(name: str, limit: int) -> tuple[Any, AfterValidator]:
+    return Field(max_length=limit), _checked(name, limit)
+
+
+_Episode = Annotated[str, *_text("episode id", MAX_KEY_CHARS)]
+_Session = Annotated[str, *_text("session", MAX_KEY_CHARS)]
+_Sender = Annotated[str, *_text("sender", MAX_NAME_CHARS)]
+_Command = Annotated[str, *_text("command", MAX_COMMAND_CHARS)]
+_Task = Annotated[str, *_text("task", MAX_QUERY_CHARS)]
+_Topic = Annotated[str, *_text("topic", MAX_TAG_CHARS)]
+_Project = Annotated[str, *_text("project", MAX_SHORT_CHARS)]
+_Note = Annotated[
+    str, Field(max_length=MAX_QUERY_CHARS), _checked("note", MAX_QUERY_CHARS, blank_ok=True)
+]
+_ITEMS = Field(max_length=MAX_LIST_ITEMS)  # a list of selectors or tools
+_Tools = Annotated[list[Annotated[str, *_text("tools", MAX_SELECTOR_CHARS)]], _ITEMS]
+_Paths = Annotated[list[Annotated[str, *_text("path patterns", MAX_SELECTOR_CHARS)]], _ITEMS]
+_Operations = Annotated[list[Annotated[str, *_text("operations", MAX_SELECTOR_CHARS)]], _ITEMS]
+_Phases = Annotated[list[Annotated[str, *_text("phases", MAX_SELECTOR_CHARS)]], _ITEMS]
+_TaskTypes = Annotated[list[Annotated[str, *_text("task types", MAX_SELECTOR_CHARS)]], _ITEMS]
 
 
 class _Model(BaseModel):
@@ -48,31 +95,43 @@ class _Mutation(Request, _Model):
 
 
 class ObserveRequest(_Mutation):
+    """A task episode or an outcome, valid when built: the learning service journals it
+    as it is (trimmed, lower-cased, its secrets scrubbed)."""
+
     mutation: Literal["observe"] = "observe"
     type: Observation = "episode.completed"
     success: bool | None = None
-    episode_id: Short | None = None
-    session_id: Short | None = None
-    sender: Short | None = None
+    episode_id: _Episode | None = None
+    session_id: _Session | None = None
+    sender: _Sender | None = None
     sender_trust: Trust | None = None
     content_trust: Trust = "learned"
     deterministic: bool = False
-    command: Short | None = None
-    tools: list[Short] = []
+    command: _Command | None = None
+    tools: _Tools = []
     steps: int | None = Field(None, ge=0, le=MAX_STEPS)
-    note: Note | None = None
-    task: Note | None = None
-    topic: Short | None = None
+    note: _Note | None = None
+    task: _Task | None = None
+    topic: _Topic | None = None
     kind: DocKind | None = None
-    project_id: Short | None = None
-    path_patterns: list[Short] = []
-    operations: list[Short] = []
-    phases: list[Short] = []
-    task_types: list[Short] = []
+    project_id: _Project | None = None
+    path_patterns: _Paths = []
+    operations: _Operations = []
+    phases: _Phases = []
+    task_types: _TaskTypes = []
     applications: list[RecordId] = []
     application_id: RecordId | None = None
     outcome: Outcome | None = None
     occurred_at: Short | None = None
+
+    @model_validator(mode="after")
+    def _judges_something(self) -> ObserveRequest:
+        if self.type == "context.outcome":
+            if self.application_id is None or self.outcome is None:
+                raise InvalidInput("a context.outcome names its application and outcome")
+        elif self.success is None:
+            raise InvalidInput("an observation says whether the task succeeded (success)")
+        return self
 
 
 class ReflectRequest(_Mutation):
