@@ -15,6 +15,7 @@ from cairn.adapters.embedding import Embedder
 from cairn.config import Rag
 from cairn.engine.recall import as_of
 from cairn.engine.recall.combine import PoolContext, Signals, rescore
+from cairn.engine.recall.embedder_weights import for_embedder
 from cairn.engine.recall.episodes import propagate
 from cairn.engine.recall.formatting import Fence, format_line, format_preamble
 from cairn.engine.recall.fusion import Fused, lane_ranks, rrf, score_fusion, top_fused
@@ -115,6 +116,7 @@ class MemoryRecall:
 
     def _recall(self, request: RecallRequest, rag: Rag, now: datetime) -> RecallResult:
         clock = StageClock()
+        rag = for_embedder(rag, self._embedder.model_id)  # the vector lane's weight
         where = LaneFilter(request.tenant, request.agent, request.project_id)
         query = clock.run("formulate", lambda: formulate(request.query))
         lanes = Lanes(self._index, self._embedder, where, rag, clock)
