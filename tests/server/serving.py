@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +48,12 @@ BACKENDS: dict[str, Callable[[Path], dict[str, Any]]] = {
 }
 
 TEST_EMBEDDER = {"memory": {"embeddings": {"provider": "hashing"}}}
+TICK_ENV = "CAIRN_LEARNING_TICK_S"
+# The shared servers' learning schedule ticks once at start (no test tenant exists yet) and
+# not again in a session: a reflection or sweep written into a test's tenant between two
+# of its reads would be a race of the test, not a finding. The schedule itself is tested
+# where it is the subject (test_schedule.py, and test_isolation.py on a fast tick).
+QUIET_TICK_S = 86_400.0
 
 
 def _merged(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -91,16 +97,20 @@ class Server:
         config: dict[str, Any] | None = None,
         timeout: float = 60.0,
         test_embedder: bool = True,
+        learning_tick_s: float | None = None,
     ) -> Server:
-        """``test_embedder`` False: no embedder in the config (the store chooses one)."""
+        """``test_embedder`` False: no embedder in the config (the store chooses one).
+        ``learning_tick_s``: the learning schedule's tick (its default when None)."""
         home.mkdir(parents=True, exist_ok=True)
         base = TEST_EMBEDDER if test_embedder else {}
         settings = _merged(_merged(base, BACKENDS[backend](home)), config or {})
         (home / "config.yaml").write_text(yaml.safe_dump(settings), encoding="utf-8")
         log_path = home / f"server-{uuid.uuid4().hex[:6]}.log"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-        for name in ("CAIRN_HOME", "CAIRN_CONFIG"):
+        for name in ("CAIRN_HOME", "CAIRN_CONFIG", TICK_ENV):
             env.pop(name, None)
+        if learning_tick_s is not None:
+            env[TICK_ENV] = str(learning_tick_s)
         with log_path.open("wb") as log:
             process = subprocess.Popen(
                 [sys.executable, "-m", "cairn.cli.main", "--home", str(home), "serve",
@@ -163,6 +173,23 @@ class Server:
             mem.close()
             os.environ.pop(env, None)
 
+    def wait_for_learning(self, runs: Sequence[str], timeout: float = 30.0) -> None:
+        """Wait until the learning schedule has made these runs (``tenant:agent:reflect``)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            made = {
+                run
+                for line in self.logs()
+                if line.get("event") == "learning ran"
+                for run in line.get("runs", ())
+            }
+            if set(runs) <= made:
+                return
+            if time.monotonic() > deadline:
+                missing = sorted(set(runs) - made)
+                raise TimeoutError(f"the learning schedule did not run {missing} in {timeout} s")
+            time.sleep(0.05)
+
     def logs(self) -> list[dict[str, Any]]:
         lines = []
         for raw in self.text().splitlines():
@@ -206,7 +233,9 @@ class ServerPool:
 
     def get(self, backend: str) -> Server:
         if backend not in self._servers:
-            self._servers[backend] = Server.start(self._root / backend, backend)
+            self._servers[backend] = Server.start(
+                self._root / backend, backend, learning_tick_s=QUIET_TICK_S
+            )
         return self._servers[backend]
 
     def stop_all(self) -> None:

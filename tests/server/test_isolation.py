@@ -1,14 +1,36 @@
 """A tenant's token reads and writes nothing of another tenant, through any endpoint:
-tried here against a real ``cairn serve`` with every view and every mutation."""
+tried here against a real ``cairn serve`` with every view and every mutation, while the
+server's learning schedule runs (on a fast tick) for both tenants."""
 
 from __future__ import annotations
 
+import json
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
-from server.serving import Server
+from server.serving import BACKENDS, Server
+
+# What the schedule may write into a tenant's own journal when it first serves it: a
+# reflection's record of its run, and a sweep's (a backend may record an empty sweep).
+SCHEDULED = {"learning.reflected", "lifecycle.swept"}
+
+
+@pytest.fixture(scope="module", params=sorted(BACKENDS))
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server of its own whose learning schedule ticks five times a second: each tenant
+    it serves is reflected and swept at once, then nothing is due for hours."""
+    home: Path = tmp_path_factory.mktemp(f"isolation-{request.param}")
+    served = Server.start(home, request.param, learning_tick_s=0.2)
+    try:
+        yield served
+    finally:
+        served.close_tokens()
+        assert served.stop() == 0, served.text()[-2000:]
 
 
 class Tenant:
@@ -39,9 +61,16 @@ class Tenant:
         }
 
 
+def _scheduled(server: Server, tenant: Tenant) -> None:
+    """Wait until the schedule has reflected and swept the tenant: its journal then holds
+    what the schedule writes, and nothing more is due for hours (no write races a read)."""
+    server.wait_for_learning([f"{tenant.name}:default:reflect", f"{tenant.name}:default:sweep"])
+
+
 def test_a_token_reaches_nothing_of_another_tenant(server: Server) -> None:
     tag = uuid.uuid4().hex[:8]
-    victim, other = Tenant(server, f"victim-{tag}"), Tenant(server, f"other-{tag}")
+    victim = Tenant(server, f"victim-{tag}")
+    _scheduled(server, victim)
     rule = victim.ok(
         victim.apply(
             mutation="remember",
@@ -62,6 +91,11 @@ def test_a_token_reaches_nothing_of_another_tenant(server: Server) -> None:
                            text="Falcon releases ship on Wednesdays"))  # fmt: skip
     before = victim.snapshot()
     ids = [rule["id"], fact["record"]["id"], gone["record"]["id"]]
+    # The other tenant is served only now: its scheduled reflection and sweep run over a
+    # store holding every kind of the victim's rows, and must find none of them.
+    other = Tenant(server, f"other-{tag}")
+    _scheduled(server, other)
+    secrets = [victim.name, "alcon", *ids, app_id]
 
     # Every view, with the victim's ids where a view takes one, and the victim's agent.
     for rid in ids:
@@ -70,7 +104,10 @@ def test_a_token_reaches_nothing_of_another_tenant(server: Server) -> None:
             assert (reply.status_code, reply.json()["code"]) == (404, "not_found"), view
     for agent in (None, "support"):
         extra = {"agent": agent} if agent else {}
-        assert other.ok(other.query(view="journal", **extra))["events"] == []
+        events = other.ok(other.query(view="journal", **extra))["events"]
+        types = {e["type"] for e in events}
+        assert types <= SCHEDULED and ("learning.reflected" in types) == (agent is None), types
+        assert not any(s in json.dumps(events) for s in secrets), events
         assert other.ok(other.query(view="tombstones", **extra))["tombstones"] == []
         listed = other.ok(other.query(view="manage", include_forgotten=True, **extra))
         assert listed["records"] == []
