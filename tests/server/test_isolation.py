@@ -21,7 +21,9 @@ SCHEDULED = {"learning.reflected", "lifecycle.swept"}
 
 
 @pytest.fixture(scope="module", params=sorted(BACKENDS))
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
     """A server of its own whose learning schedule ticks five times a second: each tenant
     it serves is reflected and swept at once, then nothing is due for hours."""
     home: Path = tmp_path_factory.mktemp(f"isolation-{request.param}")
