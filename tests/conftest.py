@@ -7,6 +7,7 @@ marked ``slow`` and by tests/adapters/test_embedding.py.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -60,6 +61,18 @@ LONGEST_FIRST = (
     "provider/test_remote.py",
     "provider/test_route_parity.py",
 )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stop the PostgreSQL servers this process started (each xdist worker ends its own
+    session), so no run leaves a server's data behind in the temporary folder."""
+    for name, stop in (
+        ("pg_support", "stop_server"),
+        ("server.pg_fault_support", "stop_fault_postgres"),
+    ):
+        module = sys.modules.get(name)  # imported only where a test needed it
+        if module is not None:
+            getattr(module, stop)()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

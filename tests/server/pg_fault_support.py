@@ -11,6 +11,7 @@ the package's own binaries also give ``pg_dump`` and ``pg_restore`` for the back
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -28,6 +29,7 @@ class FaultPostgres:
             started = local_server.start(folder)
         except StorageError as exc:
             pytest.skip(str(exc))
+        self._started = started
         self._server: Any = started.handle
         self.data = started.data
         self.bin = started.bin
@@ -60,6 +62,13 @@ class FaultPostgres:
 
         self._server._postmaster_info = PostmasterInfo.read_from_pgdata(self.data)
 
+    def close(self) -> None:
+        """Stop the server and delete its folder (at the end of the test session)."""
+        try:
+            self._started.close()
+        finally:
+            shutil.rmtree(self.data.parent, ignore_errors=True)
+
     def restart(self, mode: str = "fast") -> None:
         self.stop(mode)
         self.start()
@@ -82,3 +91,10 @@ def fault_postgres() -> FaultPostgres:
     if _instance is None:
         _instance = FaultPostgres(Path(tempfile.mkdtemp(prefix="cairn-pgfault-")))
     return _instance
+
+
+def stop_fault_postgres() -> None:
+    global _instance
+    if _instance is not None:
+        instance, _instance = _instance, None
+        instance.close()

@@ -39,6 +39,12 @@ class LocalServer:
 
         return Path(POSTGRES_BIN_PATH)
 
+    def close(self) -> None:
+        """Stop the server now (and delete its data, when started with ``delete``), not at
+        this process's exit: a process that leaves without running its exit handlers (a
+        test worker, say) would leave the server's data behind."""
+        self.handle.cleanup()
+
 
 def start(folder: Path, *, cleanup_mode: CleanupMode = "delete") -> LocalServer:
     """Start (or join) the PostgreSQL whose data lives in ``folder / "data"``.
