@@ -52,3 +52,13 @@ def test_a_fresh_process_compiles_no_cue_pattern_at_import() -> None:
     made, compiled = map(int, done.stdout.split())
     assert made > 100
     assert compiled == 0
+
+
+def test_an_attribute_asked_once_is_kept_and_is_the_compiled_patterns() -> None:
+    lazy = lazy_compile(r"b+", re.IGNORECASE)
+    assert "finditer" not in lazy.__dict__
+    first = lazy.finditer
+    assert lazy.__dict__["finditer"] == first  # kept: the next use skips __getattr__
+    assert lazy.finditer == lazy.compiled().finditer
+    assert [m.span() for m in lazy.finditer("aBbab", 1, 5)] == [(1, 3), (4, 5)]
+    assert lazy.groups == 0 and lazy.__dict__["groups"] == 0

@@ -5,6 +5,10 @@ import cost every ``cairn`` process tens of milliseconds, though most commands m
 none of them (a recall, ``--version``, a hook through the daemon). A lazy pattern
 behaves as the compiled one for every method and attribute (``search``, ``finditer``,
 ``sub``, ``pattern``, ``flags``...); the first use compiles it, once.
+
+A pattern's attributes never change once compiled, so each one asked for is kept in the
+stand-in's own ``__dict__``: later uses find it there without calling ``__getattr__``
+(the statement reader asks its cues for ``finditer`` hundreds of times a line).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ class LazyPattern:
     """A stand-in for ``re.compile(pattern, flags)``; two threads that race on the first
     use may both compile it, which is harmless: the patterns are equal."""
 
-    __slots__ = ("_compiled", "_flags", "_source")
+    __slots__ = ("__dict__", "_compiled", "_flags", "_source")
 
     def __init__(self, source: str, flags: int) -> None:
         self._source = source
@@ -35,7 +39,10 @@ class LazyPattern:
         return self._source
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.compiled(), name)
+        # Called only for a name not yet kept (slots, the property and __dict__ come first).
+        value = getattr(self.compiled(), name)
+        self.__dict__[name] = value
+        return value
 
     def __repr__(self) -> str:
         return f"lazy {self.compiled()!r}"

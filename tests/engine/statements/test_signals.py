@@ -442,3 +442,22 @@ def test_new_rule_cues(text: str) -> None:
 )
 def test_new_cues_do_not_fire_alone(text: str) -> None:
     assert _kind(text) == "neutral"
+
+
+def test_the_one_scan_for_any_cue_agrees_with_every_cue_scan() -> None:
+    # _scored_hits passes over a clause that any_cue() finds nothing in; that is sound only
+    # if its search is None exactly when every cue's finditer over the span is empty.
+    from cairn.engine.statements.signal_cues import _CUES, any_cue
+
+    holdout = HOLDOUT_PATH.read_text(encoding="utf-8").splitlines()[1:]
+    texts = [text for _, text in CASES] + [line.split("\t")[1] for line in holdout]
+    agreed = hits = 0
+    for text in texts:
+        spans = [(0, len(text)), (0, len(text) // 2), (len(text) // 3, len(text))]
+        for start, end in spans:
+            some = any(True for cue in _CUES for _ in cue.pattern.finditer(text, start, end))
+            assert (any_cue().search(text, start, end) is not None) == some, (text, start, end)
+            agreed += 1
+            hits += some
+    assert agreed > 1000
+    assert 0 < hits < agreed  # both outcomes are exercised

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
 from cairn.patterns import lazy_compile
@@ -348,6 +349,20 @@ _CUES: tuple[_Cue, ...] = (
     # Bare time words are weak: "我今天下午不在" reports, "今天先别部署" instructs.
     _Cue("one-off", _zh(r"今天(?:晚上|下午|上午)?|今晚|现在|目前|眼下"), 0.5, "weak"),
 )
+
+
+@cache
+def any_cue() -> re.Pattern[str]:
+    """One pattern that matches where any cue's does, each cue in a group scoped with its
+    own flags: ``search`` over a clause finds nothing exactly when every cue's
+    ``finditer`` over it is empty, so the clauses no cue touches (most of them) are passed
+    over in one scan instead of one per cue. Built at first use, as the cues compile."""
+    parts = []
+    for cue in _CUES:
+        scope = "i" if cue.pattern.flags & re.IGNORECASE else ""
+        parts.append(f"(?{scope}:{cue.pattern.pattern})")
+    return re.compile("|".join(parts))
+
 
 # --- context vocabularies --------------------------------------------------------------------
 

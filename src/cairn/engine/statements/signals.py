@@ -68,6 +68,7 @@ from cairn.engine.statements.signal_cues import (  # the grammar's tables
     _ZH_FRONT_LEAD,
     _Cue,
     _CueKind,
+    any_cue,
     language_of,
 )
 from cairn.engine.statements.signal_forms import _ZH_ASKS, _ends_in_cjk, _starts_in_cjk
@@ -384,6 +385,8 @@ def _scored_hits(masked: str) -> Iterator[_Hit]:
         for start, end in _sentence_bounds(masked)
     ]
     for clause in _clauses(masked):
+        if any_cue().search(masked, clause.start, clause.end) is None:
+            continue  # no cue in the clause: each cue's scan below would find nothing
         candidates = [
             (cue, match)
             for cue in _CUES
