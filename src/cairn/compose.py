@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from cairn import embedder_choice
 from cairn.adapters.chosen import Choice, ChosenEmbedder
 from cairn.adapters.embedding import Embedder
-from cairn.adapters.llm import ChatModel, chat_model
 from cairn.compose_postgres import migration_plan as migration_plan
 from cairn.compose_postgres import open_postgres
 from cairn.compose_postgres import open_records as open_records
@@ -33,27 +32,20 @@ from cairn.errors import ConfigError, InvalidInput, StoreUnusable
 from cairn.homes import make_private
 from cairn.identifiers import check_name
 from cairn.provider.engine import Ports, Services
-from cairn.provider.learning import LearningServices
 from cairn.provider.local import LocalProvider
 from cairn.reembed import chooses_yet as chooses_yet  # a store yet to choose its embedder
 from cairn.reembed import follow_store as follow_store  # the store's embedder
 from cairn.reembed import reembed_store as reembed_store  # cairn reembed
 from cairn.reembed import with_provider
-from cairn.services.deltas import Deltas
 from cairn.services.journal import Journal
-from cairn.services.learning import Learning
-from cairn.services.llm import LlmFeatures, active_features, first_run_notice
-from cairn.services.markdown import MarkdownFollower
+from cairn.services.llm_notice import active_features, first_run_notice
 from cairn.services.projects import Projects
 from cairn.services.purges import Purges
 from cairn.services.reads import Reads
 from cairn.services.recall import Recall
-from cairn.services.reflection import Reflection
 from cairn.services.replay import Replay
-from cairn.services.review import Review
 from cairn.services.secrets import SecretGuard
 from cairn.services.signals import Signals
-from cairn.services.sweep import Sweeper
 from cairn.services.tasks import Tasks
 from cairn.services.telemetry import Telemetry
 from cairn.services.transfer import Transfer
@@ -65,7 +57,10 @@ from cairn.timeutil import utc_now
 from cairn.validation import check_database_path, check_path_or_none
 
 if TYPE_CHECKING:
+    from cairn.adapters.llm import ChatModel
+    from cairn.provider.learning import LearningServices
     from cairn.provider.remote import RemoteProvider
+    from cairn.services.markdown import MarkdownFollower
 
 log = logging.getLogger(__name__)
 
@@ -348,7 +343,6 @@ def assemble(
     pipeline = MemoryRecall(records, index, embedder, reranker)
     telemetry = Telemetry(records)
     recall = Recall(pipeline, config, clock, on_recall=telemetry.recall)
-    learning = _learning_layer(config, records, journal, writes, recall, embedder, clock, telemetry)
     purges = Purges(records, index)
     reads = Reads(records)
     projects = Projects(records, journal)
@@ -365,21 +359,41 @@ def assemble(
         }
 
     info = info_now()
-    # The Markdown files beside the store follow its change feed, as the search index does.
-    markdown_files = MarkdownFollower(
-        records,  # its change feed
-        records,  # the rows it names
-        reads,
-        markdown_folder or Path("."),
-        lambda ns: {p.id: p.name for p in projects.known(ns).values()},
-        store=str(info.get("location", markdown_folder)),
-        enabled=markdown_folder is not None
-        and (config.memory.markdown.enabled if markdown is None else markdown),
-    )
+    # The learning layer and the Markdown projection are built (and their modules
+    # imported) on first use: a recall needs neither (tests/cli/test_cold_imports.py).
+    built: dict[str, Any] = {}
+
+    def learning() -> LearningServices:
+        if "learning" not in built:
+            built["learning"] = _learning_layer(
+                config, records, journal, writes, recall, embedder, clock, telemetry
+            )
+        layer: LearningServices = built["learning"]
+        return layer
+
+    def markdown_files() -> MarkdownFollower:
+        # The Markdown files beside the store follow its change feed, as the search index
+        # does.
+        if "markdown" not in built:
+            from cairn.services.markdown import MarkdownFollower
+
+            built["markdown"] = MarkdownFollower(
+                records,  # its change feed
+                records,  # the rows it names
+                reads,
+                markdown_folder or Path("."),
+                lambda ns: {p.id: p.name for p in projects.known(ns).values()},
+                store=str(info.get("location", markdown_folder)),
+                enabled=markdown_folder is not None
+                and (config.memory.markdown.enabled if markdown is None else markdown),
+            )
+        follower: MarkdownFollower = built["markdown"]
+        return follower
 
     def close() -> None:
         telemetry.flush()
-        learning.llm.close()
+        if "learning" in built:
+            learning().llm.close()
         index.close()
         records.close()
 
@@ -394,13 +408,13 @@ def assemble(
         purges=purges,
         ports=ports,
         describe=info_now,
-        after_write=markdown_files.follow,
+        after_write=lambda ns: markdown_files().follow(ns),
         close=close,
         learning=learning,
         projects=projects,
     )
     provider = LocalProvider(services, tenant=tenant, agent=agent)
-    purges.add_step(markdown_files.purge)
+    purges.add_step(lambda pending: markdown_files().purge(pending))
     try:
         _link_pending(records, config)
         for warning in purges.finish():  # a permanent forget interrupted by a kill
@@ -417,6 +431,8 @@ def _chat_model(config: Config) -> ChatModel | None:
     """The configured LLM when any LLM feature is active; else None (the offline paths)."""
     if not active_features(config):
         return None
+    from cairn.adapters.llm import chat_model
+
     llm = config.memory.llm
     try:
         return chat_model(
@@ -443,6 +459,14 @@ def _learning_layer(
     clock: Callable[[], datetime],
     telemetry: Telemetry,
 ) -> LearningServices:
+    from cairn.provider.learning import LearningServices
+    from cairn.services.deltas import Deltas
+    from cairn.services.learning import Learning
+    from cairn.services.llm import LlmFeatures
+    from cairn.services.reflection import Reflection
+    from cairn.services.review import Review
+    from cairn.services.sweep import Sweeper
+
     llm = LlmFeatures(_chat_model(config), config)
     learning = Learning(records, journal, config, SecretGuard(), clock)
     return LearningServices(

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cairn.model import Namespace
-from cairn.provider.learning import LearningServices
 from cairn.services.projects import Projects
 from cairn.services.purges import Purges
 from cairn.services.reads import Reads
@@ -20,6 +19,9 @@ from cairn.services.tasks import Tasks
 from cairn.services.transfer import Transfer
 from cairn.services.writes import Writes
 from cairn.storage.ports import RecordStore, SearchIndex
+
+if TYPE_CHECKING:
+    from cairn.provider.learning import LearningServices
 
 Progress = Callable[[int, int], None]
 
@@ -48,7 +50,9 @@ class Services:
     describe: Callable[[], dict[str, Any]]  # backend, location, embedder
     after_write: Callable[[Namespace], list[str]]  # refresh derived files; warnings
     close: Callable[[], None]
-    learning: LearningServices | None = None  # observe, reflect, sweep, review, ask
+    # observe, reflect, sweep, review, ask: the learning layer, built on its first call
+    # (a command that only recalls or writes never imports it)
+    learning: Callable[[], LearningServices] | None = None
     projects: Projects | None = None  # repositories' readable names
 
 

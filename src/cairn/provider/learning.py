@@ -32,20 +32,14 @@ from cairn.provider.contract.learning import (
 from cairn.provider.wire import record_model
 from cairn.services.deltas import DeltaInput, Deltas
 from cairn.services.learning import Learning, ObservationInput, Settled
-from cairn.services.llm import LlmFeatures, active_features
+from cairn.services.llm import LlmFeatures
+from cairn.services.llm_notice import active_features
 from cairn.services.reflection import Reflection
 from cairn.services.review import Review
 from cairn.services.sweep import Sweeper
 from cairn.services.telemetry import Telemetry
 from cairn.storage.ports import RecordStore
 
-LEARNING_RESPONSES = (
-    ObserveResponse,
-    ReflectResponse,
-    SweepResponse,
-    ReviewResponse,
-    DeltaResponse,
-)
 RUN_TYPES = ("learning.reflected", "lifecycle.swept")
 _OBSERVED = tuple(f for f in ObservationInput.__dataclass_fields__ if f != "type")
 

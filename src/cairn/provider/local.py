@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -21,15 +21,36 @@ from cairn.provider.contract import (
     QueryResponse,
     StatusResponse,
 )
+from cairn.provider.contract import learning as lc
 from cairn.provider.contract import projects as pc
 from cairn.provider.engine import Engine, Handler, Ports, Progress, Services
-from cairn.provider.learning import HANDLERS as LEARNING_HANDLERS
-from cairn.provider.learning import LEARNING_RESPONSES, LearningHandler, LearningServices
 from cairn.provider.registry import ROUTES, Kind, route_of
 from cairn.provider.views import response
 from cairn.services.languages import language_warning
 from cairn.services.projects import Projects
 from cairn.services.typed_ids import Ids
+
+if TYPE_CHECKING:
+    from cairn.provider.learning import LearningServices
+
+# The learning layer's requests, served by :mod:`cairn.provider.learning` — imported with
+# the layer itself on the first of them, never by a process that only recalls or writes.
+LEARNING_REQUESTS: tuple[type[BaseModel], ...] = (
+    lc.ObserveRequest,
+    lc.ReflectRequest,
+    lc.SweepRequest,
+    lc.ReviewRequest,
+    lc.DeltaRequest,
+    lc.AskQuery,
+    lc.TelemetryQuery,
+)
+LEARNING_RESPONSES = (
+    lc.ObserveResponse,
+    lc.ReflectResponse,
+    lc.SweepResponse,
+    lc.ReviewResponse,
+    lc.DeltaResponse,
+)
 
 
 class LocalProvider:
@@ -132,7 +153,7 @@ class LocalProvider:
         response = self._apply(self._ids.resolved(request, ns), ns)
         if isinstance(response, FeedbackResponse) and response.changes and self._s.learning:
             # A doc's lifecycle follows its outcomes at once (promotion, eviction).
-            self._s.learning.learning.settle(ns, [response.record.id])
+            self.learning().learning.settle(ns, [response.record.id])
         quiet = (
             isinstance(response, (*LEARNING_RESPONSES, pc.NameProjectResponse))
             and not response.changed
@@ -163,14 +184,16 @@ class LocalProvider:
     def learning(self) -> LearningServices:
         if self._s.learning is None:
             raise InvalidInput("this engine was assembled without the learning layer")
-        return self._s.learning
+        return self._s.learning()
 
 
-def _learning_handler(serve: LearningHandler) -> Handler:
+def _learning_handler(model: type[BaseModel]) -> Handler:
     def handler(p: Engine, request: Any, ns: Namespace) -> Any:
-        return serve(p.learning(), request, ns)
+        from cairn.provider.learning import HANDLERS as LEARNING_HANDLERS
 
-    handler.__name__ = serve.__name__
+        return LEARNING_HANDLERS[model](p.learning(), request, ns)
+
+    handler.__name__ = f"learning_{model.__name__}"
     return handler
 
 
@@ -179,7 +202,7 @@ HANDLERS: dict[type[BaseModel], Handler] = {
     **local_queries.HANDLERS,
     **local_mutations.HANDLERS,
     **project_handlers.HANDLERS,
-    **{model: _learning_handler(serve) for model, serve in LEARNING_HANDLERS.items()},
+    **{model: _learning_handler(model) for model in LEARNING_REQUESTS},
 }
 
 

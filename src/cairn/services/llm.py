@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 
 from cairn.adapters.llm import ChatModel, LlmError, TokenBudget
 from cairn.config import Config
@@ -26,53 +25,19 @@ from cairn.engine.learning.reflect import Wording
 from cairn.engine.learning.transcripts import Turn
 from cairn.engine.selectors import Selector
 from cairn.engine.statements.reader import read_statement
-from cairn.homes import make_private_folder, open_private
 from cairn.model import Record
+from cairn.services.llm_notice import FEATURES as FEATURES
+from cairn.services.llm_notice import NOTICE_FILE as NOTICE_FILE
+from cairn.services.llm_notice import active_features
+from cairn.services.llm_notice import first_run_notice as first_run_notice
+from cairn.services.llm_notice import notice_text as notice_text
 
-FEATURES = ("review", "distill", "ask")
-NOTICE_FILE = "llm-notice"
 # An extracted statement is the user's when this share of its content words is theirs
 # (a model says "the user", and rephrases a little; it may not bring in what they did
 # not say).
 MIN_SUPPORT = 0.6
 _FRAME_WORDS = frozenset(("user", "user'", "their"))
 _KINDS = ("fact", "profile", "policy", "preference")
-
-
-def active_features(config: Config) -> tuple[str, ...]:
-    memory = config.memory
-    if not memory.enabled or not memory.llm.baseUrl or not memory.llm.model:
-        return ()
-    return tuple(f for f in FEATURES if getattr(memory.llm.features, f))
-
-
-def notice_text(config: Config, features: Sequence[str]) -> str:
-    return (
-        f"cairn: LLM features active: {', '.join(features)} — they call"
-        f" {config.memory.llm.baseUrl} and spend your own budget;"
-        " turn them all off with memory.enabled: false"
-    )
-
-
-def first_run_notice(home: Path, config: Config) -> str | None:
-    """The notice, the first time these features are active under this home (else None)."""
-    features = active_features(config)
-    if not features:
-        return None
-    marker = home / NOTICE_FILE
-    wanted = ",".join(features) + "\n"
-    try:
-        if marker.read_text(encoding="utf-8") == wanted:
-            return None
-    except OSError:
-        pass
-    try:
-        make_private_folder(home)
-        with open_private(marker, "w") as out:
-            out.write(wanted)
-    except OSError:
-        pass  # shown again next time rather than never
-    return notice_text(config, features)
 
 
 class LlmFeatures:
