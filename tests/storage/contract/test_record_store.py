@@ -12,6 +12,7 @@ from cairn.storage.ports import (
     EventFilter,
     FeedPosition,
     LaneFilter,
+    NewRow,
     RecordChange,
     RecordQuery,
     RuleQuery,
@@ -244,3 +245,53 @@ def test_journal_filters_by_type_episode_session_and_reads_backwards(pair: Pair)
     assert ids(newest_first=True, before_seq=seqs[2]) == ["e2", "e1"]
     newest = pair.records.events("t1", "a", limit=1, where=EventFilter(newest_first=True))
     assert [e.event_id for e in newest] == ["e3"]
+
+
+def test_pending_links_come_in_row_order_per_agent_until_set(pair: Pair) -> None:
+    store = pair.records
+    rows = insert(
+        store,
+        record("R1", "first body", title="One"),
+        record("R2", "second body"),
+        record("R3", "third body"),
+        record("R4", "elsewhere", agent="b"),
+        entities=False,
+    )
+    insert(store, record("R5", "linked already"))  # stored with its keys
+    assert store.pending_links("a", 2) == [(rows[0], "One first body"), (rows[1], " second body")]
+    store.set_links([(rows[0], ("k1",)), (rows[1], ())])
+    assert store.pending_links("a", 10) == [(rows[2], " third body")]
+    assert store.pending_links("b", 10) == [(rows[3], " elsewhere")]
+    found = {
+        row: keys
+        for batch in store.changes_since(FeedPosition(-1, -1))
+        for row, keys in zip(batch.rows, batch.entity_keys, strict=True)
+    }
+    assert found[rows[0]] is not None and found[rows[2]] is None
+
+
+def test_a_vector_of_another_embedder_is_refused_and_changes_nothing(pair: Pair) -> None:
+    store = pair.records
+    insert(store, record("R1", "one"), vectors={"R1": vec(1)})
+    with pytest.raises(InvalidInput, match="test-model"), store.transaction() as tx:
+        tx.insert_records([NewRow(record("R2", "two"), vec(2), "other-model", None)])
+    assert store.get("t1", "a", "R2") is None
+    assert store.embedder() == "test-model"
+
+
+def test_stats_count_each_table_of_one_namespace(pair: Pair) -> None:
+    store = pair.records
+    insert(store, record("R1", "one"), record("R2", "two", agent="b"))
+    with store.transaction() as tx:
+        tx.append_events([event("E1"), event("E2", tenant="t2")])
+        (row, _) = tx.current("t1", "a", "R1")  # type: ignore[misc]
+        tx.update_record(row, RecordChange(evicted_at="2026-01-02T00:00:00.000000Z"))
+        tx.put_tombstone(
+            Tombstone("R9", "t1", "a", "global", None, "h", "user-remove", False, "2026")
+        )
+    both, only_a = store.stats("t1"), store.stats("t1", "a")
+    assert (both.records, both.versions, both.events, both.tombstones) == (1, 2, 1, 1)
+    assert (only_a.records, only_a.versions) == (0, 1)
+    assert store.stats("t2").events == 1 and store.stats("t2").records == 0
+    if pair.name != "memory":  # the twin has no schema and no file
+        assert both.schema_version > 0 and both.bytes > 0

@@ -28,6 +28,7 @@ from cairn.storage.postgres import arrays, vectors
 from cairn.storage.postgres.migrate import ensure_server_tables, ensure_store_role, migrate, plan
 from cairn.storage.postgres.probe import probe_connection
 from cairn.storage.postgres.schema import EVERY_TENANT_SETTING, STORE_ROLE, TENANT_SETTING
+from cairn.storage.sql.dialect import POSTGRES
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 # Defaults of memory.store.poolTimeoutSeconds and lockTimeoutSeconds: how long a unit of
@@ -372,8 +373,7 @@ class Database:
         ):
             conn.execute("SELECT set_config('lock_timeout', %s, true)", (self._lock_timeout,))
             found = conn.execute(
-                "UPDATE meta SET value = (value::bigint + 1)::text"
-                " WHERE key = 'change_seq' RETURNING value"
+                (POSTGRES.counter_plus_one("change_seq") + " RETURNING value").encode()
             ).fetchone()
             if found is None:
                 raise StorageError(f"{self.where}: the schema {self.schema} has no feed")

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from cairn.errors import InvalidInput
 from cairn.storage.ports import ChangeBatch, FeedPosition, PendingPurge, StoreStats
 from cairn.storage.postgres.database import LOCK_TIMEOUT_S, POOL_TIMEOUT_S, Database, Session
 from cairn.storage.postgres.schema import TENANT_TABLES
@@ -28,18 +27,14 @@ from cairn.storage.postgres.transaction import PostgresTransaction, RankHint
 from cairn.storage.sql.dialect import POSTGRES
 from cairn.storage.sql.journal import SqlJournal, SqlState
 from cairn.storage.sql.reads import SqlReads
+from cairn.storage.sql.upkeep import FEED_BATCH, SqlUpkeep, clear_purge, feed_query, note_model
 from cairn.storage.sql.writes import finish_purges
 
-_FEED_BATCH = 16_384
-_FEED_COLUMNS = (
-    "r.row, r.tenant, r.agent, r.project_id, r.live, r.change_seq, v.vec, v.model,"
-    " t.length, t.keys, t.counts, t.entity_keys, r.episode_id, r.position, r.occurred_at"
-)
 # Tables a permanent forget leaves dead tuples of the body in.
 _PURGED_TABLES = ("records", "events", "applications", "record_terms", "postings", "vectors")
 
 
-class PostgresRecordStore(SqlReads, SqlJournal, SqlState):
+class PostgresRecordStore(SqlReads, SqlJournal, SqlState, SqlUpkeep):
     """The reads and the journal's are the SQL stores' shared code (:mod:`cairn.storage.sql`)
     over the PostgreSQL dialect, each in a session scoped to its tenant; this class runs the
     pool, the transactions and what only PostgreSQL does (a server-side cursor for the feed,
@@ -108,14 +103,18 @@ class PostgresRecordStore(SqlReads, SqlJournal, SqlState):
         """One store holds the vectors of one embedder: mixing two would rank nonsense."""
         if self._model == model:
             return
-        found = session.conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
-        if found is None:
-            session.conn.execute("INSERT INTO meta(key, value) VALUES ('embedder', %s)", (model,))
-        elif found[0] != model:
-            raise InvalidInput(
-                f"{self.db.where} (schema {self.db.schema}) holds vectors of the embedder"
-                f" {found[0]!r}, not {model!r}; open it with that embedder or use another schema"
-            )
+
+        def execute(sql: str, params: Sequence[Any]) -> list[Any]:
+            cursor = session.conn.execute(sql.encode(), params)
+            return cursor.fetchall() if cursor.description is not None else []
+
+        note_model(
+            POSTGRES,
+            execute,
+            model,
+            f"{self.db.where} (schema {self.db.schema})",
+            "use another schema",
+        )
         self._model = model
 
     # -- reads ---------------------------------------------------------------------------
@@ -151,28 +150,15 @@ class PostgresRecordStore(SqlReads, SqlJournal, SqlState):
             # A server-side cursor: a 1M-row load never holds more than one chunk.
             cursor = s.conn.cursor(name="cairn_feed", binary=True)
             cursor.execute(
-                f"SELECT {_FEED_COLUMNS} FROM records r LEFT JOIN vectors v ON v.row = r.row"
-                " LEFT JOIN record_terms t ON t.row = r.row WHERE r.change_seq > %s"
-                " ORDER BY r.row",
-                (-1 if full else position.seq,),
+                feed_query(POSTGRES, full=full).encode(), (-1 if full else position.seq,)
             )
             try:
-                while found := cursor.fetchmany(_FEED_BATCH):
+                while found := cursor.fetchmany(FEED_BATCH):
                     yield ChangeBatch.from_rows(found, vector=_vector_bytes, blob=bytes)
             finally:
                 cursor.close()
 
     # -- entity links --------------------------------------------------------------------
-
-    def pending_links(self, agent: str, limit: int) -> list[tuple[int, str]]:
-        found = self._all(
-            None,
-            "SELECT row, coalesce(title, '') || ' ' || body FROM records"
-            " WHERE agent = %s AND NOT entities_linked ORDER BY row LIMIT %s",
-            (agent, limit),
-            every=True,
-        )
-        return [(int(row), text) for row, text in found]
 
     def set_links(self, links: Sequence[tuple[int, tuple[str, ...]]]) -> None:
         with self.transaction() as tx:
@@ -184,11 +170,9 @@ class PostgresRecordStore(SqlReads, SqlJournal, SqlState):
         return finish_purges(purges, self.checkpoint, self._clear_purge)
 
     def _clear_purge(self, purge: PendingPurge) -> None:
+        sql, params = clear_purge(POSTGRES, purge)
         with self.db.session(purge.tenant) as s:
-            s.conn.execute(
-                "DELETE FROM pending_purges WHERE tenant = %s AND agent = %s AND record_id = %s",
-                (purge.tenant, purge.agent, purge.record_id),
-            )
+            s.conn.execute(sql.encode(), params)
 
     def checkpoint(self) -> None:
         """Vacuum the tables a purge rewrote, so the dead row versions that held the body
@@ -200,29 +184,19 @@ class PostgresRecordStore(SqlReads, SqlJournal, SqlState):
     # -- status --------------------------------------------------------------------------
 
     def stats(self, tenant: str, agent: str | None = None) -> StoreStats:
-        where = "tenant = %s" + (" AND agent = %s" if agent is not None else "")
-        params = (tenant,) if agent is None else (tenant, agent)
-        with self.db.session(tenant) as s:
-
-            def count(table: str, extra: str = "") -> int:
-                query = f"SELECT count(*) FROM {table} WHERE {where}{extra}".encode()
-                found = s.conn.execute(query, params).fetchone()
-                return int(found[0]) if found else 0
-
+        # one connection and one transaction for the counts and the sizes
+        with self.db.reading(tenant), self.db.session(tenant) as s:
             version = s.conn.execute("SELECT max(version) FROM schema_version").fetchone()
             size = s.conn.execute(
                 "SELECT coalesce(sum(pg_total_relation_size(format('%%I.%%I', %s::text, t))), 0)"
                 " FROM unnest(%s::text[]) AS t",
                 (self.db.schema, ["meta", *TENANT_TABLES]),
             ).fetchone()
-            return StoreStats(
-                records=count("records", " AND live"),
-                versions=count("records"),
-                events=count("events"),
-                tombstones=count("tombstones", " AND restored_at IS NULL"),
-                applications=count("applications"),
+            return self._counted(
+                tenant,
+                agent,
                 schema_version=int(version[0]) if version and version[0] else 0,
-                bytes=int(size[0]) if size else 0,
+                size=int(size[0]) if size else 0,
                 extra={"backend": "postgresql", "schema": self.db.schema},
             )
 

@@ -31,9 +31,29 @@ class Dialect:
     narrow_pages: bool = False
     # Before a column, keeps the planner off its index (SQLite's unary '+').
     unindexed: str = ""
+    # The planner takes the name of the index a query must use (SQLite's INDEXED BY).
+    index_hints: bool = False
+    # A scan of the records table comes in row order unasked (SQLite's rowid tables);
+    # PostgreSQL's heap has no order, so a scan that must keep one says ORDER BY.
+    rowid_order: bool = False
+    # A counter of ``meta`` (its value column is text) moved on by one.
+    next_count: str = "CAST(value AS INTEGER) + 1"
 
     def marks(self, count: int) -> str:
         return ", ".join([self.mark] * count)
+
+    def using_index(self, name: str) -> str:
+        """After a table's name: the index the query must read (nothing where the planner
+        takes no hint)."""
+        return f" INDEXED BY {name}" if self.index_hints else ""
+
+    def in_row_order(self, column: str) -> str:
+        """The ORDER BY that keeps a records scan in row order (nothing where it is so)."""
+        return "" if self.rowid_order else f" ORDER BY {column}"
+
+    def counter_plus_one(self, key: str) -> str:
+        """The meta counter ``key`` (kept as text) moved on by one."""
+        return f"UPDATE meta SET value = {self.next_count} WHERE key = '{key}'"
 
     def chunks(self, values: Sequence[Any]) -> Iterator[list[Any]]:
         """``values`` without repeats, in as few lists as one statement may take."""
@@ -100,9 +120,24 @@ _UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 ASCII_LOWER = str.maketrans(_UPPER, _UPPER.lower())
 
 SQLITE = Dialect(
-    "sqlite", "?", arrays=False, no_limit=-1, descending=" DESC", narrow_pages=True, unindexed="+"
+    "sqlite",
+    "?",
+    arrays=False,
+    no_limit=-1,
+    descending=" DESC",
+    narrow_pages=True,
+    unindexed="+",
+    index_hints=True,
+    rowid_order=True,
 )
-POSTGRES = Dialect("postgresql", "%s", arrays=True, no_limit=None, descending=" DESC NULLS LAST")
+POSTGRES = Dialect(
+    "postgresql",
+    "%s",
+    arrays=True,
+    no_limit=None,
+    descending=" DESC NULLS LAST",
+    next_count="(value::bigint + 1)::text",
+)
 
 
 # (tenant the read is scoped to, SQL, parameters) -> rows

@@ -37,6 +37,7 @@ from cairn.storage.sql.dialect import SQLITE
 from cairn.storage.sql.journal import SqlJournal, SqlState
 from cairn.storage.sql.reads import SqlReads
 from cairn.storage.sql.rows import SELECT_RECORD, record_from_row
+from cairn.storage.sql.upkeep import FEED_BATCH, SqlUpkeep, clear_purge, feed_query, note_model
 from cairn.storage.sql.writes import finish_purges
 from cairn.storage.sqlite import files
 from cairn.storage.sqlite.decoded import DecodedRows, Listings
@@ -44,14 +45,8 @@ from cairn.storage.sqlite.migrate import migrate, schema_version
 from cairn.storage.sqlite.schema import LATEST_VERSION
 from cairn.storage.sqlite.transaction import RankHint, SqliteTransaction
 
-_FEED_BATCH = 16_384
-_FEED_COLUMNS = (
-    "r.row, r.tenant, r.agent, r.project_id, r.live, r.change_seq, v.vec, v.model,"
-    " t.length, t.keys, t.counts, t.entity_keys, r.episode_id, r.position, r.occurred_at"
-)
 
-
-class SqliteRecordStore(SqlReads, SqlJournal, SqlState):
+class SqliteRecordStore(SqlReads, SqlJournal, SqlState, SqlUpkeep):
     """The reads and the journal's are the SQL stores' shared code (:mod:`cairn.storage.sql`)
     over the SQLite dialect; this class opens the file, runs the transactions and keeps what
     only SQLite does (a cache of decoded rule rows, the WAL, the change feed's scan).
@@ -103,8 +98,7 @@ class SqliteRecordStore(SqlReads, SqlJournal, SqlState):
                 raise files.failure(exc, self.path) from None
             try:
                 seq = self._conn.execute(
-                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1"
-                    " WHERE key = 'change_seq' RETURNING value"
+                    SQLITE.counter_plus_one("change_seq") + " RETURNING value"
                 ).fetchone()[0]
                 # Read the store's model again in each write: `cairn reembed` in another
                 # process may have switched it since the last one.
@@ -133,14 +127,13 @@ class SqliteRecordStore(SqlReads, SqlJournal, SqlState):
         """One store holds the vectors of one embedder: mixing two would rank nonsense."""
         if self._model == model:
             return
-        found = self._conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
-        if found is None:
-            self._conn.execute("INSERT INTO meta(key, value) VALUES ('embedder', ?)", (model,))
-        elif found[0] != model:
-            raise InvalidInput(
-                f"{self.path} holds vectors of the embedder {found[0]!r}, not {model!r};"
-                " open it with that embedder or rebuild it into a new file"
-            )
+        note_model(
+            SQLITE,
+            lambda sql, params: self._conn.execute(sql, params).fetchall(),
+            model,
+            str(self.path),
+            "rebuild it into a new file",
+        )
         self._model = model
 
     # -- reads ---------------------------------------------------------------------------
@@ -206,27 +199,16 @@ class SqliteRecordStore(SqlReads, SqlJournal, SqlState):
         full = position.generation != current.generation or position.seq < 0
         # A full load scans records in row order ('+' keeps the change_seq index out of
         # it); an increment reads only the rows whose change_seq moved.
-        changed = "+r.change_seq" if full else "r.change_seq"
         # held while the caller consumes: one connection, one cursor
         with self._lock, self._failing():
             cursor = self._conn.execute(
-                f"SELECT {_FEED_COLUMNS} FROM records r LEFT JOIN vectors v ON v.row = r.row"
-                f" LEFT JOIN record_terms t ON t.row = r.row WHERE {changed} > ?",
-                (-1 if full else position.seq,),
+                feed_query(SQLITE, full=full), (-1 if full else position.seq,)
             )
             # In chunks: a 1M-row load never holds more than one chunk of vectors at once.
-            while found := cursor.fetchmany(_FEED_BATCH):
+            while found := cursor.fetchmany(FEED_BATCH):
                 yield ChangeBatch.from_rows(found)
 
     # -- entity links --------------------------------------------------------------------
-
-    def pending_links(self, agent: str, limit: int) -> list[tuple[int, str]]:
-        found = self._all(
-            "SELECT row, coalesce(title, '') || ' ' || body FROM records"
-            " INDEXED BY records_unlinked WHERE agent = ? AND NOT entities_linked LIMIT ?",
-            (agent, limit),
-        )
-        return [(int(row), text) for row, text in found]
 
     def set_links(self, links: Sequence[tuple[int, tuple[str, ...]]]) -> None:
         with self.transaction() as tx:
@@ -241,10 +223,7 @@ class SqliteRecordStore(SqlReads, SqlJournal, SqlState):
         if self.read_only is not None:
             raise files.read_only(self.path, self.read_only)
         with self._lock, self._failing():
-            self._conn.execute(
-                "DELETE FROM pending_purges WHERE tenant = ? AND agent = ? AND record_id = ?",
-                (purge.tenant, purge.agent, purge.record_id),
-            )
+            self._conn.execute(*clear_purge(SQLITE, purge))
 
     def checkpoint(self) -> None:
         """Make freed bytes unrecoverable from the files: rebuild every page while a purge
@@ -269,29 +248,13 @@ class SqliteRecordStore(SqlReads, SqlJournal, SqlState):
     # -- status --------------------------------------------------------------------------
 
     def stats(self, tenant: str, agent: str | None = None) -> StoreStats:
-        where = "tenant = ?" + (" AND agent = ?" if agent is not None else "")
-        params = (tenant,) if agent is None else (tenant, agent)
-
-        def count(sql: str) -> int:
-            return int(self._all(sql, params)[0][0])
-
         with self._lock, self._failing():
             version = int(
                 self._conn.execute("SELECT max(version) FROM schema_version").fetchone()[0]
             )
             pages = int(self._conn.execute("PRAGMA page_count").fetchone()[0])
             size = int(self._conn.execute("PRAGMA page_size").fetchone()[0])
-        return StoreStats(
-            records=count(f"SELECT count(*) FROM records WHERE {where} AND live"),
-            versions=count(f"SELECT count(*) FROM records WHERE {where}"),
-            events=count(f"SELECT count(*) FROM events WHERE {where}"),
-            tombstones=count(
-                f"SELECT count(*) FROM tombstones WHERE {where} AND restored_at IS NULL"
-            ),
-            applications=count(f"SELECT count(*) FROM applications WHERE {where}"),
-            schema_version=version,
-            bytes=pages * size,
-        )
+        return self._counted(tenant, agent, schema_version=version, size=pages * size)
 
     def close(self) -> None:
         with self._lock:
