@@ -98,9 +98,14 @@ class Server:
         timeout: float = 60.0,
         test_embedder: bool = True,
         learning_tick_s: float | None = None,
+        workers: int | None = 1,
     ) -> Server:
         """``test_embedder`` False: no embedder in the config (the store chooses one).
-        ``learning_tick_s``: the learning schedule's tick (its default when None)."""
+        ``learning_tick_s``: the learning schedule's tick (its default when None).
+        ``workers``: ``--workers`` unless ``args`` name it (None: the default, one per
+        core); one process by default, so a test reads one engine's logs and gauges."""
+        if workers is not None and "--workers" not in args:
+            args = ("--workers", str(workers), *args)
         home.mkdir(parents=True, exist_ok=True)
         base = TEST_EMBEDDER if test_embedder else {}
         settings = _merged(_merged(base, BACKENDS[backend](home)), config or {})

@@ -68,7 +68,9 @@ def start(
     command = [sys.executable, "-m", "cairn.cli.main", "--home", str(paths.home)]
     if config_path is not None:
         command += ["--config", os.path.abspath(config_path)]
-    command += ["serve", "--log-level", log_level]
+    # One process: the daemon answers one user's hooks and commands, and each worker
+    # would hold a model and the indexes of its own (a server host sets --workers).
+    command += ["serve", "--log-level", log_level, "--workers", "1"]
     command += ["--no-tcp"] if port is None else ["--port", str(port)]
     make_private_folder(paths.log.parent)
     fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

@@ -1,6 +1,7 @@
 """Structured logs of the server: one JSON object per line on standard error.
 
-Every line has ``ts``, ``level``, ``logger`` and ``event``; a request's line adds its
+Every line has ``ts``, ``level``, ``logger``, ``event`` and ``pid`` (the worker process
+of ``--workers`` that wrote it); a request's line adds its
 route, operation, status, milliseconds, tenant and token id (never the token, never a
 memory's text). uvicorn's and the PostgreSQL driver's messages go through the same
 formatter, so a multi-line message is one JSON string, never loose lines.
@@ -27,6 +28,7 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
             "event": redact_url(record.getMessage()),
+            "pid": record.process,
         }
         for key, value in record.__dict__.items():
             if key not in _STANDARD and not key.startswith("_") and key not in ("color_message",):

@@ -137,6 +137,15 @@ def build_app(settings: Settings) -> FastAPI:
     return app
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system has one,
+    else every core): the default of ``cairn serve --workers``."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no affinity on this system (macOS)
+        return max(1, os.cpu_count() or 1)
+
+
 def worker_app() -> FastAPI:
     """The app of one worker process of ``--workers`` (uvicorn imports it by name)."""
     from prometheus_client import disable_created_metrics
@@ -157,7 +166,7 @@ def serve(
     grace: int = 30,
     max_body_bytes: int = MAX_BODY_BYTES,
     log_level: str = "info",
-    workers: int = 1,
+    workers: int | None = None,
     tcp: bool = True,
     local: bool = True,
     config_file: Path | None = None,
@@ -167,12 +176,15 @@ def serve(
     ``config`` was read from (None: the defaults), recorded for clients, which go through
     the daemon only while their config is that very file, unchanged.
 
-    ``workers`` > 1: that many processes accept on the one socket, each with an engine
-    of its own over the same store (an engine answers on one core at a time; the store
-    is shared by any number of processes). Their metrics are written to one folder for
+    ``workers`` (None: one per core, :func:`available_cores`) > 1: that many processes
+    accept on the one socket, each with an engine of its own over the same store (an
+    engine answers on one core at a time; the store is shared by any number of
+    processes: SQLite in WAL mode with one writer at a time, PostgreSQL). Their metrics are written to one folder for
     the run (removed at the end), so a scrape of any worker sums them all.
     """
     logs.configure(log_level)
+    if workers is None:
+        workers = available_cores()
     from prometheus_client import disable_created_metrics
 
     disable_created_metrics()  # type: ignore[no-untyped-call]  # *_created: noise

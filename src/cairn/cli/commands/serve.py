@@ -64,8 +64,8 @@ def _token_store(app: App, tokens: Path | None) -> Iterator[Any]:
 @click.option(
     "--workers",
     type=click.IntRange(1, 64),
-    default=1,
-    show_default=True,
+    default=None,
+    show_default="one per core",
     help="Processes serving the one port, each with its own engine over the same store.",
 )
 @click.option(
@@ -92,7 +92,7 @@ def serve(
     tokens: Path | None,
     grace: int,
     max_body_mb: int,
-    workers: int,
+    workers: int | None,
     local: bool,
     tcp: bool,
     log_level: str,
