@@ -179,8 +179,9 @@ def serve(
     ``workers`` (None: one per core, :func:`available_cores`) > 1: that many processes
     accept on the one socket, each with an engine of its own over the same store (an
     engine answers on one core at a time; the store is shared by any number of
-    processes: SQLite in WAL mode with one writer at a time, PostgreSQL). Their metrics are written to one folder for
-    the run (removed at the end), so a scrape of any worker sums them all.
+    processes: SQLite in WAL mode with one writer at a time, PostgreSQL). Their metrics
+    are written to one folder for the run (removed at the end), so a scrape of any
+    worker sums them all.
     """
     logs.configure(log_level)
     if workers is None:
