@@ -295,3 +295,23 @@ def test_stats_count_each_table_of_one_namespace(pair: Pair) -> None:
     assert store.stats("t2").events == 1 and store.stats("t2").records == 0
     if pair.name != "memory":  # the twin has no schema and no file
         assert both.schema_version > 0 and both.bytes > 0
+
+
+def test_an_update_moves_the_rank_hint_and_stamps_the_feed(pair: Pair) -> None:
+    store = pair.records
+    insert(
+        store,
+        record("P1", "first rule", kind="policy", used_count=2),
+        record("P2", "second rule", kind="policy"),
+    )
+    query = RuleQuery("t1", "a", None, ("policy",))
+    assert [r.id for r in store.rule_candidates(query)] == ["P1", "P2"]
+    before = store.feed_position()
+    with store.transaction() as tx:
+        (row, _) = tx.current("t1", "a", "P2")  # type: ignore[misc]
+        tx.update_record(row, RecordChange(used_count=5, title="Now first"))
+        tx.update_record(10**9, RecordChange(used_count=1))  # no such row: nothing changes
+    assert [r.id for r in store.rule_candidates(query)] == ["P2", "P1"]
+    assert store.get("t1", "a", "P2").title == "Now first"  # type: ignore[union-attr]
+    (batch,) = list(store.changes_since(before))
+    assert batch.rows == [row]

@@ -23,12 +23,12 @@ from cairn.storage.ports import ChangeBatch, FeedPosition, PendingPurge, StoreSt
 from cairn.storage.postgres.database import LOCK_TIMEOUT_S, POOL_TIMEOUT_S, Database, Session
 from cairn.storage.postgres.schema import TENANT_TABLES
 from cairn.storage.postgres.tokens import PostgresTokenRows
-from cairn.storage.postgres.transaction import PostgresTransaction, RankHint
+from cairn.storage.postgres.transaction import PostgresTransaction
 from cairn.storage.sql.dialect import POSTGRES
 from cairn.storage.sql.journal import SqlJournal, SqlState
 from cairn.storage.sql.reads import SqlReads
 from cairn.storage.sql.upkeep import FEED_BATCH, SqlUpkeep, clear_purge, feed_query, note_model
-from cairn.storage.sql.writes import finish_purges
+from cairn.storage.sql.writes import RankHint, finish_purges
 
 # Tables a permanent forget leaves dead tuples of the body in.
 _PURGED_TABLES = ("records", "events", "applications", "record_terms", "postings", "vectors")

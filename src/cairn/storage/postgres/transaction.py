@@ -18,16 +18,11 @@ from cairn.storage.ports import NewRow, RecordChange
 from cairn.storage.postgres import index_rows
 from cairn.storage.postgres.database import Session
 from cairn.storage.sql.dialect import POSTGRES
-from cairn.storage.sql.rows import RECORD_COLUMNS, record_from_row, record_values, to_db
-from cairn.storage.sql.writes import SqlWrites
+from cairn.storage.sql.rows import RECORD_COLUMNS, record_from_row
+from cairn.storage.sql.writes import RankHint, SqlWrites
 from cairn.storage.terms import analyse_record, entity_blob
 
-RankHint = Callable[[Record], float]
 _SELECT_WITH_STATE = "SELECT row, " + ", ".join(RECORD_COLUMNS) + ", live, purged FROM records"
-_INSERT_NAMES = ["row", *RECORD_COLUMNS, "change_seq", "entities_linked", "rank_hint"]
-_INSERT_RECORD = (
-    f"INSERT INTO records({', '.join(_INSERT_NAMES)}) VALUES ({POSTGRES.marks(len(_INSERT_NAMES))})"
-)
 
 
 class PostgresTransaction(SqlWrites):
@@ -38,9 +33,8 @@ class PostgresTransaction(SqlWrites):
         rank_hint: RankHint | None,
         check_model: Callable[[Session, str], None],
     ) -> None:
-        super().__init__(POSTGRES, change_seq, self._rows, self._each)
+        super().__init__(POSTGRES, change_seq, rank_hint, self._rows, self._each)
         self._s = session
-        self._rank = rank_hint
         self._check_model = check_model
         self._tenants: dict[int, str] = {}  # row -> tenant, for rows addressed by row alone
 
@@ -83,25 +77,10 @@ class PostgresTransaction(SqlWrites):
             "SELECT nextval('records_row_seq') FROM generate_series(1, %s)", (len(rows),)
         ).fetchall()
         ids = sorted(int(r[0]) for r in found)
-        groups: dict[tuple[str, str], list[tuple[int, NewRow]]] = {}
-        for row, new in zip(ids, rows, strict=True):
-            groups.setdefault((new.record.tenant, new.record.agent), []).append((row, new))
-            self._tenants[row] = new.record.tenant
-        for (tenant, agent), members in groups.items():
+        for (tenant, agent), members in self._insert_rows(ids, rows).items():
             self._s.scope(tenant)
-            self._s.cursor().executemany(
-                _INSERT_RECORD,
-                [
-                    [
-                        row,
-                        *record_values(new.record),
-                        self._seq,
-                        new.entity_keys is not None or not new.record.body,
-                        self._rank(new.record) if self._rank is not None else 0.0,
-                    ]
-                    for row, new in members
-                ],
-            )
+            for row, _ in members:
+                self._tenants[row] = tenant
             index_rows.add_rows(self._s, tenant, agent, [self._indexed(r, n) for r, n in members])
         return ids
 
@@ -137,16 +116,7 @@ class PostgresTransaction(SqlWrites):
         _, old = record_from_row(found[:-2])
         was_live, purged = bool(found[-2]), bool(found[-1])
         new = change.applied_to(old)
-        names = list(changes)
-        values = [to_db(n, v) for n, v in changes.items()]
-        if self._rank is not None:
-            names.append("rank_hint")
-            values.append(self._rank(new))
-        assignments = ", ".join(f"{name} = %s" for name in names)
-        self._s.conn.execute(
-            f"UPDATE records SET {assignments}, change_seq = %s WHERE row = %s".encode(),
-            [*values, self._seq, row],
-        )
+        self._update_row(tenant, row, change, new)
         index_rows.set_state(
             self._s,
             tenant,
@@ -157,13 +127,8 @@ class PostgresTransaction(SqlWrites):
         )
 
     def purge(self, tenant: str, agent: str, record_id: str, redacted: str) -> None:
-        found = self._run(
-            tenant,
-            "SELECT row, live FROM records WHERE tenant = %s AND agent = %s AND id = %s",
-            (tenant, agent, record_id),
-        ).fetchall()
-        for row, live in found:
-            index_rows.drop_row(self._s, tenant, agent, int(row), was_live=bool(live))
+        for row, live in self._rows_of(tenant, agent, record_id):
+            index_rows.drop_row(self._s, tenant, agent, row, was_live=live)
         # the events that hold a record's content, by their indexed column
         self._purge_content(tenant, agent, record_id, redacted, ("record_ref = %s", [record_id]))
 
@@ -209,10 +174,5 @@ class PostgresTransaction(SqlWrites):
     def clear_projection(self, tenant: str) -> None:
         self._s.scope(tenant)
         index_rows.clear_tenant(self._s, tenant)
-        for table in ("records", "tombstones", "applications", "pending_purges"):
-            self._s.conn.execute(f"DELETE FROM {table} WHERE tenant = %s".encode(), (tenant,))
+        self._clear_tenant(tenant)
         self._tenants = {r: t for r, t in self._tenants.items() if t != tenant}
-        # Rows were deleted and will be renumbered: followers of the feed start again.
-        self._s.conn.execute(
-            "UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'generation'"
-        )

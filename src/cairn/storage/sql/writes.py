@@ -13,11 +13,12 @@ from typing import Any
 
 from cairn.errors import CairnError
 from cairn.model import Application, Event, Record, Tombstone
-from cairn.storage.ports import PendingPurge
+from cairn.storage.ports import NewRow, PendingPurge, RecordChange
 from cairn.storage.sql.dialect import Dialect
 from cairn.storage.sql.journal import known_event_ids
 from cairn.storage.sql.rows import (
     APPLICATION_COLUMNS,
+    RECORD_COLUMNS,
     SELECT_APPLICATION,
     SELECT_RECORD,
     SELECT_TOMBSTONE,
@@ -27,25 +28,41 @@ from cairn.storage.sql.rows import (
     event_values,
     insert_event,
     record_from_row,
+    record_values,
+    to_db,
     tombstone_from_row,
     tombstone_values,
 )
 
+# The engine's stored-column ranking of a record (the context director's tiers), kept in
+# ``records.rank_hint`` so rule pre-selection can take the plausible top without the formula.
+RankHint = Callable[[Record], float]
 # (tenant, SQL, parameters) -> the rows it returns (none for a write)
 Run = Callable[[str, str, Sequence[Any]], list[Any]]
 # (tenant, SQL, one parameter list per row)
 RunMany = Callable[[str, str, Sequence[Sequence[Any]]], None]
 
 _REDACTED_KEYS = ("body", "title", "tags", "source", "external_ref", "text", "statement")
+_INSERT_NAMES = ("row", *RECORD_COLUMNS, "change_seq", "entities_linked", "rank_hint")
+# What a replay of a tenant deletes besides the store's own index tables.
+_PROJECTION_TABLES = ("records", "tombstones", "applications", "pending_purges")
 
 
 class SqlWrites:
     """The shared writes of a transaction; ``change_seq``: the number it stamps on the rows
     it changes (the change feed)."""
 
-    def __init__(self, dialect: Dialect, change_seq: int, run: Run, run_many: RunMany) -> None:
+    def __init__(
+        self,
+        dialect: Dialect,
+        change_seq: int,
+        rank_hint: RankHint | None,
+        run: Run,
+        run_many: RunMany,
+    ) -> None:
         self._d = dialect
         self._seq = change_seq
+        self._rank = rank_hint
         self._exec = run
         self._exec_many = run_many
 
@@ -98,6 +115,64 @@ class SqlWrites:
             (tenant, agent, record_id),
         )
         return [record_from_row(r) for r in found]
+
+    def _insert_rows(
+        self, ids: Sequence[int], rows: Sequence[NewRow]
+    ) -> dict[tuple[str, str], list[tuple[int, NewRow]]]:
+        """Insert the records of ``rows`` under the row numbers ``ids``, one statement per
+        namespace; returns them by namespace, for the store's own index tables."""
+        groups: dict[tuple[str, str], list[tuple[int, NewRow]]] = {}
+        for row, new in zip(ids, rows, strict=True):
+            groups.setdefault((new.record.tenant, new.record.agent), []).append((row, new))
+        sql = f"INSERT INTO records({', '.join(_INSERT_NAMES)}) VALUES"
+        sql += f" ({self._d.marks(len(_INSERT_NAMES))})"
+        for (tenant, _), members in groups.items():
+            values = [
+                [
+                    row,
+                    *record_values(new.record),
+                    self._seq,
+                    new.entity_keys is not None or not new.record.body,
+                    self._rank(new.record) if self._rank is not None else 0.0,
+                ]
+                for row, new in members
+            ]
+            self._exec_many(tenant, sql, values)
+        return groups
+
+    def _update_row(self, tenant: str, row: int, change: RecordChange, new: Record | None) -> None:
+        """Write ``change`` to one row under this transaction's number; ``new`` is the
+        version as it will read, for its rank hint (None: the store keeps no hint)."""
+        changes = change.changed()
+        names = list(changes)
+        values = [to_db(n, v) for n, v in changes.items()]
+        if self._rank is not None and new is not None:
+            names.append("rank_hint")
+            values.append(self._rank(new))
+        m = self._d.mark
+        assignments = ", ".join(f"{name} = {m}" for name in names)
+        self._exec(
+            tenant,
+            f"UPDATE records SET {assignments}, change_seq = {m} WHERE row = {m}",
+            [*values, self._seq, row],
+        )
+
+    def _rows_of(self, tenant: str, agent: str, record_id: str) -> list[tuple[int, bool]]:
+        """Every version's row of a record, and whether it is live."""
+        found = self._exec(
+            tenant,
+            "SELECT row, live FROM records" + self._where("tenant", "agent", "id"),
+            (tenant, agent, record_id),
+        )
+        return [(int(row), bool(live)) for row, live in found]
+
+    def _clear_tenant(self, tenant: str) -> None:
+        """A replay's start, once the store's index tables are cleared: every record,
+        tombstone, application and pending purge of the tenant goes, and the feed's
+        generation moves (rows will be renumbered: followers start again)."""
+        for table in _PROJECTION_TABLES:
+            self._exec(tenant, f"DELETE FROM {table}" + self._where("tenant"), (tenant,))
+        self._exec(tenant, self._d.counter_plus_one("generation"), ())
 
     # -- tombstones ----------------------------------------------------------------------
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from cairn.errors import StorageError
 from cairn.storage.sql.rows import SELECT_RECORD, record_from_row
+from cairn.storage.sql.writes import RankHint
 from cairn.storage.sqlite.schema import LATEST_VERSION, MIGRATIONS
-from cairn.storage.sqlite.transaction import RankHint
 from cairn.storage.terms import analyse, entity_blob
 
 

@@ -38,12 +38,12 @@ from cairn.storage.sql.journal import SqlJournal, SqlState
 from cairn.storage.sql.reads import SqlReads
 from cairn.storage.sql.rows import SELECT_RECORD, record_from_row
 from cairn.storage.sql.upkeep import FEED_BATCH, SqlUpkeep, clear_purge, feed_query, note_model
-from cairn.storage.sql.writes import finish_purges
+from cairn.storage.sql.writes import RankHint, finish_purges
 from cairn.storage.sqlite import files
 from cairn.storage.sqlite.decoded import DecodedRows, Listings
 from cairn.storage.sqlite.migrate import migrate, schema_version
 from cairn.storage.sqlite.schema import LATEST_VERSION
-from cairn.storage.sqlite.transaction import RankHint, SqliteTransaction
+from cairn.storage.sqlite.transaction import SqliteTransaction
 
 
 class SqliteRecordStore(SqlReads, SqlJournal, SqlState, SqlUpkeep):

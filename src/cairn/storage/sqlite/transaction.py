@@ -8,20 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from cairn.model import Record
 from cairn.storage.ports import NewRow, RecordChange
 from cairn.storage.sql.dialect import SQLITE
-from cairn.storage.sql.rows import (
-    RECORD_COLUMNS,
-    SELECT_RECORD,
-    record_from_row,
-    record_values,
-    to_db,
-)
-from cairn.storage.sql.writes import SqlWrites
+from cairn.storage.sql.rows import SELECT_RECORD, record_from_row
+from cairn.storage.sql.writes import RankHint, SqlWrites
 from cairn.storage.terms import analyse_record, entity_blob
 
-RankHint = Callable[[Record], float]
 _INSERT_TERMS = (
     "INSERT INTO record_terms(row, length, keys, counts, entity_keys) VALUES (?,?,?,?,?)"
 )
@@ -43,9 +35,8 @@ class SqliteTransaction(SqlWrites):
         rank_hint: RankHint | None,
         check_model: Callable[[str], None],
     ) -> None:
-        super().__init__(SQLITE, change_seq, self._rows, self._each)
+        super().__init__(SQLITE, change_seq, rank_hint, self._rows, self._each)
         self._conn = conn
-        self._rank = rank_hint
         self._check_model = check_model
 
     def _rows(self, tenant: str, sql: str, params: Sequence[Any]) -> list[Any]:
@@ -61,20 +52,7 @@ class SqliteTransaction(SqlWrites):
             return []
         first = int(self._conn.execute("SELECT coalesce(max(row), 0) FROM records").fetchone()[0])
         ids = list(range(first + 1, first + 1 + len(rows)))
-        names = ["row", *RECORD_COLUMNS, "change_seq", "entities_linked", "rank_hint"]
-        self._conn.executemany(
-            f"INSERT INTO records({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-            [
-                [
-                    row,
-                    *record_values(new.record),
-                    self._seq,
-                    int(new.entity_keys is not None or not new.record.body),
-                    self._rank(new.record) if self._rank is not None else 0.0,
-                ]
-                for row, new in zip(ids, rows, strict=True)
-            ],
-        )
+        self._insert_rows(ids, rows)
         vectors = []
         for row, new in zip(ids, rows, strict=True):
             if new.vector is None:
@@ -100,30 +78,19 @@ class SqliteTransaction(SqlWrites):
         return ids
 
     def update_record(self, row: int, change: RecordChange) -> None:
-        changes = change.changed()
-        if not changes:
+        if not change.changed():
             return
-        assignments = ", ".join(f"{name} = ?" for name in changes)
-        values = [to_db(n, v) for n, v in changes.items()]
-        self._conn.execute(
-            f"UPDATE records SET {assignments}, change_seq = ? WHERE row = ?",
-            [*values, self._seq, row],
-        )
+        new = None
         if self._rank is not None:
             found = self._conn.execute(SELECT_RECORD + " WHERE row = ?", (row,)).fetchone()
-            if found is not None:
-                hint = self._rank(record_from_row(found)[1])
-                self._conn.execute("UPDATE records SET rank_hint = ? WHERE row = ?", (hint, row))
+            if found is None:
+                return  # no such row: nothing to change, as an UPDATE of no row
+            new = change.applied_to(record_from_row(found)[1])
+        # one file, no row-level security: the statement needs no tenant
+        self._update_row("", row, change, new)
 
     def purge(self, tenant: str, agent: str, record_id: str, redacted: str) -> None:
-        rows = [
-            r[0]
-            for r in self._conn.execute(
-                "SELECT row FROM records WHERE tenant = ? AND agent = ? AND id = ?",
-                (tenant, agent, record_id),
-            )
-        ]
-        for row in rows:
+        for row, _ in self._rows_of(tenant, agent, record_id):
             self._conn.execute("DELETE FROM vectors WHERE row = ?", (row,))
             self._conn.execute("DELETE FROM record_terms WHERE row = ?", (row,))
         self._purge_content(tenant, agent, record_id, redacted, _journal_of(record_id))
@@ -147,9 +114,4 @@ class SqliteTransaction(SqlWrites):
         rows = "SELECT row FROM records WHERE tenant = ?"
         self._conn.execute(f"DELETE FROM vectors WHERE row IN ({rows})", (tenant,))
         self._conn.execute(f"DELETE FROM record_terms WHERE row IN ({rows})", (tenant,))
-        for table in ("records", "tombstones", "applications", "pending_purges"):
-            self._conn.execute(f"DELETE FROM {table} WHERE tenant = ?", (tenant,))
-        # Rows were deleted and will be renumbered: followers of the feed start again.
-        self._conn.execute(
-            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
-        )
+        self._clear_tenant(tenant)
