@@ -103,8 +103,18 @@ def spell(text: str) -> str:
     return _LATIN.sub(fix, text)
 
 
+_HASHES: dict[str, int] = {}
+_MAX_HASHES = 200_000  # n-grams repeat from line to line; the cache is cleared when full
+
+
 def _hash(feature: str) -> int:
-    return zlib.crc32(feature.encode("utf-8")) % DIMENSIONS
+    found = _HASHES.get(feature)
+    if found is None:
+        found = zlib.crc32(feature.encode("utf-8")) % DIMENSIONS
+        if len(_HASHES) >= _MAX_HASHES:
+            _HASHES.clear()
+        _HASHES[feature] = found
+    return found
 
 
 def features(text: str, cues: tuple[str, ...] = ()) -> npt.NDArray[np.int64]:
