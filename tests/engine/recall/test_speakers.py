@@ -36,16 +36,29 @@ def test_a_given_speaker_wins_over_the_line() -> None:
     assert speaker_of(record("r", "Melanie: hi", source={"speaker": 3})) == "Melanie"
 
 
-def test_a_query_names_a_speaker_as_written_past_its_first_word() -> None:
+def test_a_query_names_a_speaker_as_written() -> None:
     known = {"Melanie", "Caroline", "Note", "李雷", "A"}
     assert named_in("What books has Melanie read?", known) == {"Melanie"}
     assert named_in("What do Melanie's kids like?", known) == {"Melanie"}
     assert named_in("Did Caroline and Melanie meet?", known) == {"Caroline", "Melanie"}
     assert named_in("what books has melanie read?", known) == set()  # case is kept
     assert named_in("What did Melanies do?", known) == set()  # a whole word
-    assert named_in("Note the tests that failed", known) == set()  # the sentence's capital
     assert named_in("Is A the answer?", known) == set()  # one letter names no one
     assert named_in("你知道李雷喜欢什么吗", known) == {"李雷"}
+    assert named_in("李雷喜欢爬山", known) == set()  # uncased: not at the start
+
+
+def test_a_statement_names_its_subject_first_unless_the_pool_writes_it_as_a_word() -> None:
+    known = {"Melanie", "Caroline", "Note"}
+    chat = ["Melanie: I made this bowl in my class.", "Caroline: Love it!"]
+    assert named_in("Melanie made a bowl in pottery class.", known, chat) == {"Melanie"}
+    assert named_in("Melanie's bowl", known, chat) == {"Melanie"}
+    assert named_in(" Melanie asked Caroline why", known, chat) == {"Melanie", "Caroline"}
+    assert named_in("Melanies bowl", known, chat) == set()  # a whole word
+    notes = ["Note: deploy on Tuesdays", "leave a note for ops"]
+    assert named_in("Note the tests that failed", known, notes) == set()  # the sentence's
+    assert named_in("Note the tests that failed", known, notes[:1]) == {"Note"}
+    assert named_in("Note the tests that failed", known, ["a Notebook"]) == {"Note"}
 
 
 def test_the_named_speaker_memories_rise_and_nothing_else_moves() -> None:
@@ -80,3 +93,23 @@ def test_recall_puts_the_named_speaker_turn_first(
         result = mem.recall("What books has Melanie read?")
         assert result.ranked[0].record.body == turns[1]
         assert "speakers" in result.timings_ms
+
+
+def test_recall_puts_the_stated_subject_turn_first(
+    tmp_path: Path, embedder: HashingEmbedder, clock: FrozenClock
+) -> None:
+    turns = [
+        "Caroline: Melanie, is that the bowl you made in your pottery class?",
+        "Melanie: Yes! It took some work, but I'm proud of this bowl.",
+    ]
+    statement = "Melanie made a bowl in pottery class."
+    ranked: dict[float, str] = {}
+    for weight in (0.0, 2.0):
+        config = {"agents": {"default": {"rag": {"minScore": 0, "speakerWeight": weight}}}}
+        path = tmp_path / f"m{weight}.db"
+        with Memory.open(path, config=config, embedder=embedder, clock=clock) as mem:
+            mem.store_many(
+                MemoryInput(body=t, episode_id="s1", position=i) for i, t in enumerate(turns)
+            )
+            ranked[weight] = mem.recall(statement).ranked[0].record.body
+    assert ranked == {0.0: turns[0], 2.0: turns[1]}

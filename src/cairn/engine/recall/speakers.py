@@ -10,7 +10,10 @@ A memory's speaker is ``source["speaker"]`` when given, else the name that opens
 transcript line ("Melanie: …", at most three words, each starting with a capital or not
 cased at all, as 李雷). The query names a speaker when that name occurs in it as written
 (case and word boundaries kept, so "a note: …" is no speaker "Note" of a query about a
-"note"). When the query names one or more speakers of the pool, each candidate said by
+"note"). A name that opens the query counts too, since a statement starts with its
+subject ("Jolene did yoga on Mount Talkeetna"), unless a memory of the pool also writes
+it as a plain word in lower case ("Note the tests that failed" over memories that speak of
+a note). When the query names one or more speakers of the pool, each candidate said by
 one of them gains ``weight`` on the fused scale (its best is 1), and the pool is ordered
 again; a query that names none changes nothing.
 """
@@ -47,18 +50,22 @@ def speaker_of(record: Record) -> str | None:
     return _opening_name(record.body)
 
 
-def named_in(query: str, speakers: set[str]) -> set[str]:
-    """The speakers ``query`` names, as written (case kept; a cased name as a whole word),
-    past its start: a capital there is the sentence's ("Note the…"), not a name's."""
+def named_in(query: str, speakers: set[str], bodies: Sequence[str] = ()) -> set[str]:
+    """The speakers ``query`` names, as written (case kept; a cased name as a whole word).
+    A name at the query's very start counts unless one of ``bodies`` writes it in lower
+    case as a whole word: then the capital may be the sentence's ("Note the…")."""
     text = query.strip()
     out = set()
     for name in speakers:
         if len(name) < 2:
             continue
         if any(c.isupper() or c.islower() for c in name):
-            found = re.search(rf"(?<=\W){re.escape(name)}(?!\w)", text)
+            found = re.search(rf"(?<=\W){re.escape(name)}(?!\w)", text) is not None
+            if not found and re.match(rf"{re.escape(name)}(?!\w)", text):
+                plain = re.compile(rf"(?<!\w){re.escape(name.lower())}(?!\w)")
+                found = not any(plain.search(body) for body in bodies)
         else:  # 李雷: a script without spaces between words
-            found = re.search(rf"(?<=.){re.escape(name)}", text)
+            found = re.search(rf"(?<=.){re.escape(name)}", text) is not None
         if found:
             out.add(name)
     return out
@@ -70,7 +77,8 @@ def lift_speakers(
     """The pool with the named speakers' memories lifted by ``weight``, best first (ties
     keep the order given), and how many were lifted."""
     said = {f.row: speaker_of(records[f.row]) for f in fused}
-    named = named_in(query, {s for s in said.values() if s is not None})
+    bodies = [records[f.row].body for f in fused]
+    named = named_in(query, {s for s in said.values() if s is not None}, bodies)
     if weight <= 0 or not named:
         return list(fused), 0
     scores = [f.score + (weight if said[f.row] in named else 0.0) for f in fused]
