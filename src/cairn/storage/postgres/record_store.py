@@ -25,16 +25,16 @@ from cairn.storage.postgres.schema import TENANT_TABLES
 from cairn.storage.postgres.tokens import PostgresTokenRows
 from cairn.storage.postgres.transaction import PostgresTransaction
 from cairn.storage.sql.dialect import POSTGRES
-from cairn.storage.sql.journal import SqlJournal, SqlState
+from cairn.storage.sql.journal import SqlJournal
 from cairn.storage.sql.reads import SqlReads
-from cairn.storage.sql.upkeep import FEED_BATCH, SqlUpkeep, clear_purge, feed_query, note_model
-from cairn.storage.sql.writes import RankHint, finish_purges
+from cairn.storage.sql.upkeep import FEED_BATCH, OneEmbedder, SqlUpkeep, clear_purge
+from cairn.storage.sql.writes import RankHint
 
 # Tables a permanent forget leaves dead tuples of the body in.
 _PURGED_TABLES = ("records", "events", "applications", "record_terms", "postings", "vectors")
 
 
-class PostgresRecordStore(SqlReads, SqlJournal, SqlState, SqlUpkeep):
+class PostgresRecordStore(SqlReads, SqlJournal, SqlUpkeep):
     """The reads and the journal's are the SQL stores' shared code (:mod:`cairn.storage.sql`)
     over the PostgreSQL dialect, each in a session scoped to its tenant; this class runs the
     pool, the transactions and what only PostgreSQL does (a server-side cursor for the feed,
@@ -68,7 +68,9 @@ class PostgresRecordStore(SqlReads, SqlJournal, SqlState, SqlUpkeep):
             lock_timeout=lock_timeout,
         )
         self._rank = rank_hint
-        self._model: str | None = None
+        self._embedder = OneEmbedder(
+            POSTGRES, f"{self.db.where} (schema {self.db.schema})", "use another schema"
+        )
 
     # -- what an operator sees -----------------------------------------------------------
 
@@ -96,26 +98,17 @@ class PostgresRecordStore(SqlReads, SqlJournal, SqlState, SqlUpkeep):
             with self.db.write() as (session, seq):
                 yield PostgresTransaction(session, seq, self._rank, self._note_model)
         except BaseException:
-            self._model = None  # the meta row may have been rolled back with the rest
+            self._embedder.forget()  # the meta row may have been rolled back with the rest
             raise
 
     def _note_model(self, session: Session, model: str) -> None:
         """One store holds the vectors of one embedder: mixing two would rank nonsense."""
-        if self._model == model:
-            return
 
         def execute(sql: str, params: Sequence[Any]) -> list[Any]:
             cursor = session.conn.execute(sql.encode(), params)
             return cursor.fetchall() if cursor.description is not None else []
 
-        note_model(
-            POSTGRES,
-            execute,
-            model,
-            f"{self.db.where} (schema {self.db.schema})",
-            "use another schema",
-        )
-        self._model = model
+        self._embedder.note(execute, model)
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -144,14 +137,11 @@ class PostgresRecordStore(SqlReads, SqlJournal, SqlState, SqlUpkeep):
     # -- change feed ---------------------------------------------------------------------
 
     def changes_since(self, position: FeedPosition) -> Iterator[ChangeBatch]:
-        current = self.feed_position()
-        full = position.generation != current.generation or position.seq < 0
+        sql, params = self._feed_start(position)
         with self.db.session(None, every_tenant=True) as s:
             # A server-side cursor: a 1M-row load never holds more than one chunk.
             cursor = s.conn.cursor(name="cairn_feed", binary=True)
-            cursor.execute(
-                feed_query(POSTGRES, full=full).encode(), (-1 if full else position.seq,)
-            )
+            cursor.execute(sql.encode(), params)
             try:
                 while found := cursor.fetchmany(FEED_BATCH):
                     yield ChangeBatch.from_rows(found, vector=_vector_bytes, blob=bytes)
@@ -160,14 +150,7 @@ class PostgresRecordStore(SqlReads, SqlJournal, SqlState, SqlUpkeep):
 
     # -- entity links --------------------------------------------------------------------
 
-    def set_links(self, links: Sequence[tuple[int, tuple[str, ...]]]) -> None:
-        with self.transaction() as tx:
-            tx.set_entity_keys(links)
-
     # -- purges --------------------------------------------------------------------------
-
-    def finish_purges(self, purges: Sequence[PendingPurge]) -> list[str]:
-        return finish_purges(purges, self.checkpoint, self._clear_purge)
 
     def _clear_purge(self, purge: PendingPurge) -> None:
         sql, params = clear_purge(POSTGRES, purge)

@@ -7,11 +7,14 @@ on its own connection (a cursor held for the feed, its lock or its pool); the SQ
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 from cairn.errors import InvalidInput
-from cairn.storage.ports import PendingPurge, StoreStats
-from cairn.storage.sql.dialect import Dialect, SqlPart
+from cairn.storage.ports import FeedPosition, PendingPurge, StoreStats
+from cairn.storage.sql.dialect import Dialect
+from cairn.storage.sql.journal import SqlState
+from cairn.storage.sql.writes import finish_purges
 
 # Rows of the feed read at once: a 1M-row load never holds more than one batch of vectors.
 FEED_BATCH = 16_384
@@ -46,21 +49,67 @@ def clear_purge(d: Dialect, purge: PendingPurge) -> tuple[str, tuple[str, str, s
     )
 
 
-def note_model(d: Dialect, execute: Execute, model: str, where: str, remedy: str) -> None:
-    """Record ``model`` as the store's embedder, or refuse a vector of another one: one
-    store holds the vectors of one embedder, and mixing two would rank nonsense."""
-    found = execute("SELECT value FROM meta WHERE key = 'embedder'", ())
-    if not found:
-        execute(f"INSERT INTO meta(key, value) VALUES ('embedder', {d.mark})", (model,))
-    elif found[0][0] != model:
-        raise InvalidInput(
-            f"{where} holds vectors of the embedder {found[0][0]!r}, not {model!r};"
-            f" open it with that embedder or {remedy}"
-        )
+class OneEmbedder:
+    """One store holds the vectors of one embedder: mixing two would rank nonsense. The
+    first vector written names it in ``meta``; a vector of another is refused. What was
+    read is kept until :meth:`forget` (a rolled-back write may have taken the meta row with
+    it; `cairn reembed` in another process may switch it between writes)."""
+
+    def __init__(self, dialect: Dialect, where: str, remedy: str) -> None:
+        self._d = dialect
+        self._where = where  # the store, as the refusal names it
+        self._remedy = remedy  # what else its user can do
+        self._model: str | None = None
+
+    def forget(self) -> None:
+        self._model = None
+
+    def note(self, execute: Execute, model: str) -> None:
+        """Inside a write: ``model`` is (or becomes) the store's embedder, or is refused."""
+        if self._model == model:
+            return
+        found = execute("SELECT value FROM meta WHERE key = 'embedder'", ())
+        if not found:
+            execute(f"INSERT INTO meta(key, value) VALUES ('embedder', {self._d.mark})", (model,))
+        elif found[0][0] != model:
+            raise InvalidInput(
+                f"{self._where} holds vectors of the embedder {found[0][0]!r}, not {model!r};"
+                f" open it with that embedder or {self._remedy}"
+            )
+        self._model = model
 
 
-class SqlUpkeep(SqlPart):
-    """The upkeep reads both stores share."""
+class _Linking(Protocol):
+    def set_entity_keys(self, links: Sequence[tuple[int, tuple[str, ...]]]) -> None: ...
+
+
+class _Upkept(Protocol):
+    """What the shared upkeep asks of its store: its transactions, its after-purge work
+    (a WAL truncation, a vacuum) and how it drops a purge's note."""
+
+    def transaction(self) -> AbstractContextManager[_Linking]: ...
+
+    def checkpoint(self) -> None: ...
+
+    def _clear_purge(self, purge: PendingPurge) -> None: ...
+
+
+class SqlUpkeep(SqlState):
+    """The upkeep both stores share."""
+
+    def set_links(self: _Upkept, links: Sequence[tuple[int, tuple[str, ...]]]) -> None:
+        with self.transaction() as tx:
+            tx.set_entity_keys(links)
+
+    def finish_purges(self: _Upkept, purges: Sequence[PendingPurge]) -> list[str]:
+        return finish_purges(purges, self.checkpoint, self._clear_purge)
+
+    def _feed_start(self, position: FeedPosition) -> tuple[str, tuple[int]]:
+        """The feed's query from ``position``, and its parameter: a full load when the
+        follower has never read or the rows were renumbered since (a new generation)."""
+        current = self.feed_position()
+        full = position.generation != current.generation or position.seq < 0
+        return feed_query(self._d, full=full), (-1 if full else position.seq,)
 
     def pending_links(self, agent: str, limit: int) -> list[tuple[int, str]]:
         m = self._d.mark

@@ -34,11 +34,11 @@ from cairn.errors import InvalidInput, StorageError
 from cairn.model import Record
 from cairn.storage.ports import ChangeBatch, FeedPosition, PendingPurge, RuleQuery, StoreStats
 from cairn.storage.sql.dialect import SQLITE
-from cairn.storage.sql.journal import SqlJournal, SqlState
+from cairn.storage.sql.journal import SqlJournal
 from cairn.storage.sql.reads import SqlReads
 from cairn.storage.sql.rows import SELECT_RECORD, record_from_row
-from cairn.storage.sql.upkeep import FEED_BATCH, SqlUpkeep, clear_purge, feed_query, note_model
-from cairn.storage.sql.writes import RankHint, finish_purges
+from cairn.storage.sql.upkeep import FEED_BATCH, OneEmbedder, SqlUpkeep, clear_purge
+from cairn.storage.sql.writes import RankHint
 from cairn.storage.sqlite import files
 from cairn.storage.sqlite.decoded import DecodedRows, Listings
 from cairn.storage.sqlite.migrate import migrate, schema_version
@@ -46,7 +46,7 @@ from cairn.storage.sqlite.schema import LATEST_VERSION
 from cairn.storage.sqlite.transaction import SqliteTransaction
 
 
-class SqliteRecordStore(SqlReads, SqlJournal, SqlState, SqlUpkeep):
+class SqliteRecordStore(SqlReads, SqlJournal, SqlUpkeep):
     """The reads and the journal's are the SQL stores' shared code (:mod:`cairn.storage.sql`)
     over the SQLite dialect; this class opens the file, runs the transactions and keeps what
     only SQLite does (a cache of decoded rule rows, the WAL, the change feed's scan).
@@ -68,7 +68,7 @@ class SqliteRecordStore(SqlReads, SqlJournal, SqlState, SqlUpkeep):
         if not files.check_store_file(self.path):
             files.create_store(self.path, lambda conn: migrate(conn, self.path, rank_hint))
         self._conn, self.read_only = files.open_store(self.path)
-        self._model: str | None = None
+        self._embedder = OneEmbedder(SQLITE, str(self.path), "rebuild it into a new file")
         self._decoded = DecodedRows()
         self._rule_listings = Listings()
         try:
@@ -102,7 +102,7 @@ class SqliteRecordStore(SqlReads, SqlJournal, SqlState, SqlUpkeep):
                 ).fetchone()[0]
                 # Read the store's model again in each write: `cairn reembed` in another
                 # process may have switched it since the last one.
-                self._model = None
+                self._embedder.forget()
                 yield SqliteTransaction(self._conn, int(seq), self._rank, self._note_model)
                 self._conn.execute("COMMIT")
             except sqlite3.IntegrityError as exc:  # a CHECK: e.g. a learned doc as system
@@ -116,7 +116,7 @@ class SqliteRecordStore(SqlReads, SqlJournal, SqlState, SqlUpkeep):
                 raise
 
     def _roll_back(self) -> None:
-        self._model = None  # the meta row may have been rolled back with the rest
+        self._embedder.forget()  # the meta row may have been rolled back with the rest
         # SQLite has already rolled back after some errors (a full disk among them).
         if self._conn.in_transaction:
             # else the connection's own rollback, when it closes, ends it
@@ -125,16 +125,7 @@ class SqliteRecordStore(SqlReads, SqlJournal, SqlState, SqlUpkeep):
 
     def _note_model(self, model: str) -> None:
         """One store holds the vectors of one embedder: mixing two would rank nonsense."""
-        if self._model == model:
-            return
-        note_model(
-            SQLITE,
-            lambda sql, params: self._conn.execute(sql, params).fetchall(),
-            model,
-            str(self.path),
-            "rebuild it into a new file",
-        )
-        self._model = model
+        self._embedder.note(lambda sql, params: self._conn.execute(sql, params).fetchall(), model)
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -195,29 +186,17 @@ class SqliteRecordStore(SqlReads, SqlJournal, SqlState, SqlUpkeep):
     # -- change feed ---------------------------------------------------------------------
 
     def changes_since(self, position: FeedPosition) -> Iterator[ChangeBatch]:
-        current = self.feed_position()
-        full = position.generation != current.generation or position.seq < 0
-        # A full load scans records in row order ('+' keeps the change_seq index out of
-        # it); an increment reads only the rows whose change_seq moved.
+        sql, params = self._feed_start(position)
         # held while the caller consumes: one connection, one cursor
         with self._lock, self._failing():
-            cursor = self._conn.execute(
-                feed_query(SQLITE, full=full), (-1 if full else position.seq,)
-            )
+            cursor = self._conn.execute(sql, params)
             # In chunks: a 1M-row load never holds more than one chunk of vectors at once.
             while found := cursor.fetchmany(FEED_BATCH):
                 yield ChangeBatch.from_rows(found)
 
     # -- entity links --------------------------------------------------------------------
 
-    def set_links(self, links: Sequence[tuple[int, tuple[str, ...]]]) -> None:
-        with self.transaction() as tx:
-            tx.set_entity_keys(links)
-
     # -- purges --------------------------------------------------------------------------
-
-    def finish_purges(self, purges: Sequence[PendingPurge]) -> list[str]:
-        return finish_purges(purges, self.checkpoint, self._clear_purge)
 
     def _clear_purge(self, purge: PendingPurge) -> None:
         if self.read_only is not None:
