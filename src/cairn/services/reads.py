@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
+from typing import Protocol
 
 from cairn.errors import NotFound
 from cairn.identifiers import record_id_of
 from cairn.model import Application, Event, Namespace, Record, Tombstone
-from cairn.storage.ports import EventFilter, RecordQuery, RecordStore, StoreStats
+from cairn.storage.ports import (
+    ApplicationLog,
+    EventFilter,
+    EventLog,
+    Maintenance,
+    RecordQuery,
+    Records,
+    StoreStats,
+)
 from cairn.validation import check_line, check_time
 
 
@@ -17,8 +26,13 @@ def time_of(value: str | datetime | None, name: str = "as_of") -> str | None:
     return check_time(name, value) if value is not None else None
 
 
+class StoreReads(Records, EventLog, ApplicationLog, Maintenance, Protocol):
+    """The roles these reads use: records, the journal, applications and the counts of the
+    status; nothing that writes (no transaction) and nothing of the change feed."""
+
+
 class Reads:
-    def __init__(self, records: RecordStore) -> None:
+    def __init__(self, records: StoreReads) -> None:
         self._records = records
 
     def get(self, record_id: str, ns: Namespace, *, as_of: str | datetime | None = None) -> Record:

@@ -14,14 +14,14 @@ id is passed on unchanged, for the service's own "no memory with id" answer.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from cairn.errors import InvalidInput
 from cairn.identifiers import record_id_of
 from cairn.model import Namespace
-from cairn.storage.ports import RecordQuery, RecordStore
+from cairn.storage.ports import ApplicationLog, RecordQuery, Records
 
 MIN_PREFIX = 6  # a ULID's first six characters still span ~17 minutes of ids
 FULL_LENGTH = 26
@@ -37,8 +37,12 @@ def _ambiguous(prefix: str, what: str, ids: list[str]) -> InvalidInput:
     )
 
 
+class IdReads(Records, ApplicationLog, Protocol):
+    """What resolving an id reads: records and applications, nothing written."""
+
+
 class Ids:
-    def __init__(self, records: RecordStore) -> None:
+    def __init__(self, records: IdReads) -> None:
         self._records = records
 
     def memory(self, text: str, ns: Namespace) -> str:
