@@ -17,7 +17,8 @@ from cairn.engine.learning.sweep import Eviction, decide, idle_before
 from cairn.model import Namespace
 from cairn.services.journal import Journal
 from cairn.services.learning import Learning, sweep_rules
-from cairn.storage.ports import RecordStore, SweepQuery
+from cairn.services.store_roles import RecordsAndEvents
+from cairn.storage.ports import SweepQuery
 from cairn.timeutil import age_days
 
 RUN_EVENT = "lifecycle.swept"
@@ -34,7 +35,7 @@ class SweepRun:
 class Sweeper:
     def __init__(
         self,
-        records: RecordStore,
+        records: RecordsAndEvents,
         journal: Journal,
         config: Config,
         learning: Learning,
