@@ -13,7 +13,7 @@ from cairn.adapters.embedding import Embedder
 from cairn.engine.apply import apply_events
 from cairn.identifiers import new_ulid
 from cairn.model import Event, Namespace, Record
-from cairn.storage.ports import RecordStore
+from cairn.services.store_roles import Transactions
 from cairn.timeutil import to_iso
 from cairn.validation import check_line, check_token
 
@@ -49,7 +49,7 @@ class _Taken(Exception):
 
 class Journal:
     def __init__(
-        self, records: RecordStore, embedder: Embedder, clock: Clock, links_for: LinksFor
+        self, records: Transactions, embedder: Embedder, clock: Clock, links_for: LinksFor
     ) -> None:
         self._records = records
         self._embedder = embedder

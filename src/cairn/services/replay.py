@@ -15,7 +15,7 @@ from cairn.adapters.embedding import Embedder
 from cairn.engine.apply import apply_events
 from cairn.model import Event, Record
 from cairn.services.journal import LinksFor, embedding_text
-from cairn.storage.ports import RecordStore
+from cairn.services.store_roles import ReplaySource
 from cairn.text import text_hash
 
 Progress = Callable[[int, int], None]
@@ -37,7 +37,7 @@ def _texts(events: list[Event]) -> list[tuple[str, str]]:
 
 
 class Replay:
-    def __init__(self, records: RecordStore, embedder: Embedder, links_for: LinksFor) -> None:
+    def __init__(self, records: ReplaySource, embedder: Embedder, links_for: LinksFor) -> None:
         self._records = records
         self._embedder = embedder
         self._links_for = links_for

@@ -13,13 +13,13 @@ from collections.abc import Mapping
 
 from cairn.errors import StoreUnusable
 from cairn.model import Namespace
-from cairn.storage.ports import RecordStore
+from cairn.services.store_roles import EventsAndTransactions
 
 FLUSH_EVERY = 256  # buffered recalls
 
 
 class Telemetry:
-    def __init__(self, records: RecordStore) -> None:
+    def __init__(self, records: EventsAndTransactions) -> None:
         self._records = records
         self._lock = threading.Lock()
         self._buffer: dict[tuple[str, str], dict[str, float]] = {}
