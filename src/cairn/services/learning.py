@@ -24,7 +24,7 @@ from cairn.identifiers import record_id_of
 from cairn.model import Namespace
 from cairn.services.journal import Journal
 from cairn.services.secrets import SecretGuard
-from cairn.storage.ports import RecordStore
+from cairn.services.store_roles import RecordsEventsApplications
 from cairn.timeutil import parse_time, to_iso
 
 # What an observation says in text, which the secret policy covers before it is journaled
@@ -104,7 +104,7 @@ def _words(values: Sequence[str]) -> list[str]:
 class Learning:
     def __init__(
         self,
-        records: RecordStore,
+        records: RecordsEventsApplications,
         journal: Journal,
         config: Config,
         guard: SecretGuard,

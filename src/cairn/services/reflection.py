@@ -34,7 +34,8 @@ from cairn.errors import CairnError
 from cairn.model import DOC_KINDS, Namespace, Record, record_from_dict
 from cairn.services.journal import Journal
 from cairn.services.learning import Learning, lifecycle_rules
-from cairn.storage.ports import RecordQuery, RecordStore, TrajectoryQuery
+from cairn.services.store_roles import RecordsAndEvents
+from cairn.storage.ports import RecordQuery, TrajectoryQuery
 from cairn.timeutil import age_days
 
 RUN_EVENT = "learning.reflected"
@@ -72,7 +73,7 @@ def gate_of(agent: AgentConfig) -> Gate:
 class Reflection:
     def __init__(
         self,
-        records: RecordStore,
+        records: RecordsAndEvents,
         journal: Journal,
         config: Config,
         learning: Learning,

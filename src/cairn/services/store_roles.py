@@ -7,11 +7,15 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from cairn.storage.ports import EventLog, Records, RecordTransaction
+from cairn.storage.ports import ApplicationLog, EventLog, Records, RecordTransaction
 
 
 class RecordsAndEvents(Records, EventLog, Protocol):
     """Records and the journal's events, read only."""
+
+
+class RecordsEventsApplications(Records, EventLog, ApplicationLog, Protocol):
+    """Records, the journal's events and the applications of rules, read only."""
 
 
 class Transactions(Protocol):

@@ -38,8 +38,9 @@ from cairn.services.bulk import (
 from cairn.services.idempotency import check_same_memory, check_same_request
 from cairn.services.journal import Journal
 from cairn.services.secrets import SecretGuard
+from cairn.services.store_roles import RecordsAndEvents
 from cairn.services.wording import Words, read_words
-from cairn.storage.ports import RecordQuery, RecordStore
+from cairn.storage.ports import RecordQuery
 from cairn.text import text_hash
 from cairn.validation import (
     check_body,
@@ -75,7 +76,7 @@ class Ingested:
 
 class Writes:
     def __init__(
-        self, records: RecordStore, journal: Journal, config: Config, guard: SecretGuard
+        self, records: RecordsAndEvents, journal: Journal, config: Config, guard: SecretGuard
     ) -> None:
         self._records = records
         self._journal = journal
