@@ -279,6 +279,18 @@ def test_services_depend_on_the_engine_and_the_ports_only() -> None:
         )
 
 
+def services_naming_the_whole_store(paths: list[Path]) -> list[str]:
+    """The modules among ``paths`` that name ``RecordStore`` anywhere (an import, a hint)."""
+    return [p.name for p in paths if "RecordStore" in p.read_text(encoding="utf-8")]
+
+
+def test_services_take_the_store_roles_they_use_never_the_whole_store(tmp_path: Path) -> None:
+    assert services_naming_the_whole_store(modules_under("services")) == []
+    wide = tmp_path / "wide.py"  # the check fails on what it forbids
+    wide.write_text("from cairn.storage.ports import RecordStore\n", encoding="utf-8")
+    assert services_naming_the_whole_store([wide]) == ["wide.py"]
+
+
 def test_the_provider_sits_over_the_services() -> None:
     for path in [*modules_under("provider"), *modules_under("daemon")]:
         allowed(
