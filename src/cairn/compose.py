@@ -3,8 +3,7 @@
 Only here are the storage pair, the embedder, the services and the Markdown projection (a
 follower of the store's change feed, :mod:`cairn.services.markdown`) chosen and wired;
 every interface (the Python API, the CLI) asks for a provider here. With
-``memory.remote.endpoint`` set the provider is a remote one and nothing local is opened
-at all.
+``memory.remote.endpoint`` set the provider is a remote one and nothing local is opened.
 """
 
 from __future__ import annotations
@@ -12,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -45,7 +45,6 @@ from cairn.services.reads import Reads
 from cairn.services.recall import Recall
 from cairn.services.replay import Replay
 from cairn.services.secrets import SecretGuard
-from cairn.services.signals import Signals
 from cairn.services.tasks import Tasks
 from cairn.services.telemetry import Telemetry
 from cairn.services.transfer import Transfer
@@ -61,6 +60,7 @@ if TYPE_CHECKING:
     from cairn.provider.learning import LearningServices
     from cairn.provider.remote import RemoteProvider
     from cairn.services.markdown import MarkdownFollower
+    from cairn.services.signals import Signals
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ def open_provider(
     notice = first_run_notice(home, config)
     if notice:  # once per home: the LLM features cost money; say which and how to stop
         print(notice, file=sys.stderr)
-    return assemble(
+    provider = assemble(
         config,
         Ports(records, index),
         embedder,
@@ -168,6 +168,9 @@ def open_provider(
         markdown=markdown,
         describe={**describe, "given": given},
     )
+    if long_running:  # a server, a daemon: its learning schedule's first tick is at start
+        provider.learning()
+    return provider
 
 
 def chosen_embedder(config: Config) -> Embedder:
@@ -359,36 +362,43 @@ def assemble(
         }
 
     info = info_now()
-    # The learning layer and the Markdown projection are built (and their modules
-    # imported) on first use: a recall needs neither (tests/cli/test_cold_imports.py).
+    # The learning layer, the Markdown projection and the prompt signals are built (their
+    # modules imported) on first use: a recall needs none (tests/cli/test_cold_imports.py).
     built: dict[str, Any] = {}
+    building = threading.Lock()
+
+    def part(name: str, build: Callable[[], Any]) -> Any:
+        with building:  # a server's threads build each part once
+            if name not in built:
+                built[name] = build()
+            return built[name]
 
     def learning() -> LearningServices:
-        if "learning" not in built:
-            built["learning"] = _learning_layer(
-                config, records, journal, writes, recall, embedder, clock, telemetry
-            )
-        layer: LearningServices = built["learning"]
+        layer: LearningServices = part("learning", lambda: _learning_layer(
+            config, records, journal, writes, recall, embedder, clock, telemetry
+        ))  # fmt: skip
         return layer
 
-    def markdown_files() -> MarkdownFollower:
-        # The Markdown files beside the store follow its change feed, as the search index
-        # does.
-        if "markdown" not in built:
-            from cairn.services.markdown import MarkdownFollower
+    def markdown_files() -> MarkdownFollower:  # follows the feed, as the index does
+        from cairn.services.markdown import MarkdownFollower
 
-            built["markdown"] = MarkdownFollower(
-                records,  # its change feed
-                records,  # the rows it names
-                reads,
-                markdown_folder or Path("."),
-                lambda ns: {p.id: p.name for p in projects.known(ns).values()},
-                store=str(info.get("location", markdown_folder)),
-                enabled=markdown_folder is not None
-                and (config.memory.markdown.enabled if markdown is None else markdown),
-            )
-        follower: MarkdownFollower = built["markdown"]
+        follower: MarkdownFollower = part("markdown", lambda: MarkdownFollower(
+            records,  # its change feed
+            records,  # the rows it names
+            reads,
+            markdown_folder or Path("."),
+            lambda ns: {p.id: p.name for p in projects.known(ns).values()},
+            store=str(info.get("location", markdown_folder)),
+            enabled=markdown_folder is not None
+            and (config.memory.markdown.enabled if markdown is None else markdown),
+        ))  # fmt: skip
         return follower
+
+    def signals() -> Signals:
+        from cairn.services.signals import Signals
+
+        found: Signals = part("signals", lambda: Signals(writes, recall, index, embedder, config))
+        return found
 
     def close() -> None:
         telemetry.flush()
@@ -402,7 +412,7 @@ def assemble(
         reads=reads,
         recall=recall,
         tasks=Tasks(records, journal, recall, config, clock),
-        signals=Signals(writes, recall, index, embedder, config),
+        signals=signals,
         transfer=Transfer(records, journal, config),
         replay=Replay(records, embedder, links_for),
         purges=purges,

@@ -21,6 +21,8 @@ NOT_FOR_RECALL = {
     "cairn.services.deltas": "the learning layer",
     "cairn.services.llm": "the LLM features",
     "cairn.adapters.llm": "the LLM client",
+    "cairn.services.signals": "the prompt signals (and the statement corrections)",
+    "cairn.engine.statements.correction": "the statement corrections",
     "cairn.services.markdown": "the Markdown files follow writes, not reads",
     "cairn.projection": "the Markdown projection",
     "cairn.storage.postgres": "a SQLite store",

@@ -14,7 +14,6 @@ from cairn.services.purges import Purges
 from cairn.services.reads import Reads
 from cairn.services.recall import Recall
 from cairn.services.replay import Replay
-from cairn.services.signals import Signals
 from cairn.services.tasks import Tasks
 from cairn.services.transfer import Transfer
 from cairn.services.writes import Writes
@@ -22,6 +21,7 @@ from cairn.storage.ports import RecordStore, SearchIndex
 
 if TYPE_CHECKING:
     from cairn.provider.learning import LearningServices
+    from cairn.services.signals import Signals
 
 Progress = Callable[[int, int], None]
 
@@ -42,7 +42,7 @@ class Services:
     reads: Reads
     recall: Recall
     tasks: Tasks
-    signals: Signals
+    signals: Callable[[], Signals]  # built on the first signal (the statement reader's)
     transfer: Transfer
     replay: Replay
     purges: Purges

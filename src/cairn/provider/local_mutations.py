@@ -181,7 +181,7 @@ def feedback(p: Engine, request: FeedbackRequest, ns: Namespace) -> FeedbackResp
 
 
 def signal(p: Engine, request: SignalRequest, ns: Namespace) -> SignalResponse:
-    found = p.services.signals.signal(
+    found = p.services.signals().signal(
         request.text,
         ns,
         project_id=request.project_id,
