@@ -22,3 +22,20 @@ def test_the_keyword_lane_and_the_director_read_the_same_list() -> None:
     import cairn.engine.recall.query as query
 
     assert query.STOP_WORDS is director.STOP_WORDS is clustering.STOP_WORDS is STOP_WORDS
+
+
+def test_the_clients_modules_load_no_stemmer() -> None:
+    """The command line's client (its project check, the contract, the input checks)
+    reaches cairn.text without stemming: the stemmers of 30 languages load only when a
+    word is stemmed."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, cairn.cli.project, cairn.provider.contract, cairn.validation, cairn.text\n"
+        "print('snowballstemmer' in sys.modules)\n"
+        "assert cairn.text.normal_term('deploying') == 'deploi'\n"
+        "print('snowballstemmer' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"], done.stdout + done.stderr

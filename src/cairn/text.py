@@ -8,8 +8,6 @@ import threading
 import unicodedata
 from functools import lru_cache
 
-import snowballstemmer
-
 from cairn.patterns import lazy_compile
 
 # Common English function words: they match everything and rank nothing. The one list of
@@ -120,5 +118,10 @@ def normal_term(term: str) -> str:
         return folded
     stemmer = getattr(_local, "stemmer", None)
     if stemmer is None:
+        # Imported on first use: the package loads the stemmers of 30 languages, and the
+        # command line's client reaches this module (an export check's text_hash) without
+        # ever stemming a word.
+        import snowballstemmer
+
         stemmer = _local.stemmer = snowballstemmer.stemmer("porter")
     return str(stemmer.stemWord(folded))
