@@ -25,6 +25,7 @@ from daemon.support import (
     make_home,
     make_repo,
     running,
+    start,
     stop,
 )
 
@@ -246,3 +247,34 @@ def test_start_twice_at_once_leaves_one_daemon(tmp_path: Path) -> None:
         assert len(pids) == 1
     finally:
         stop(home)
+
+
+@pytest.mark.parametrize("removed", ["socket", "home"])
+def test_a_daemon_whose_socket_is_gone_stops(tmp_path: Path, removed: str) -> None:
+    """Once its home is deleted (or its socket removed) no client can reach a daemon: it
+    stops by itself, within seconds, instead of holding the store and the model."""
+    import shutil
+
+    home = make_home(tmp_path)
+    paths = daemon_paths(home)
+    state = start(home)
+    pid = state["pid"]
+    try:
+        assert alive(pid)
+        if removed == "socket":
+            paths.socket.unlink()
+        else:
+            log = log_text(home)
+            shutil.rmtree(home)
+        deadline = time.monotonic() + 30
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive(pid), "the daemon still runs with its socket gone"
+        if removed == "socket":
+            assert "the daemon's socket is gone; stopping" in log_text(home)
+            assert not paths.pid.exists() and not paths.info.exists()
+        else:
+            assert log  # it had started and logged before its home went
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)

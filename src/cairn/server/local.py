@@ -151,6 +151,14 @@ class LocalSocket:
                 out.write(text)
             os.replace(tmp, path)
 
+    def still_ours(self) -> bool:
+        """Whether the home's socket is still the one this process made (False once the
+        socket, its folder or the whole home was removed, or another file took its place)."""
+        try:
+            return os.lstat(self.paths.socket).st_ino == self._inode
+        except OSError:
+            return False
+
     def release(self) -> None:
         """Remove the socket (if still the one this process made) and its files, then let
         go of the lock: from here on a client knows no daemon runs."""

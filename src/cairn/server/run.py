@@ -21,9 +21,11 @@ import shutil
 import signal
 import socket
 import tempfile
+import threading
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from fastapi import FastAPI
@@ -39,6 +41,9 @@ from cairn.server.app import MAX_BODY_BYTES, create_app, store_sizes
 from cairn.server.auth import TokenStore, tokens_path
 from cairn.server.metrics import MULTIPROCESS_ENV, Metrics
 from cairn.server.tokens import server_tokens
+
+if TYPE_CHECKING:
+    from cairn.server.local import LocalSocket
 
 log = logging.getLogger("cairn.server")
 
@@ -251,6 +256,8 @@ def serve(
         proxy_headers=False,
         lifespan="on",
     )
+    if claim is not None:
+        _watch_socket(claim)
     # uvicorn shuts down gracefully at the signal, then raises it again for the handler it
     # found; that handler only notes it, so a graceful stop ends the command with exit 0.
     stops: list[int] = []
@@ -272,6 +279,27 @@ def serve(
             signal.signal(sig, handler)
     if stops:
         log.info("stopped by signal", extra={"signal": signal.Signals(stops[0]).name})
+
+
+SOCKET_CHECK_SECONDS = 2.0
+
+
+def _watch_socket(claim: LocalSocket, every: float = SOCKET_CHECK_SECONDS) -> None:
+    """Stop this daemon (gracefully, as ``cairn daemon stop`` does) once its socket is no
+    longer its own: the home was deleted, or the socket removed. No client can reach it
+    then, and it would otherwise hold the store and the model until the machine restarts
+    (a test run killed before its clean-up left such daemons behind)."""
+
+    def watch() -> None:
+        while claim.still_ours():
+            time.sleep(every)
+        log.warning(
+            "the daemon's socket is gone; stopping",
+            extra={"socket": str(claim.paths.socket), "home": str(claim.paths.home)},
+        )
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="cairn-socket-watch", daemon=True).start()
 
 
 def _daemon_info(
