@@ -227,8 +227,10 @@ def print_report(results: dict[str, dict[str, dict[str, float]]]) -> None:
         print(f"{name:<24}{n:>5}{cells}")
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+def run_arguments(doc: str | None) -> argparse.ArgumentParser:
+    """The command line of a held-out query set over the LoCoMo and coding stores (this
+    script's and ``statement_task.py``'s)."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="path to locomo10.json")
     parser.add_argument("--json", type=Path, metavar="OUT")
     parser.add_argument("--embedding-cache", type=Path, metavar="NPZ")
@@ -241,15 +243,28 @@ def main(argv: Sequence[str] | None = None) -> None:
         metavar="NAME=JSON",
         help="an extra engine run with these rag overrides",
     )
-    args = parser.parse_args(argv)
-    queries = load_queries()
-    conversations = load_locomo(args.data)
-    runs: dict[str, dict[str, Any] | None] = {
+    return parser
+
+
+def runs_of(args: argparse.Namespace) -> dict[str, dict[str, Any] | None]:
+    """BM25, the keyword lane alone, the default, and each ``--rag-run``."""
+    return {
         "bm25": None,
         "keyword": {"weights": {"vector": 0}},
         "default": {},
         **{r.name: dict(r.rag) for r in args.rag_run},
     }
+
+
+def write_json(path: Path, results: object, runs: dict[str, dict[str, Any] | None]) -> None:
+    path.write_text(json.dumps({"results": results, "runs": runs}, indent=2), encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = run_arguments(__doc__).parse_args(argv)
+    queries = load_queries()
+    conversations = load_locomo(args.data)
+    runs = runs_of(args)
     embedder = CachedEmbedder(MiniLmOnnxEmbedder(), args.embedding_cache)
     ranked = evaluate(queries, conversations, runs, embedder)
     embedder.save()
@@ -261,10 +276,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 row = {"store": q.store, "relevant": q.relevant, "shape": q.shape, "query": q.text}
                 f.write(json.dumps({**row, "runs": {r: ranked[r][n] for r in runs}}) + "\n")
     if args.json:
-        args.json.write_text(
-            json.dumps({"results": results, "runs": {r: runs[r] for r in runs}}, indent=2),
-            encoding="utf-8",
-        )
+        write_json(args.json, results, runs)
 
 
 if __name__ == "__main__":

@@ -25,20 +25,27 @@ with ``rag.minScore: 0``: recall@1/5/10 and MRR. Runs: ``bm25`` (plain SQLite FT
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cairn.adapters.embedding import MiniLmOnnxEmbedder
 
 sys.path.insert(0, str(Path(__file__).parent))
-from locomo import CachedEmbedder, load_locomo, parse_rag_run
-from query_shapes import CODING, DATA, ShapedQuery, evaluate, score
+from locomo import CachedEmbedder, load_locomo
+from query_shapes import (
+    CODING,
+    DATA,
+    ShapedQuery,
+    evaluate,
+    run_arguments,
+    runs_of,
+    score,
+    write_json,
+)
 
 METRICS = ("recall@1", "recall@5", "recall@10", "mrr")
 
@@ -100,27 +107,9 @@ def print_report(results: dict[str, dict[str, dict[str, float]]]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--data", type=Path, required=True, help="path to locomo10.json")
-    parser.add_argument("--json", type=Path, metavar="OUT")
-    parser.add_argument("--embedding-cache", type=Path, metavar="NPZ")
-    parser.add_argument("--details", type=Path, metavar="JSONL")
-    parser.add_argument(
-        "--rag-run",
-        type=parse_rag_run,
-        action="append",
-        default=[],
-        metavar="NAME=JSON",
-        help="an extra engine run with these rag overrides",
-    )
-    args = parser.parse_args(argv)
+    args = run_arguments(__doc__).parse_args(argv)
     statements = load_statements()
-    runs: dict[str, dict[str, Any] | None] = {
-        "bm25": None,
-        "keyword": {"weights": {"vector": 0}},
-        "default": {},
-        **{r.name: dict(r.rag) for r in args.rag_run},
-    }
+    runs = runs_of(args)
     embedder = CachedEmbedder(MiniLmOnnxEmbedder(), args.embedding_cache)
     queries = [s.query for s in statements]
     ranked = evaluate(queries, load_locomo(args.data), runs, embedder)
@@ -134,10 +123,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 row["half"] = s.query.half
                 f.write(json.dumps({**row, "runs": {r: ranked[r][n] for r in runs}}) + "\n")
     if args.json:
-        args.json.write_text(
-            json.dumps({"results": results, "runs": {r: runs[r] for r in runs}}, indent=2),
-            encoding="utf-8",
-        )
+        write_json(args.json, results, runs)
 
 
 if __name__ == "__main__":
