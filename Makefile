@@ -23,6 +23,7 @@ test: $(BIN)/cairn
 	$(BIN)/python -m compileall -q src
 	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=25
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 
 bench: $(BIN)/cairn

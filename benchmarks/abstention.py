@@ -286,9 +286,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     "gold": sorted(x.gold),
                     "off": list(x.off),
                     "on": list(x.on),
-                    "seen": [
-                        [s.ref, s.cosine, s.coverage, s.final, s.surprise] for s in x.seen
-                    ],
+                    "seen": [[s.ref, s.cosine, s.coverage, s.final, s.surprise] for s in x.seen],
                 }
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
     if args.json:

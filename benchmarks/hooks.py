@@ -103,9 +103,7 @@ def timed(
     proc = subprocess.run(command, cwd=cwd, env=env, input=stdin, capture_output=True)
     elapsed = (time.perf_counter() - start) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    CPU.append(
-        (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
-    )
+    CPU.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed: {proc.stderr.decode()[-2000:]}")
     return elapsed, proc
@@ -229,10 +227,13 @@ def main() -> None:
         env = {**os.environ, "CAIRN_HOME": str(home)}
         env.pop("CAIRN_CONFIG", None)
 
-        phase("python -c pass",
-              lambda: measure(args.runs, [sys.executable, "-c", "pass"], cwd=repo, env=env))
-        phase("cairn --version",
-              lambda: measure(args.runs, [*cairn, "--version"], cwd=repo, env=env))
+        phase(
+            "python -c pass",
+            lambda: measure(args.runs, [sys.executable, "-c", "pass"], cwd=repo, env=env),
+        )
+        phase(
+            "cairn --version", lambda: measure(args.runs, [*cairn, "--version"], cwd=repo, env=env)
+        )
         timed([*cairn, "recall", "warm the file cache"], cwd=repo, env=env)
         if cold:
             phase("cairn recall (cold)", lambda: recall_runs(cairn, args.runs, repo, env, rng))

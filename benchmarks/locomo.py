@@ -387,9 +387,7 @@ class PostgresPlace:
             from cairn.storage.postgres import local_server
 
             try:
-                self._server = local_server.start(
-                    Path(tempfile.mkdtemp(prefix="cairn-locomo-pg-"))
-                )
+                self._server = local_server.start(Path(tempfile.mkdtemp(prefix="cairn-locomo-pg-")))
             except StorageError as exc:
                 raise SystemExit(f"--backends postgres: no --postgres-url, and {exc}") from None
             url = self._server.url

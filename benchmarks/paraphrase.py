@@ -80,4 +80,3 @@ def load(path: Path = PATH) -> list[Item]:
             Item(r["id"], r["kind"], r["domain"], r["lang"], r["query"], r["split"], memory)
         )
     return items
-

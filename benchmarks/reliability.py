@@ -65,9 +65,19 @@ QUICK = {
     "sample": 20,
     "server_kills": {"kills": 3, "clients": 3, "writes_per_client": 20},
 }
-KILL_COLUMNS = ("kills", "committed", "rolled_back", "completed", "acknowledged", "checked",
-                "lane_checks", "absent_checks", "replays", "purges_resumed",
-                "files_cleaned_on_open")
+KILL_COLUMNS = (
+    "kills",
+    "committed",
+    "rolled_back",
+    "completed",
+    "acknowledged",
+    "checked",
+    "lane_checks",
+    "absent_checks",
+    "replays",
+    "purges_resumed",
+    "files_cleaned_on_open",
+)
 
 
 def _log(message: str) -> None:
@@ -77,8 +87,13 @@ def _log(message: str) -> None:
 def _table(rows: list[list[Any]], header: list[str]) -> str:
     cells = [header, *[[str(c) for c in row] for row in rows]]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in
-                       enumerate(zip(row, widths, strict=True))) for row in cells]
+    lines = [
+        "  ".join(
+            c.rjust(w) if i else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in cells
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -90,12 +105,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=20260601)
     parser.add_argument("--workdir", type=Path, default=None, help="keep the homes here")
     parser.add_argument("--no-real", action="store_true", help="skip the real-model part")
-    parser.add_argument("--only-real", action="store_true",
-                        help="only the real-model part (its kills and its load)")
-    parser.add_argument("--only-server-kills", action="store_true",
-                        help="only the SIGKILLs of cairn serve with retried writes")
-    parser.add_argument("--only-faults", action="store_true",
-                        help="only the faults of the disk and the file")
+    parser.add_argument(
+        "--only-real", action="store_true", help="only the real-model part (its kills and its load)"
+    )
+    parser.add_argument(
+        "--only-server-kills",
+        action="store_true",
+        help="only the SIGKILLs of cairn serve with retried writes",
+    )
+    parser.add_argument(
+        "--only-faults", action="store_true", help="only the faults of the disk and the file"
+    )
     args = parser.parse_args(argv)
     plan = FULL if args.full else QUICK
     with tempfile.TemporaryDirectory(prefix="cairn-reliability-") as tmp:
@@ -120,13 +140,28 @@ def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str
         served = run_server_kills(work / "server-kills", seed=args.seed, **plan["server_kills"])
     if args.only_server_kills and served is not None:
         return _server_only(served, args, started)
-    tallies = {} if args.only_real else run_kills(
-        work / "kills", plan["kills"], seed=args.seed, scale=plan["scale"],
-        sample=plan["sample"], progress=_log)
+    tallies = (
+        {}
+        if args.only_real
+        else run_kills(
+            work / "kills",
+            plan["kills"],
+            seed=args.seed,
+            scale=plan["scale"],
+            sample=plan["sample"],
+            progress=_log,
+        )
+    )
     if not args.no_real and plan["real_kills"]:
-        real = run_kills(work / "kills-real", plan["real_kills"], seed=args.seed + 1,
-                         real=True, scale=plan["scale"] * 0.5, sample=plan["sample"] // 2,
-                         progress=_log)
+        real = run_kills(
+            work / "kills-real",
+            plan["real_kills"],
+            seed=args.seed + 1,
+            real=True,
+            scale=plan["scale"] * 0.5,
+            sample=plan["sample"] // 2,
+            progress=_log,
+        )
         tallies.update({f"{name} (real model)": t for name, t in real.items()})
     loads: dict[str, Any] = {}
     if not args.only_real:
@@ -134,8 +169,9 @@ def _run(plan: dict[str, Any], work: Path, args: argparse.Namespace) -> dict[str
         loads["hashing"] = run_load(work / "load", seconds=plan["load_seconds"])
     if not args.no_real and plan["real_load_seconds"]:
         _log("concurrent load (real model)")
-        loads["real model"] = run_load(work / "load-real", seconds=plan["real_load_seconds"],
-                                       real=True)
+        loads["real model"] = run_load(
+            work / "load-real", seconds=plan["real_load_seconds"], real=True
+        )
     _log("cross-tenant attacks")
     attacks = run_attacks(work / "attacks")
     total = Tally("all")
@@ -189,12 +225,14 @@ def _server_only(served: Any, args: argparse.Namespace, started: float) -> dict[
 
 
 def _server_line(served: dict[str, Any]) -> str:
-    return (f"cairn serve SIGKILLs: {served['kills']} kills, {served['clients']} clients,"
-            f" {served['requests']} writes answered ({served['items']} bodies) after"
-            f" {served['tries']} tries ({served['unanswered_tries']} unanswered,"
-            f" {served['resent_after_answer']} sent again after their answer);"
-            f" stored {served['stored']}, duplicates {served['duplicates']},"
-            f" lost {served['lost']}, refused {len(served['refused'])}")
+    return (
+        f"cairn serve SIGKILLs: {served['kills']} kills, {served['clients']} clients,"
+        f" {served['requests']} writes answered ({served['items']} bodies) after"
+        f" {served['tries']} tries ({served['unanswered_tries']} unanswered,"
+        f" {served['resent_after_answer']} sent again after their answer);"
+        f" stored {served['stored']}, duplicates {served['duplicates']},"
+        f" lost {served['lost']}, refused {len(served['refused'])}"
+    )
 
 
 def _faults_only(work: Path, started: float) -> dict[str, Any]:
@@ -213,46 +251,103 @@ def _faults_only(work: Path, started: float) -> dict[str, Any]:
     }
 
 
-FAULT_COLUMNS = ("commands", "true_words", "memories_kept", "repaired", "untouched",
-                 "restored_from_markdown", "left_byte_for_byte", "said_once",
-                 "new_home_loose", "old_home_loose", "other_user_read")
+FAULT_COLUMNS = (
+    "commands",
+    "true_words",
+    "memories_kept",
+    "repaired",
+    "untouched",
+    "restored_from_markdown",
+    "left_byte_for_byte",
+    "said_once",
+    "new_home_loose",
+    "old_home_loose",
+    "other_user_read",
+)
 
 
 def _render_faults(faults: dict[str, Any]) -> str:
-    rows = [[name, *(figures.get(c, "") for c in FAULT_COLUMNS), figures.get("skipped", "")]
-            for name, figures in faults["cases"].items()]
+    rows = [
+        [name, *(figures.get(c, "") for c in FAULT_COLUMNS), figures.get("skipped", "")]
+        for name, figures in faults["cases"].items()
+    ]
     return _table(rows, ["fault", *FAULT_COLUMNS, "skipped"])
 
 
 def _render(report: dict[str, Any]) -> str:
     if "kills" not in report:
-        return "\n".join([f"cairn reliability, faults only, {report['seconds']} s on"
-                          f" {report['machine']}", "", _render_faults(report["faults"]), "",
-                          f"problems: {report['totals']['problems']}",
-                          *(f"  {m[:300]}" for m in report["totals"]["messages"][:20])])
+        return "\n".join(
+            [
+                f"cairn reliability, faults only, {report['seconds']} s on {report['machine']}",
+                "",
+                _render_faults(report["faults"]),
+                "",
+                f"problems: {report['totals']['problems']}",
+                *(f"  {m[:300]}" for m in report["totals"]["messages"][:20]),
+            ]
+        )
     if report["attacks"] is None:
         return _server_line(report["server_kills"])
     kills = report["kills"]
-    rows = [[name, *(t[c] for c in KILL_COLUMNS), sum(t["problems"].values())]
-            for name, t in kills.items()]
-    out = [f"cairn reliability, {report['mode']} mode, seed {report['seed']},"
-           f" {report['seconds']} s on {report['machine']}", "",
-           _table(rows, ["scenario", *KILL_COLUMNS, "problems"]), ""]
+    rows = [
+        [name, *(t[c] for c in KILL_COLUMNS), sum(t["problems"].values())]
+        for name, t in kills.items()
+    ]
+    out = [
+        f"cairn reliability, {report['mode']} mode, seed {report['seed']},"
+        f" {report['seconds']} s on {report['machine']}",
+        "",
+        _table(rows, ["scenario", *KILL_COLUMNS, "problems"]),
+        "",
+    ]
     rows = []
     for name, load in report["load"].items():
         checks = load["checks"]
-        rows.append([name, load["writers"], load["readers"], load["seconds"], load["stores"],
-                     load["corrections"], load["write_ms"]["p50"], load["write_ms"]["p99"],
-                     load["write_ms"]["max"], load["reads"], load["read_checks"],
-                     load["locked"], sum(checks["problems"].values())])
-    out += [_table(rows, ["load", "writers", "readers", "s", "stores", "corrections",
-                          "write p50 ms", "p99", "max", "reads", "read checks", "locked",
-                          "problems"]), ""]
+        rows.append(
+            [
+                name,
+                load["writers"],
+                load["readers"],
+                load["seconds"],
+                load["stores"],
+                load["corrections"],
+                load["write_ms"]["p50"],
+                load["write_ms"]["p99"],
+                load["write_ms"]["max"],
+                load["reads"],
+                load["read_checks"],
+                load["locked"],
+                sum(checks["problems"].values()),
+            ]
+        )
+    out += [
+        _table(
+            rows,
+            [
+                "load",
+                "writers",
+                "readers",
+                "s",
+                "stores",
+                "corrections",
+                "write p50 ms",
+                "p99",
+                "max",
+                "reads",
+                "read checks",
+                "locked",
+                "problems",
+            ],
+        ),
+        "",
+    ]
     attacks = report["attacks"]
-    out.append(f"cross-tenant attacks: {attacks['tried']} tried, {attacks['refused']} refused,"
-               f" {attacks['own_copy']} acted on the attacker's own copy;"
-               f" cross-tenant reads {attacks['cross_tenant_reads']},"
-               f" writes {attacks['cross_tenant_writes']}")
+    out.append(
+        f"cross-tenant attacks: {attacks['tried']} tried, {attacks['refused']} refused,"
+        f" {attacks['own_copy']} acted on the attacker's own copy;"
+        f" cross-tenant reads {attacks['cross_tenant_reads']},"
+        f" writes {attacks['cross_tenant_writes']}"
+    )
     if report.get("server_kills"):
         out.append(_server_line(report["server_kills"]))
     if report.get("faults"):

@@ -67,9 +67,10 @@ def _skipped_lines(source: str) -> set[int]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             skipped.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-        if isinstance(
-            node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
-        ) and node.body:
+        if (
+            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body
+        ):
             first = node.body[0]
             if (
                 isinstance(first, ast.Expr)

@@ -134,9 +134,7 @@ def upward_imports(graph: import_graph.Graph) -> list[str]:
         for target in sorted(imported):
             there = layer_of(target)
             if here is not None and there is not None and there < here:
-                found.append(
-                    f"{name} ({LAYERS[here][0]}) imports {target} ({LAYERS[there][0]})"
-                )
+                found.append(f"{name} ({LAYERS[here][0]}) imports {target} ({LAYERS[there][0]})")
     return found
 
 
@@ -193,9 +191,7 @@ def test_the_checks_fail_on_what_they_forbid() -> None:
         ["cairn.engine.a", "cairn.engine.b"],
         ["cairn.engine.c", "cairn.services.d"],
     ]
-    assert upward_imports(every) == [
-        "cairn.engine.c (engine) imports cairn.services.d (services)"
-    ]
+    assert upward_imports(every) == ["cairn.engine.c (engine) imports cairn.services.d (services)"]
     assert every["cairn.model"] == set()  # the version constant is no edge
 
 

@@ -30,7 +30,10 @@ def make(batch_size: int, loads: list[int]) -> tuple[LazyBatchedEmbedder, Counti
         return encoder
 
     embedder = LazyBatchedEmbedder(
-        model_id="counting", dim=3, batch_size=batch_size, load=load,
+        model_id="counting",
+        dim=3,
+        batch_size=batch_size,
+        load=load,
         encode=lambda model, chunk: model.encode(chunk),
     )
     return embedder, encoder

@@ -86,11 +86,7 @@ HEAVY = ("numpy", "onnxruntime", "tokenizers", "pydantic", "yaml", "snowballstem
 
 
 def _loaded_after(code: str) -> set[str]:
-    probe = (
-        "import sys\n"
-        f"{code}\n"
-        f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))\n"
-    )
+    probe = f"import sys\n{code}\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))\n"
     proc = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     )
@@ -101,16 +97,22 @@ def test_the_client_path_imports_nothing_heavy() -> None:
     """What every command pays before it runs (the package, the command table, the hook
     adapter and its reply) loads no numpy, model runtime, tokenizer or pydantic."""
     assert _loaded_after("import cairn") == set()
-    assert _loaded_after(
-        "from cairn.cli.main import run\n"
-        "import contextlib, io\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    assert run(['--version']) == 0"
-    ) == set()
-    assert _loaded_after(
-        "from cairn.hooks.claude_code import parse_event, render_reply\n"
-        "from cairn.hooks.events import HookReply\n"
-        "from cairn.hooks.run import run_hook\n"
-        "e = parse_event('prompt', b'{\"session_id\": \"s\", \"prompt\": \"hi\"}')\n"
-        "render_reply(e, HookReply(context='x'))"
-    ) == set()
+    assert (
+        _loaded_after(
+            "from cairn.cli.main import run\n"
+            "import contextlib, io\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert run(['--version']) == 0"
+        )
+        == set()
+    )
+    assert (
+        _loaded_after(
+            "from cairn.hooks.claude_code import parse_event, render_reply\n"
+            "from cairn.hooks.events import HookReply\n"
+            "from cairn.hooks.run import run_hook\n"
+            'e = parse_event(\'prompt\', b\'{"session_id": "s", "prompt": "hi"}\')\n'
+            "render_reply(e, HookReply(context='x'))"
+        )
+        == set()
+    )

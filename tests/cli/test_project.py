@@ -54,9 +54,7 @@ def test_a_project_is_taken_by_name_id_or_path(world: World, typed: str) -> None
     assert listed and {r["project_id"] for r in listed} == {pid}, typed
 
 
-@pytest.mark.parametrize(
-    "typed", ["nosuch", "git:ffffffffffffffff", "/no/such/folder", "商店"]
-)
+@pytest.mark.parametrize("typed", ["nosuch", "git:ffffffffffffffff", "/no/such/folder", "商店"])
 def test_an_unknown_project_is_refused_not_answered_globally(world: World, typed: str) -> None:
     for command in (["list"], ["context", "--task", "deploy"], ["recall", "deploy"]):
         proc = world.refused("outside", *command, "--project", typed)

@@ -21,6 +21,7 @@ HEAVY = {
 # The hook's fast path does without the command line's and the contract's libraries too.
 NOT_IN_THE_HOOK = {"click", "pydantic", "httpx", "yaml", "cairn.config", "cairn.provider"}
 
+
 def modules_of(
     home: Path, module: str, *args: str, stdin: bytes = b"", cwd: Path
 ) -> tuple[set[str], str]:

@@ -124,7 +124,7 @@ def test_repositories_show_their_names_and_the_filter_takes_one(alice: Browser) 
     rid = alice.remember("Use pnpm here", scope="project", project_id=pid)
     alice.remember("A global rule")
     listed = alice.get("/memories").text
-    assert f"<strong>shop</strong> <span class=\"id\">{pid}</span>" in listed
+    assert f'<strong>shop</strong> <span class="id">{pid}</span>' in listed
     assert 'data-testid="project-name">shop<' in alice.get(f"/memories/{rid}").text
     for typed in ("shop", "acme/shop", pid):
         assert ids_in(alice.get("/memories", project=typed).text) == [rid], typed

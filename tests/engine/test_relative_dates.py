@@ -74,9 +74,9 @@ def test_a_relative_date_becomes_the_days_it_names(text: str, start: str, end: s
 def test_a_weekday_resolves_from_every_day_of_the_week() -> None:
     for offset in range(7):
         anchor = date(2023, 5, 8 + offset)
-        (_, day, _), = spans("last Saturday", anchor)
+        ((_, day, _),) = spans("last Saturday", anchor)
         assert day.weekday() == 5 and 1 <= (anchor - day).days <= 7
-        (_, day, _), = spans("next Saturday", anchor)
+        ((_, day, _),) = spans("next Saturday", anchor)
         assert day.weekday() == 5 and 1 <= (day - anchor).days <= 7
 
 

@@ -22,8 +22,17 @@ def repo(tmp_path: Path) -> Path:
     root.mkdir()
     for args in (
         ["init", "-q"],
-        ["-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-q", "--allow-empty",
-         "-m", "init"],
+        [
+            "-c",
+            "user.email=t@example.org",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "init",
+        ],
     ):
         subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
     return root
@@ -65,10 +74,20 @@ def memories(home: Path, repo: Path, *args: str) -> list[dict[str, Any]]:
 
 def seed(home: Path, repo: Path) -> None:
     for args in (
-        ["remember", "Always use pnpm to install dependencies, never npm.", "--kind", "policy",
-         "--scope", "project"],
-        ["remember", "The user prefers short commit messages in the imperative mood.",
-         "--kind", "preference"],
+        [
+            "remember",
+            "Always use pnpm to install dependencies, never npm.",
+            "--kind",
+            "policy",
+            "--scope",
+            "project",
+        ],
+        [
+            "remember",
+            "The user prefers short commit messages in the imperative mood.",
+            "--kind",
+            "preference",
+        ],
     ):
         assert cairn(home, repo, *args).returncode == 0
 
@@ -86,9 +105,7 @@ def test_session_start_gives_the_director_text_for_the_repository(home: Path, re
     assert applied["applications"] == 2
 
 
-def test_a_prompt_that_states_a_rule_stores_it_for_this_repository(
-    home: Path, repo: Path
-) -> None:
+def test_a_prompt_that_states_a_rule_stores_it_for_this_repository(home: Path, repo: Path) -> None:
     seed(home, repo)
     hook(home, repo, "session-start", "session-start")
     out = hook(home, repo, "prompt", "prompt-rule")
@@ -120,8 +137,9 @@ def test_a_forget_acts_only_on_a_clear_match(home: Path, repo: Path) -> None:
     seed(home, repo)
     hook(home, repo, "prompt", "prompt-rule")
     (rule,) = [m for m in memories(home, repo) if "linter" in m["body"]]
-    missed = hook(home, repo, "prompt", "prompt-forget",
-                  prompt="Forget the rule about deploying on Fridays.")
+    missed = hook(
+        home, repo, "prompt", "prompt-forget", prompt="Forget the rule about deploying on Fridays."
+    )
     assert missed is not None and missed["systemMessage"].startswith("cairn forgot nothing")
     assert len(memories(home, repo)) == 3
     out = hook(home, repo, "prompt", "prompt-forget")
@@ -134,18 +152,39 @@ def test_a_forget_acts_only_on_a_clear_match(home: Path, repo: Path) -> None:
 def test_a_prompt_nothing_is_relevant_to_prints_nothing_at_all(home: Path, repo: Path) -> None:
     seed(home, repo)
     hook(home, repo, "session-start", "session-start")  # the rules are in context already
-    proc = cairn(home, repo, "hook", "prompt",
-                 stdin=json.dumps(event("prompt-nothing", cwd=str(repo))).encode())
+    proc = cairn(
+        home,
+        repo,
+        "hook",
+        "prompt",
+        stdin=json.dumps(event("prompt-nothing", cwd=str(repo))).encode(),
+    )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
 
 
 def test_a_prompt_gets_only_what_the_session_was_not_given(home: Path, repo: Path) -> None:
     seed(home, repo)
     assert "Always use pnpm" in context_of(hook(home, repo, "session-start", "session-start"))
-    assert cairn(home, repo, "remember", "The CI cache key must include the pnpm lockfile hash.",
-                 "--kind", "fact").returncode == 0  # learned after the session started
-    text = context_of(hook(home, repo, "prompt", "prompt-task",
-                           prompt="Why does the CI cache key miss after a lockfile change?"))
+    assert (
+        cairn(
+            home,
+            repo,
+            "remember",
+            "The CI cache key must include the pnpm lockfile hash.",
+            "--kind",
+            "fact",
+        ).returncode
+        == 0
+    )  # learned after the session started
+    text = context_of(
+        hook(
+            home,
+            repo,
+            "prompt",
+            "prompt-task",
+            prompt="Why does the CI cache key miss after a lockfile change?",
+        )
+    )
     assert "CI cache key" in text
     assert "Always use pnpm" not in text and "short commit messages" not in text
     # after a compaction the context starts over: the rules are given again
@@ -158,8 +197,9 @@ def write_transcript(path: Path, expand: str | None = None) -> Path:
     lines = transcript_lines()
     if expand is not None:
         lines = [
-            line.replace('"command": "pnpm install"', f'"command": "cairn expand {expand}'
-                         ' && pnpm install"')
+            line.replace(
+                '"command": "pnpm install"', f'"command": "cairn expand {expand} && pnpm install"'
+            )
             for line in lines
         ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -217,9 +257,7 @@ def test_stop_reviews_the_users_words_without_repeating_what_the_prompt_stored(
     assert len(observed(home, repo)) == 1
 
 
-def test_stop_does_nothing_while_the_host_continues_for_a_stop_hook(
-    home: Path, repo: Path
-) -> None:
+def test_stop_does_nothing_while_the_host_continues_for_a_stop_hook(home: Path, repo: Path) -> None:
     seed(home, repo)
     transcript = write_transcript(repo.parent / "session.jsonl")
     assert hook(home, repo, "stop", "stop-active", transcript_path=str(transcript)) is None

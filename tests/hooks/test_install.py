@@ -29,9 +29,7 @@ THEIRS: dict[str, Any] = {
         "UserPromptSubmit": [
             {"hooks": [{"type": "command", "command": "python3 ~/.claude/hooks/ts.py"}]}
         ],
-        "Stop": [
-            {"hooks": [{"type": "command", "command": "notify-send 'Claude is done'"}]}
-        ],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send 'Claude is done'"}]}],
     },
     "statusLine": {"type": "command", "command": "~/.claude/statusline.sh"},
 }
@@ -68,8 +66,12 @@ def test_a_moved_cairn_is_updated_in_place_and_duplicates_go() -> None:
     moved = install(first, "cairn", WHERE)
     stops = [h for g in moved["hooks"]["Stop"] for h in g["hooks"] if is_ours(h)]
     assert stops == [
-        {"type": "command", "command": "cairn hook stop", "timeout": 30,
-         "statusMessage": "recording"}
+        {
+            "type": "command",
+            "command": "cairn hook stop",
+            "timeout": 30,
+            "statusMessage": "recording",
+        }
     ]
     assert len(moved["hooks"]["Stop"]) == 2  # theirs, then ours
 
@@ -165,8 +167,16 @@ def test_cairn_install_for_the_user_and_a_broken_file_left_alone(
     user = tmp_path / "user"
     (user / ".claude").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(user))
-    proc = run_cairn(tmp_path / "home", "install", "claude-code", "--user", "--json",
-                     "--command", "/opt/cairn/bin/cairn", cwd=repo)
+    proc = run_cairn(
+        tmp_path / "home",
+        "install",
+        "claude-code",
+        "--user",
+        "--json",
+        "--command",
+        "/opt/cairn/bin/cairn",
+        cwd=repo,
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["changed"] is True and data["path"] == str(user / ".claude/settings.json")

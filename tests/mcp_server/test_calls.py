@@ -33,24 +33,34 @@ def test_store_is_the_agents_unless_the_user_said_it(tools: MemoryTools) -> None
     learned = tools.call("memory_store", {"body": "The staging database is pg-staging-2."})
     record = learned.data["record"]
     assert (record["authority"], record["state"], record["origin"]) == ("inferred", "trial", "tool")
-    said = tools.call("memory_store", {
-        "body": "Always use pnpm here.", "kind": "policy", "scope": "project",
-        "stated_by_user": True,
-    })
+    said = tools.call(
+        "memory_store",
+        {
+            "body": "Always use pnpm here.",
+            "kind": "policy",
+            "scope": "project",
+            "stated_by_user": True,
+        },
+    )
     rule = said.data["record"]
     assert (rule["authority"], rule["scope"], rule["project_id"]) == (
-        "explicit", "project", HERE.project_id
+        "explicit",
+        "project",
+        HERE.project_id,
     )
-    again = tools.call("memory_store", {
-        "body": "Always use pnpm here.", "kind": "policy", "scope": "project",
-        "stated_by_user": True,
-    })
+    again = tools.call(
+        "memory_store",
+        {
+            "body": "Always use pnpm here.",
+            "kind": "policy",
+            "scope": "project",
+            "stated_by_user": True,
+        },
+    )
     assert again.data["record"]["id"] == rule["id"] and "nothing added" in again.text
 
 
-def test_bad_arguments_are_one_clear_error_and_change_nothing(
-    tools: MemoryTools, app: App
-) -> None:
+def test_bad_arguments_are_one_clear_error_and_change_nothing(tools: MemoryTools, app: App) -> None:
     with pytest.raises(InvalidInput, match="kind"):
         tools.call("memory_store", {"body": "x", "kind": "opinion"})
     with pytest.raises(InvalidInput, match="needs a repository"):
@@ -68,10 +78,14 @@ def test_bad_arguments_are_one_clear_error_and_change_nothing(
 
 
 def test_recall_context_expand_feedback_correct_forget(tools: MemoryTools) -> None:
-    rid = tools.call("memory_store", {
-        "body": "Run pnpm test -- --run before every commit.", "kind": "policy",
-        "stated_by_user": True,
-    }).data["record"]["id"]
+    rid = tools.call(
+        "memory_store",
+        {
+            "body": "Run pnpm test -- --run before every commit.",
+            "kind": "policy",
+            "stated_by_user": True,
+        },
+    ).data["record"]["id"]
     found = tools.call("memory_recall", {"query": "what to run before a commit"})
     assert found.data["memories"][0]["id"] == rid and f"- {rid}  " in found.text
     ctx = tools.call("memory_context", {"task": "commit the fix", "operation": "commit"})
@@ -79,13 +93,15 @@ def test_recall_context_expand_feedback_correct_forget(tools: MemoryTools) -> No
     assert f"[app {item['application_id']}]" in ctx.text
     expanded = tools.call("memory_expand", {"record_id": rid})
     assert "Run pnpm test" in expanded.text and expanded.data["application_id"] in expanded.text
-    done = tools.call("memory_feedback", {
-        "application_id": item["application_id"], "outcome": "used-successfully"
-    })
+    done = tools.call(
+        "memory_feedback",
+        {"application_id": item["application_id"], "outcome": "used-successfully"},
+    )
     assert done.data["changes"]["used_count"] == [0, 1]
-    repeat = tools.call("memory_feedback", {
-        "application_id": item["application_id"], "outcome": "used-successfully"
-    })
+    repeat = tools.call(
+        "memory_feedback",
+        {"application_id": item["application_id"], "outcome": "used-successfully"},
+    )
     assert repeat.data["changes"] == {} and "already recorded" in repeat.text
     correction = {"record_id": rid, "text": "Run pnpm test before commits."}
     fixed = tools.call("memory_correct", correction)
@@ -94,9 +110,10 @@ def test_recall_context_expand_feedback_correct_forget(tools: MemoryTools) -> No
     assert "nothing changed" in same.text
     gone = tools.call("memory_forget", {"record_id": rid})
     assert gone.data["tombstone"]["record_id"] == rid and not gone.data["tombstone"]["permanent"]
-    assert tools.call("memory_recall", {"query": "run pnpm test before commits"}).data[
-        "memories"
-    ] == []
+    assert (
+        tools.call("memory_recall", {"query": "run pnpm test before commits"}).data["memories"]
+        == []
+    )
 
 
 def test_ask_quotes_the_supporting_memories_or_says_it_has_no_answer(
@@ -105,9 +122,9 @@ def test_ask_quotes_the_supporting_memories_or_says_it_has_no_answer(
     nothing = tools.call("memory_ask", {"question": "which database is staging?"})
     assert nothing.data["answered"] is False and nothing.data["citations"] == []
     assert "no answer" in nothing.text
-    rid = tools.call("memory_store", {
-        "body": "The staging database is pg-staging-2."
-    }).data["record"]["id"]
+    rid = tools.call("memory_store", {"body": "The staging database is pg-staging-2."}).data[
+        "record"
+    ]["id"]
     got = tools.call("memory_ask", {"question": "which database does staging use?"})
     assert got.data["answered"] is True
     assert [c["record_id"] for c in got.data["citations"]] == [rid]
@@ -119,18 +136,27 @@ def test_ask_quotes_the_supporting_memories_or_says_it_has_no_answer(
 def test_resources_show_the_profile_and_this_repositorys_rules(
     tools: MemoryTools, app: App
 ) -> None:
-    tools.call("memory_store", {"body": "Dana prefers tabs.", "kind": "preference",
-                                "stated_by_user": True})
-    tools.call("memory_store", {"body": "Never push to main.", "kind": "policy",
-                                "scope": "project", "stated_by_user": True,
-                                "operations": ["push"]})
+    tools.call(
+        "memory_store", {"body": "Dana prefers tabs.", "kind": "preference", "stated_by_user": True}
+    )
+    tools.call(
+        "memory_store",
+        {
+            "body": "Never push to main.",
+            "kind": "policy",
+            "scope": "project",
+            "stated_by_user": True,
+            "operations": ["push"],
+        },
+    )
     profile = read_resource(app.client, HERE, "cairn://profile")
     assert "Dana prefers tabs." in profile and "Never push" not in profile
     rules = read_resource(app.client, HERE, "cairn://project/rules")
     assert rules.startswith("# The rules of shop")
     assert "Never push to main. (only for operations push)" in rules and "tabs" not in rules
-    assert "not run inside" in read_resource(app.client, Binding(None, None, None),
-                                             "cairn://project/rules")
+    assert "not run inside" in read_resource(
+        app.client, Binding(None, None, None), "cairn://project/rules"
+    )
     with pytest.raises(NotFound):
         read_resource(app.client, HERE, "cairn://secrets")
 

@@ -30,9 +30,20 @@ def repo(tmp_path: Path) -> Path:
     root.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     subprocess.run(
-        ["git", "-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-q",
-         "--allow-empty", "-m", "init"],
-        cwd=root, check=True,
+        [
+            "git",
+            "-c",
+            "user.email=t@example.org",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "init",
+        ],
+        cwd=root,
+        check=True,
     )
     return root
 
@@ -63,10 +74,17 @@ async def round_trip(session: ClientSession) -> None:
     assert listed["memory_recall"].annotations.read_only_hint is True  # type: ignore[union-attr]
     assert listed["memory_store"].input_schema["required"] == ["body"]
 
-    stored = structured(await session.call_tool("memory_store", {
-        "body": "Always use pnpm to install dependencies in this repository.",
-        "kind": "policy", "scope": "project", "stated_by_user": True,
-    }))
+    stored = structured(
+        await session.call_tool(
+            "memory_store",
+            {
+                "body": "Always use pnpm to install dependencies in this repository.",
+                "kind": "policy",
+                "scope": "project",
+                "stated_by_user": True,
+            },
+        )
+    )
     rid = stored["record"]["id"]
     assert stored["record"]["scope"] == "project" and stored["record"]["project_id"]
     status = structured(await session.call_tool("memory_status", {}))
@@ -82,14 +100,24 @@ async def round_trip(session: ClientSession) -> None:
     assert "Always use pnpm" in context.content[0].text
     assert f"[app {item['application_id']}]" in context.content[0].text
 
-    feedback = structured(await session.call_tool("memory_feedback", {
-        "application_id": item["application_id"], "outcome": "used-successfully",
-    }))
+    feedback = structured(
+        await session.call_tool(
+            "memory_feedback",
+            {
+                "application_id": item["application_id"],
+                "outcome": "used-successfully",
+            },
+        )
+    )
     assert feedback["record"]["id"] == rid and feedback["changes"]["used_count"] == [0, 1]
 
-    refused = await session.call_tool("memory_feedback", {
-        "application_id": item["application_id"], "outcome": "great",
-    })
+    refused = await session.call_tool(
+        "memory_feedback",
+        {
+            "application_id": item["application_id"],
+            "outcome": "great",
+        },
+    )
     assert refused.is_error and "outcome" in refused.content[0].text
 
     rules = await session.read_resource("cairn://project/rules")
@@ -108,7 +136,11 @@ def test_round_trip_over_stdio(repo: Path, env: dict[str, str]) -> None:
     asyncio.run(main())
     proc = subprocess.run(
         [sys.executable, "-m", "cairn.cli.main", "explain", "--json"],
-        env=env, cwd=repo, capture_output=True, text=True, check=True,
+        env=env,
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert json.loads(proc.stdout)["with_outcome"] == 1  # it was the real store
 
@@ -124,9 +156,11 @@ def free_port() -> int:
 def http_server(repo: Path, env: dict[str, str]) -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cairn.cli.main", "mcp", "--transport", "http", "--port",
-         str(port)],
-        env=env, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "cairn.cli.main", "mcp", "--transport", "http", "--port", str(port)],
+        env=env,
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         deadline = time.monotonic() + 60

@@ -11,8 +11,15 @@ from cairn.provider import contract as c
 from cairn.provider.contract import learning as lc
 
 EXPECTED = {
-    "memory_store", "memory_recall", "memory_context", "memory_expand",
-    "memory_correct", "memory_forget", "memory_feedback", "memory_ask", "memory_status",
+    "memory_store",
+    "memory_recall",
+    "memory_context",
+    "memory_expand",
+    "memory_correct",
+    "memory_forget",
+    "memory_feedback",
+    "memory_ask",
+    "memory_status",
 }
 
 
@@ -54,8 +61,9 @@ def test_a_tools_schema_is_its_contract_models_less_what_the_server_sets(
     for field, shape in schema["properties"].items():
         if field in contract["properties"]:
             plain = {k: v for k, v in shape.items() if k != "description"}
-            assert plain == {k: v for k, v in contract["properties"][field].items()
-                             if k != "description"}, field
+            assert plain == {
+                k: v for k, v in contract["properties"][field].items() if k != "description"
+            }, field
     assert set(schema["required"]) == set(contract.get("required", [])) - SERVER_FIELDS
     assert schema["additionalProperties"] is False
 

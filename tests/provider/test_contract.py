@@ -150,7 +150,6 @@ def test_an_observation_is_checked_once_at_the_contract(fields: dict, message: s
     below takes it as valid and no longer checks it again."""
     from cairn.provider.client import build
 
-
     data = {"mutation": "observe", "idempotency_key": "k", "success": True, **fields}
     with pytest.raises(InvalidInput) as built:
         build(lc.ObserveRequest, data)

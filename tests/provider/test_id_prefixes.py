@@ -88,9 +88,7 @@ def test_a_too_short_or_unknown_prefix_is_not_found(mem: Memory) -> None:
         mem.get("ZZZZZZZZ")
 
 
-def test_a_prefix_never_reaches_another_tenant(
-    mem: Memory, request: pytest.FixtureRequest
-) -> None:
+def test_a_prefix_never_reaches_another_tenant(mem: Memory, request: pytest.FixtureRequest) -> None:
     with other_tenant(mem, request) as other:
         mine = mem.remember("Deploy only on weekdays", kind="policy")
         theirs = other.remember("Deploy on any day", kind="policy")

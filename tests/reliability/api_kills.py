@@ -42,8 +42,9 @@ class WorkerScenario(Scenario):
         mem = open_memory(self.home)
         try:
             bodies = [body_for(words(), self.rng) for _ in range(self.size(40, 80))]
-            for record_id, body in zip(mem.store_many([MemoryInput(body=b) for b in bodies]),
-                                       bodies, strict=True):
+            for record_id, body in zip(
+                mem.store_many([MemoryInput(body=b) for b in bodies]), bodies, strict=True
+            ):
                 self.model.add(record_id, word_of(body) or "")
             for _ in range(self.size(10, 20)):
                 word = words()
@@ -55,13 +56,24 @@ class WorkerScenario(Scenario):
         state = self.root / "state.json"
         log = self.root / f"ops-{self.series}-{self.cycles}.log"
         records = self.model.records
-        state.write_text(json.dumps({
-            "live": {i: records[i].word for i in self.model.ids("live")},
-            "forgotten": {i: records[i].word for i in self.model.ids("forgotten")},
-            "secrets": {i: sorted(e.secrets)[0] for i, e in records.items() if e.secrets},
-        }))
-        argv = worker_argv("ops", str(self.home), str(state), str(log),
-                           str(self.rng.randrange(2**31)), str(self.names.reserve()), self.mix)
+        state.write_text(
+            json.dumps(
+                {
+                    "live": {i: records[i].word for i in self.model.ids("live")},
+                    "forgotten": {i: records[i].word for i in self.model.ids("forgotten")},
+                    "secrets": {i: sorted(e.secrets)[0] for i, e in records.items() if e.secrets},
+                }
+            )
+        )
+        argv = worker_argv(
+            "ops",
+            str(self.home),
+            str(state),
+            str(log),
+            str(self.rng.randrange(2**31)),
+            str(self.names.reserve()),
+            self.mix,
+        )
         run = _run_worker(argv, self.home, log, lambda: self.rng.uniform(0, self.window))
         check_output(tally, run, what)
         intents, acks = _read_log(log)
@@ -86,19 +98,27 @@ class WorkerScenario(Scenario):
             in_flight_purge = flight and intents[flight[0]]["op"] == "purge" and committed
             if in_flight_purge:
                 tally.files_cleaned_on_open += 1
-            acked_words = needles_of({
-                w for n in acks if intents[n]["op"] == "purge"
-                for w in records[intents[n]["id"]].words | records[intents[n]["id"]].secrets
-            })
+            acked_words = needles_of(
+                {
+                    w
+                    for n in acks
+                    if intents[n]["op"] == "purge"
+                    for w in records[intents[n]["id"]].words | records[intents[n]["id"]].secrets
+                }
+            )
             at_rest = leaks(self.home, acked_words)
             for leak in at_rest:
-                tally.problem("leaked", f"{what}: acknowledged permanent forget left {leak}"
-                              f" (warnings: {_warnings(log)})")
+                tally.problem(
+                    "leaked",
+                    f"{what}: acknowledged permanent forget left {leak}"
+                    f" (warnings: {_warnings(log)})",
+                )
         touched = {intents[n].get("id") or acks.get(n, {}).get("id") for n in intents}
         self.check(tally, what, {t for t in touched if t})
 
-    def _needles(self, intents: dict[int, dict[str, Any]], acks: dict[int, dict[str, Any]],
-                 flight: list[int]) -> dict[bytes, str]:
+    def _needles(
+        self, intents: dict[int, dict[str, Any]], acks: dict[int, dict[str, Any]], flight: list[int]
+    ) -> dict[bytes, str]:
         """Words of every record a permanent forget of this run may have purged."""
         words: set[str] = set()
         for n in [*acks, *flight]:
@@ -185,7 +205,9 @@ def _event(db: Path, key: str) -> dict[str, Any] | None:
     try:
         found = conn.execute(
             "SELECT payload FROM events WHERE tenant = 'default' AND agent = 'default'"
-            " AND event_id = ?", (key,)).fetchone()
+            " AND event_id = ?",
+            (key,),
+        ).fetchone()
     finally:
         conn.close()
     return json.loads(found[0]) if found else None
@@ -197,5 +219,3 @@ def _pending_purges(db: Path) -> int:
         return int(conn.execute("SELECT count(*) FROM pending_purges").fetchone()[0])
     finally:
         conn.close()
-
-

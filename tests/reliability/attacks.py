@@ -50,8 +50,11 @@ class AttackResult:
 
     def as_dict(self) -> dict[str, Any]:
         data = {k: v for k, v in vars(self).items() if k not in ("reads", "writes", "tally")}
-        data.update(cross_tenant_reads=len(self.reads), cross_tenant_writes=len(self.writes),
-                    messages=(self.reads + self.writes + self.tally.failures())[:50])
+        data.update(
+            cross_tenant_reads=len(self.reads),
+            cross_tenant_writes=len(self.writes),
+            messages=(self.reads + self.writes + self.tally.failures())[:50],
+        )
         return data
 
 
@@ -97,8 +100,9 @@ class Attacker:
             return
         self.result.writes.append(f"{what}: accepted, returned {str(value)[:120]}")
 
-    def shown(self, what: str, call: Callable[[], Any],
-              view: Callable[[Any], Any] = lambda value: value) -> Any:
+    def shown(
+        self, what: str, call: Callable[[], Any], view: Callable[[Any], Any] = lambda value: value
+    ) -> Any:
         """A read that may succeed; what it shows (``view``: without the attacker's own
         query echoed back) must hold nothing of A's."""
         self.result.tried += 1
@@ -141,8 +145,15 @@ def _victim(home: Path, words: Words) -> tuple[Memory, dict[str, Any]]:
     a.evict(ids[6])
     applied = a.context("deploy note filed under the lantern").applications
     application = applied[0].application_id if applied else a.expand(ids[7]).application_id
-    return a, {"ids": ids, "live": ids[7:], "corrected": ids[:3], "forgotten": ids[3:5],
-               "purged": ids[5], "evicted": ids[6], "application": application}
+    return a, {
+        "ids": ids,
+        "live": ids[7:],
+        "corrected": ids[:3],
+        "forgotten": ids[3:5],
+        "purged": ids[5],
+        "evicted": ids[6],
+        "application": application,
+    }
 
 
 def run_attacks(root: Path) -> AttackResult:
@@ -164,12 +175,22 @@ def run_attacks(root: Path) -> AttackResult:
     ids = known["ids"]
     _reads(attacker, b, ids, known, needles)
     _writes(attacker, b, ids, known, a_keys=_event_ids(home / "memory.db", A))
-    for args in (("show", ids[0]), ("show", ids[0], "--history"), ("list", "--all"),
-                 ("journal",), ("export",), ("status",), ("recall", needles[0]),
-                 ("context", "--task", needles[1]), ("expand", ids[8]),
-                 ("correct", ids[9], "rival text"), ("forget", ids[10]),
-                 ("forget", ids[11], "--permanent"), ("restore", ids[3]),
-                 ("feedback", known["application"], "used-successfully")):
+    for args in (
+        ("show", ids[0]),
+        ("show", ids[0], "--history"),
+        ("list", "--all"),
+        ("journal",),
+        ("export",),
+        ("status",),
+        ("recall", needles[0]),
+        ("context", "--task", needles[1]),
+        ("expand", ids[8]),
+        ("correct", ids[9], "rival text"),
+        ("forget", ids[10]),
+        ("forget", ids[11], "--permanent"),
+        ("restore", ids[3]),
+        ("feedback", known["application"], "used-successfully"),
+    ):
         attacker.cli(home, *args)
     attacker.needles = []  # from here on B holds copies of A's words, legitimately
     _imports(attacker, b, ids, known, export)
@@ -197,22 +218,32 @@ def run_attacks(root: Path) -> AttackResult:
     return result
 
 
-def _reads(at: Attacker, b: Memory, ids: list[str], known: dict[str, Any],
-           needles: list[str]) -> None:
+def _reads(
+    at: Attacker, b: Memory, ids: list[str], known: dict[str, Any], needles: list[str]
+) -> None:
     for record_id in ids:
         at.refused(f"B get {record_id}", lambda i=record_id: b.get(i))
         at.refused(f"B history {record_id}", lambda i=record_id: b.history(i))
-        at.refused(f"B get as_of {record_id}",
-                   lambda i=record_id: b.get(i, as_of="2100-01-01T00:00:00Z"))
+        at.refused(
+            f"B get as_of {record_id}", lambda i=record_id: b.get(i, as_of="2100-01-01T00:00:00Z")
+        )
     for record_id in known["live"][:5]:
         at.refused(f"B expand {record_id}", lambda i=record_id: b.expand(i))
-    at.refused("B feedback on A's application",
-               lambda: b.feedback(known["application"], "used-successfully"))
+    at.refused(
+        "B feedback on A's application",
+        lambda: b.feedback(known["application"], "used-successfully"),
+    )
     for word in needles[:10]:
-        at.shown(f"B recall {word}", lambda w=word: b.recall(w),
-                 lambda r: (r.preamble, r.ranked, r.trace))
-        at.shown(f"B context {word}", lambda w=word: b.context(f"note filed under {w}"),
-                 lambda c: (c.resident, c.manifest, c.applications))
+        at.shown(
+            f"B recall {word}",
+            lambda w=word: b.recall(w),
+            lambda r: (r.preamble, r.ranked, r.trace),
+        )
+        at.shown(
+            f"B context {word}",
+            lambda w=word: b.context(f"note filed under {w}"),
+            lambda c: (c.resident, c.manifest, c.applications),
+        )
     at.shown("B list", lambda: b.list(include_forgotten=True))
     at.shown("B tombstones", b.tombstones)
     at.shown("B journal", b.journal)
@@ -223,8 +254,9 @@ def _reads(at: Attacker, b: Memory, ids: list[str], known: dict[str, Any],
         at.result.reads.append(f"B status counts A's rows: {status.counts}")
 
 
-def _writes(at: Attacker, b: Memory, ids: list[str], known: dict[str, Any],
-            a_keys: list[str]) -> None:
+def _writes(
+    at: Attacker, b: Memory, ids: list[str], known: dict[str, Any], a_keys: list[str]
+) -> None:
     for record_id in ids[:12]:
         at.refused(f"B correct {record_id}", lambda i=record_id: b.correct(i, "rival text"))
         at.refused(f"B forget {record_id}", lambda i=record_id: b.forget(i))
@@ -242,8 +274,7 @@ def _writes(at: Attacker, b: Memory, ids: list[str], known: dict[str, Any],
             at.result.own_copy += 1
 
 
-def _imports(at: Attacker, b: Memory, ids: list[str], known: dict[str, Any],
-             export: Path) -> None:
+def _imports(at: Attacker, b: Memory, ids: list[str], known: dict[str, Any], export: Path) -> None:
     lines = export.read_text(encoding="utf-8").splitlines()
     at.result.tried += 1
     count = b.import_(lines)
@@ -256,13 +287,39 @@ def _imports(at: Attacker, b: Memory, ids: list[str], known: dict[str, Any],
     versions, stones = [header], [header]
     for record_id in known["live"][:5]:  # versions A does not have; tombstones in A's name
         base = json.loads(next(x for x in lines if f'"id": "{record_id}"' in x))["record"]
-        versions.append(json.dumps({"type": "record", "record": {
-            **base, "version": base["version"] + 1, "supersedes": base["version"],
-            "body": "rival version", "text_hash": "7" * 64}}))
-        stones.append(json.dumps({"type": "tombstone", "tombstone": {
-            "record_id": record_id, "tenant": A, "agent": "default", "scope": "global",
-            "project_id": None, "text_hash": "0" * 64, "reason": "user-remove",
-            "permanent": True, "removed_at": "2026-01-01T00:00:00Z", "restored_at": None}}))
+        versions.append(
+            json.dumps(
+                {
+                    "type": "record",
+                    "record": {
+                        **base,
+                        "version": base["version"] + 1,
+                        "supersedes": base["version"],
+                        "body": "rival version",
+                        "text_hash": "7" * 64,
+                    },
+                }
+            )
+        )
+        stones.append(
+            json.dumps(
+                {
+                    "type": "tombstone",
+                    "tombstone": {
+                        "record_id": record_id,
+                        "tenant": A,
+                        "agent": "default",
+                        "scope": "global",
+                        "project_id": None,
+                        "text_hash": "0" * 64,
+                        "reason": "user-remove",
+                        "permanent": True,
+                        "removed_at": "2026-01-01T00:00:00Z",
+                        "restored_at": None,
+                    },
+                }
+            )
+        )
     for forged in (versions, stones):
         at.result.tried += 1
         try:
@@ -319,5 +376,6 @@ def _event_ids(db: Path, tenant: str) -> list[str]:
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }

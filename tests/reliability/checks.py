@@ -251,9 +251,7 @@ def _chain(
 # -- lanes ----------------------------------------------------------------------------------
 
 
-def lanes(
-    mem: Memory, actual: dict[str, Record], ids: list[str], tally: Tally, what: str
-) -> None:
+def lanes(mem: Memory, actual: dict[str, Record], ids: list[str], tally: Tally, what: str) -> None:
     """Each of ``ids`` (live records) found by its word in both lanes, alone by keyword;
     every candidate of every recall a live current version.
 
@@ -284,12 +282,12 @@ def lanes(
         if not lexical:
             text = f"{record.title}: {record.body}" if record.title else record.body
             by_text = mem.recall(text).trace
-            rank = next((t["ranks"].get("vector") for t in by_text if t["id"] == record_id),
-                        None)
+            rank = next((t["ranks"].get("vector") for t in by_text if t["id"] == record_id), None)
             trace = (*trace, *by_text)
             if rank is None or rank > 3:
-                tally.problem("lanes", f"{what}: the vector lane ranks {record_id} at {rank}"
-                              " for its own text")
+                tally.problem(
+                    "lanes", f"{what}: the vector lane ranks {record_id} at {rank} for its own text"
+                )
         ghosts = [t for t in trace if current.get(t["id"]) != t["version"]]
         if ghosts:
             g = ghosts[0]

@@ -31,8 +31,9 @@ class ImportScenario(Scenario):
     name = "import"
 
     def seed(self) -> None:
-        self.source_home = make_home(self.root / f"source-{self.series}", real=False,
-                                     markdown=False)
+        self.source_home = make_home(
+            self.root / f"source-{self.series}", real=False, markdown=False
+        )
         self.source = Model()
         self.words = self.names()
         self.imported: set[str] = set()  # export lines the target's journal holds
@@ -67,8 +68,9 @@ class ImportScenario(Scenario):
     def cycle(self, tally: Tally, what: str) -> None:
         known = set(self.source.records)
         lines = self.evolve()
-        fresh = {i for i, e in self.source.records.items()
-                 if i not in known and e.state != "purged"}
+        fresh = {
+            i for i, e in self.source.records.items() if i not in known and e.state != "purged"
+        }
         path = self.root / f"export-{self.series}-{self.cycles}.jsonl"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         new_lines = len(set(lines[1:]) - self.imported)
@@ -210,8 +212,9 @@ class RebuildScenario(Scenario):
         mem = open_memory(self.home)
         try:
             bodies = [body_for(self.words(), self.rng) for _ in range(stores)]
-            for record_id, body in zip(mem.store_many([MemoryInput(body=b) for b in bodies]),
-                                       bodies, strict=True):
+            for record_id, body in zip(
+                mem.store_many([MemoryInput(body=b) for b in bodies]), bodies, strict=True
+            ):
                 self.model.add(record_id, word_of(body) or "")
             for _ in range(max(1, stores // 30)):
                 word = self.words()
@@ -258,5 +261,3 @@ class RebuildScenario(Scenario):
             changed = sorted(set(before) ^ set(after))
             tally.problem("rebuild", f"{what}: the state changed: {len(changed)} lines differ")
         self.check(tally, what, set())
-
-

@@ -35,8 +35,16 @@ _FILLER = (  # no word twice in a body, and none of the template's own words
     ("blue", "quiet", "late", "shared", "small", "remote", "nightly", "careful"),
     ("lantern", "build", "ledger", "garden", "deploy", "invoice", "review", "kettle"),
     ("sits", "runs", "waits", "breaks", "ships", "moves", "stays", "fails"),
-    ("near doors", "after lunch", "on Fridays", "in staging", "before release",
-     "at offices", "every morning", "under load"),
+    (
+        "near doors",
+        "after lunch",
+        "on Fridays",
+        "in staging",
+        "before release",
+        "at offices",
+        "every morning",
+        "under load",
+    ),
 )
 
 
@@ -110,9 +118,7 @@ def open_memory(home: Path, *, tenant: str = "default") -> Memory:
     """The store as the CLI opens it: ``memory.db`` and ``config.yaml`` of the home (an
     open finishes any permanent forget a kill interrupted)."""
     config = home / "config.yaml"
-    return Memory.open(
-        home / "memory.db", config=config if config.exists() else {}, tenant=tenant
-    )
+    return Memory.open(home / "memory.db", config=config if config.exists() else {}, tenant=tenant)
 
 
 def child_env(home: Path) -> dict[str, str]:
@@ -235,9 +241,19 @@ class Tally:
         self.problems[kind].append(message)
 
     def merge(self, other: Tally) -> None:
-        for name in ("kills", "committed", "rolled_back", "completed", "acknowledged",
-                     "checked", "lane_checks", "absent_checks", "replays", "purges_resumed",
-                     "files_cleaned_on_open"):
+        for name in (
+            "kills",
+            "committed",
+            "rolled_back",
+            "completed",
+            "acknowledged",
+            "checked",
+            "lane_checks",
+            "absent_checks",
+            "replays",
+            "purges_resumed",
+            "files_cleaned_on_open",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.seconds += other.seconds
         for kind, messages in other.problems.items():

@@ -19,7 +19,6 @@ completed, not as kills); a worker is killed at a random point up to 2.5 s after
 ready. Only a SIGKILL that reached a running process counts as a kill.
 """
 
-
 from __future__ import annotations
 
 import random
@@ -38,9 +37,16 @@ SCENARIOS: dict[str, type[Scenario]] = {
 }
 
 
-def run_kills(root: Path, kills: dict[str, int], *, seed: int, real: bool = False,
-              scale: float = 1.0, sample: int = 40,
-              progress: Callable[[str], None] | None = None) -> dict[str, Tally]:
+def run_kills(
+    root: Path,
+    kills: dict[str, int],
+    *,
+    seed: int,
+    real: bool = False,
+    scale: float = 1.0,
+    sample: int = 40,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Tally]:
     """Run each scenario until it delivered its number of kills (at most 3x as many cycles:
     a run that keeps finishing before its kill is a finding too)."""
     rng = random.Random(seed)
@@ -55,8 +61,9 @@ def run_kills(root: Path, kills: dict[str, int], *, seed: int, real: bool = Fals
             cycles += 1
             scenario.run_cycle(tally)
             if progress:
-                progress(f"{tally.name}: cycle {cycles}, {tally.kills}/{wanted} kills,"
-                         f" {len(tally.failures())} problems")
+                progress(
+                    f"{tally.name}: cycle {cycles}, {tally.kills}/{wanted} kills,"
+                    f" {len(tally.failures())} problems"
+                )
         tally.seconds = time.monotonic() - started
     return tallies
-

@@ -69,24 +69,32 @@ def run_load(
     mem = open_memory(home)
     try:  # something to read from the first moment
         bodies = [body_for(words(), rng) for _ in range(50)]
-        for record_id, body in zip(mem.store_many([MemoryInput(body=b) for b in bodies]),
-                                   bodies, strict=True):
+        for record_id, body in zip(
+            mem.store_many([MemoryInput(body=b) for b in bodies]), bodies, strict=True
+        ):
             model.add(record_id, word_of(body) or "")
     finally:
         mem.close()
     result = LoadResult(writers, readers, seconds)
     ack_logs = [root / f"writer-{i}.log" for i in range(writers)]
     read_logs = [root / f"reader-{i}.json" for i in range(readers)]
-    argvs = [worker_argv("writer", str(home), str(ack_logs[i]), str(i), str(seconds))
-             for i in range(writers)]
-    argvs += [worker_argv("reader", str(home), str(read_logs[i]), str(i), str(seconds),
-                          *map(str, ack_logs)) for i in range(readers)]
+    argvs = [
+        worker_argv("writer", str(home), str(ack_logs[i]), str(i), str(seconds))
+        for i in range(writers)
+    ]
+    argvs += [
+        worker_argv(
+            "reader", str(home), str(read_logs[i]), str(i), str(seconds), *map(str, ack_logs)
+        )
+        for i in range(readers)
+    ]
     err_logs = [root / f"{a[2]}-{a[5]}.err" for a in argvs]
     procs = []
     for argv, err_log in zip(argvs, err_logs, strict=True):
         with err_log.open("wb") as err:
-            procs.append(subprocess.Popen(argv, env=child_env(home),
-                                          stdout=subprocess.DEVNULL, stderr=err))
+            procs.append(
+                subprocess.Popen(argv, env=child_env(home), stdout=subprocess.DEVNULL, stderr=err)
+            )
     deadline = time.monotonic() + seconds + 300
     for proc, argv in zip(procs, argvs, strict=True):
         try:

@@ -30,8 +30,16 @@ class Scenario:
     name = ""
     series_length = 8  # cycles before a fresh home
 
-    def __init__(self, root: Path, rng: random.Random, names: Namespaces, *, real: bool,
-                 scale: float = 1.0, sample: int = 40) -> None:
+    def __init__(
+        self,
+        root: Path,
+        rng: random.Random,
+        names: Namespaces,
+        *,
+        real: bool,
+        scale: float = 1.0,
+        sample: int = 40,
+    ) -> None:
         self.root = root / self.name
         self.rng = rng
         self.names = names
@@ -82,8 +90,17 @@ class Scenario:
     def check(self, tally: Tally, what: str, touched: set[str], *, replay: bool = True) -> None:
         mem = open_memory(self.home)
         try:
-            verify(self.home, mem, self.model, tally, what, rng=self.rng, touched=touched,
-                   sample=self.sample, with_replay=replay)
+            verify(
+                self.home,
+                mem,
+                self.model,
+                tally,
+                what,
+                rng=self.rng,
+                touched=touched,
+                sample=self.sample,
+                with_replay=replay,
+            )
         finally:
             mem.close()
         after_close(self.home, self.model, tally, what)
@@ -106,5 +123,3 @@ def count_kill(tally: Tally, run: Run, committed: bool) -> None:
             tally.rolled_back += 1
     elif run.ok:
         tally.completed += 1
-
-

@@ -25,12 +25,14 @@ def _home_with(tmp_path: Path, count: int = 30) -> tuple[Path, Model]:
     model, words, rng = Model(), Words(7), random.Random(3)
     with open_memory(home) as mem:
         bodies = [body_for(words(), rng) for _ in range(count)]
-        for record_id, body in zip(mem.store_many([MemoryInput(body=b) for b in bodies]),
-                                   bodies, strict=True):
+        for record_id, body in zip(
+            mem.store_many([MemoryInput(body=b) for b in bodies]), bodies, strict=True
+        ):
             model.add(record_id, word_of(body) or "")
         word = words()
-        model.add(mem.remember(body_for(word, rng, secret="zqzzzzzzzzq")).id, word,
-                  secret="zqzzzzzzzzq")
+        model.add(
+            mem.remember(body_for(word, rng, secret="zqzzzzzzzzq")).id, word, secret="zqzzzzzzzzq"
+        )
     return home, model
 
 
@@ -63,14 +65,19 @@ def test_the_checks_catch_each_kind_of_damage(tmp_path: Path) -> None:
     del model.records["01NOTTHERE0000000000000000"]
     # Half records: a row without its vector, a journal event without its record.
     _sql(home, f"DELETE FROM vectors WHERE row = (SELECT row FROM records WHERE id = '{live[1]}')")
-    _sql(home, "UPDATE events SET payload = json_set(payload, '$.record.id', 'GHOST')"
-               " WHERE seq = (SELECT max(seq) FROM events)")
+    _sql(
+        home,
+        "UPDATE events SET payload = json_set(payload, '$.record.id', 'GHOST')"
+        " WHERE seq = (SELECT max(seq) FROM events)",
+    )
     structure(home / "memory.db", tally, "damaged")
     assert any("no vector" in p for p in tally.problems["partial"])
     assert any("without its record: GHOST" in p for p in tally.problems["partial"])
     # A live record the keyword lane cannot find (its terms gone).
-    _sql(home, f"DELETE FROM record_terms WHERE row ="
-               f" (SELECT row FROM records WHERE id = '{live[2]}')")
+    _sql(
+        home,
+        f"DELETE FROM record_terms WHERE row = (SELECT row FROM records WHERE id = '{live[2]}')",
+    )
     with open_memory(home) as mem:
         actual = {r.id: r for r in mem.list(include_forgotten=True)}
         lanes(mem, actual, [live[2], live[3]], tally, "damaged")

@@ -141,8 +141,16 @@ def writer(home: Path, log: Path, index: int, seconds: float) -> None:
                 record = mem.store(body_for(word, rng), event_id=f"w{index}-{n}")
                 mine.append(record.id)
             ms = (time.monotonic() - started) * 1000
-            _line(out, {"op": op, "id": record.id, "version": record.version, "word": word,
-                        "ms": round(ms, 2)})
+            _line(
+                out,
+                {
+                    "op": op,
+                    "id": record.id,
+                    "version": record.version,
+                    "word": word,
+                    "ms": round(ms, 2),
+                },
+            )
     mem.close()
 
 

@@ -345,6 +345,8 @@ def test_a_key_reused_with_another_body_is_409_naming_what_differs(served: Serve
     assert "(body differs)" in other.json()["error"]
     listed = served.query(auth, view="manage").json()["records"]
     assert [r["body"] for r in listed] == ["we use pnpm"]
+
+
 def test_a_retried_ingest_batch_stores_nothing_twice(served: Served) -> None:
     auth = served.token("acme")
     items = [

@@ -24,9 +24,7 @@ def _samples(text: str, name: str) -> dict[str, float]:
 
 
 @pytest.mark.parametrize("backend", sorted(BACKENDS))
-def test_scrapes_of_two_workers_agree_and_count_every_request(
-    tmp_path: Path, backend: str
-) -> None:
+def test_scrapes_of_two_workers_agree_and_count_every_request(tmp_path: Path, backend: str) -> None:
     config = {"memory": {"store": {"poolSize": 3}}}
     server = Server.start(tmp_path / "home", backend, args=("--workers", "2"), config=config)
     try:

@@ -63,9 +63,7 @@ def test_a_bulk_write_embeds_ahead_on_its_own_thread_and_stores_the_same_vectors
     mem.close()
 
 
-def test_an_invalid_item_after_batches_were_sent_writes_nothing(
-    tmp_path: Path, clock: Any
-) -> None:
+def test_an_invalid_item_after_batches_were_sent_writes_nothing(tmp_path: Path, clock: Any) -> None:
     mem, _ = open_noted(tmp_path / "m.db", clock)
     items = [MemoryInput(body=f"fine {i}") for i in range(40)] + [MemoryInput(body="", kind="x")]
     with pytest.raises(InvalidInput, match="item 41"):

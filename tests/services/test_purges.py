@@ -18,7 +18,10 @@ def all_bytes(folder: Path) -> bytes:
 
 
 def test_a_purge_whose_after_work_failed_is_finished_on_the_next_open(
-    tmp_path: Path, embedder, clock, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    embedder,
+    clock,
+    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
 ) -> None:
     path = tmp_path / "memory.db"
     mem = Memory.open(path, config={}, embedder=embedder, clock=clock)

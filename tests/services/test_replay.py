@@ -41,7 +41,8 @@ def test_a_rebuild_touches_only_the_tenant_asked_for(two) -> None:  # type: igno
 
 
 def test_a_rebuild_that_fails_half_way_leaves_the_old_state(
-    two, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+    two,
+    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
 ) -> None:
     a, _ = two
     before = export_of(a)

@@ -114,9 +114,7 @@ def test_a_submitted_delta_keeps_no_secret(tmp_path: Path, policy: str) -> None:
                 mem.observe(True, note="Deploy with make ship", episode_id=f"e{i}").event_id
                 for i in range(2)
             ]
-            done = mem.submit_delta(
-                "create", event_id="d1", kind="skill", evidence=cited, **fields
-            )
+            done = mem.submit_delta("create", event_id="d1", kind="skill", evidence=cited, **fields)
             assert done.record is not None
             assert done.record.body == "Deploy with GH_TOKEN=[REDACTED:github-token]"
             assert done.record.title == "token [REDACTED:github-token]"

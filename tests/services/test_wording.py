@@ -52,6 +52,7 @@ def test_words_about_the_current_repository_with_none_known_are_refused(body: st
 
 
 def test_neither_caller_nor_words_give_a_kind_the_default_is_used() -> None:
-    out = read_words(fields("Dana lives in Lisbon."), Words(None, kind_given=False,
-                                                             default_kind="preference"))
+    out = read_words(
+        fields("Dana lives in Lisbon."), Words(None, kind_given=False, default_kind="preference")
+    )
     assert out["kind"] == "preference"

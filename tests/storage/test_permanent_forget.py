@@ -66,13 +66,20 @@ def test_permanent_forget_survives_rebuild(tmp_path: Path, embedder, clock) -> N
     assert not any(n in data for n in NEEDLES)
 
 
-
 _FILLER = (
     ("blue", "quiet", "late", "shared", "small", "remote", "nightly", "careful"),
     ("lantern", "build", "ledger", "garden", "deploy", "invoice", "review", "kettle"),
     ("sits", "runs", "waits", "breaks", "ships", "moves", "stays", "fails"),
-    ("near the door", "after lunch", "on Fridays", "in staging", "before the release",
-     "at the office", "every morning", "under load"),
+    (
+        "near the door",
+        "after lunch",
+        "on Fridays",
+        "in staging",
+        "before the release",
+        "at the office",
+        "every morning",
+        "under load",
+    ),
 )
 
 

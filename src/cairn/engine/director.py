@@ -99,8 +99,6 @@ def _relevance_reason(candidate: DirectorCandidate, task: str) -> str:
     return f"close in meaning to the task (relevance {candidate.relevance or 0:.2f})"
 
 
-
-
 def by_own_selector(candidate: DirectorCandidate) -> bool:
     """A dimension of the rule's own selector beyond its project (a path, an operation, a
     phase, a task type) matched the task: the user bound the rule to exactly this."""

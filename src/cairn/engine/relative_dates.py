@@ -125,7 +125,7 @@ def _weekday(anchor: date, weekday: int, which: str) -> tuple[date, date]:
 
 
 def _ago(anchor: date, count: int, unit: str) -> tuple[date, date]:
-    """"N units ago": that day (days), the week around it (weeks, weekends), that
+    """ "N units ago": that day (days), the week around it (weeks, weekends), that
     calendar month (months) or year (years)."""
     if unit == "day":
         return _day(anchor, -count)
@@ -140,12 +140,12 @@ def _ago(anchor: date, count: int, unit: str) -> tuple[date, date]:
 
 
 def _vague_ago(anchor: date, unit: str) -> tuple[date, date]:
-    """"a few weeks ago", "几天前": from five units back to two."""
+    """ "a few weeks ago", "几天前": from five units back to two."""
     return _ago(anchor, VAGUE_FAR, unit)[0], _ago(anchor, VAGUE_NEAR, unit)[1]
 
 
 def _season(anchor: date, season: str) -> tuple[date, date]:
-    """"last summer": the latest summer that ended before the anchor's day."""
+    """ "last summer": the latest summer that ended before the anchor's day."""
     first = SEASONS[season]
     for year in (anchor.year, anchor.year - 1, anchor.year - 2):
         start, _ = _month_span(year, first)

@@ -115,9 +115,7 @@ def record_turn(
     return review_turn(memory, event, turn, project_id)
 
 
-def review_turn(
-    memory: Client, event: HookEvent, turn: Turn, project_id: str | None
-) -> list[Any]:
+def review_turn(memory: Client, event: HookEvent, turn: Turn, project_id: str | None) -> list[Any]:
     """Review the user's words of one turn (under the turn's key: once); what it stored."""
     from cairn.provider.contract import learning as lc
 

@@ -96,9 +96,7 @@ def handle(event: HookEvent, memory: Client, sessions: Path) -> HookReply:
     return reply
 
 
-def _task(
-    memory: Client, event: HookEvent, task: str, where: Where, view: str = "task"
-) -> Any:
+def _task(memory: Client, event: HookEvent, task: str, where: Where, view: str = "task") -> Any:
     from cairn.provider import contract as c
 
     return memory.query(
@@ -157,7 +155,7 @@ def _reviews(memory: Client) -> str:
 
     found = memory.query(c.ListQuery, c.RecordsResponse, owned=True)
     lines = [
-        f"- {r.id} \"{safe_field(_clip(r.body))}\": {question}"
+        f'- {r.id} "{safe_field(_clip(r.body))}": {question}'
         for r in found.records
         if (question := review_flag(r)) is not None
     ]

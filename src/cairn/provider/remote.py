@@ -59,6 +59,7 @@ ERROR_STATUS = {
     "store_unusable": 503,
 }
 
+
 def error_of(exc: BaseException) -> tuple[int, str]:
     """The HTTP status and code of an error the engine raised (the server's side)."""
     if isinstance(exc, NotFound):

@@ -60,8 +60,11 @@ def log_config(level: str = "info") -> dict[str, Any]:
             "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},
             # The driver and its pool (a lost connection, a failed reconnect): the same
             # JSON lines, never the root logger's plain text. Their info lines are chatter.
-            "psycopg": {"handlers": ["stderr"], "level": _at_least_warning(level),
-                        "propagate": False},
+            "psycopg": {
+                "handlers": ["stderr"],
+                "level": _at_least_warning(level),
+                "propagate": False,
+            },
         },
     }
 

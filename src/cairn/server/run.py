@@ -322,7 +322,9 @@ def _daemon_info(
         "url": where.get("url"),
         "config": config_stamp(config_file),
         "store": redact_url(
-            settings.path or config.memory.store.url or config.memory.store.path
+            settings.path
+            or config.memory.store.url
+            or config.memory.store.path
             or str(home / "memory.db")
         ),
         "timeout_seconds": config.memory.daemon.timeoutSeconds,

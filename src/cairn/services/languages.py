@@ -38,9 +38,7 @@ def cjk_share(records: Records, tenant: str, agent: str) -> tuple[int, int]:
     return sum(mostly_cjk(t) for t in texts), len(texts)
 
 
-def language_warning(
-    records: Records, tenant: str, agent: str, model: str | None
-) -> str | None:
+def language_warning(records: Records, tenant: str, agent: str, model: str | None) -> str | None:
     """One line when most memories are in a language the embedder does not read."""
     if model not in ENGLISH_ONLY:
         return None

@@ -102,9 +102,7 @@ class OwnedRecords:
 def file_query(tenant: str, agent: str, key: Key, record_id: str | None = None) -> RecordQuery:
     """The owned memories of one file (of one memory only, given ``record_id``)."""
     scope = "global" if key is None else "project"
-    return RecordQuery(
-        tenant, agent, project_id=key, scope=scope, owned=True, id_prefix=record_id
-    )
+    return RecordQuery(tenant, agent, project_id=key, scope=scope, owned=True, id_prefix=record_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,7 +334,8 @@ class MarkdownFollower:
             {
                 path: stamp
                 for path, stamp in (files.items() if isinstance(files, dict) else ())
-                if isinstance(stamp, list) and len(stamp) == 3
+                if isinstance(stamp, list)
+                and len(stamp) == 3
                 and all(type(x) is int for x in stamp)
             },
         )

@@ -92,9 +92,7 @@ class Projects:
             raise InvalidInput(f"project name {wanted!r} is ambiguous: {ids}; give the id")
         if matches:
             return matches[0]
-        listed = RecordQuery(
-            ns.tenant, ns.agent, project_id=wanted, include_inactive=True, limit=1
-        )
+        listed = RecordQuery(ns.tenant, ns.agent, project_id=wanted, include_inactive=True, limit=1)
         if wanted and self._records.list_records(listed):  # an id memories are bound to
             return ProjectName(wanted, wanted)
         if not PROJECT_ID.fullmatch(wanted) and len(wanted) < 4096 and "\x00" not in wanted:

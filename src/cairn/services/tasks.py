@@ -381,9 +381,7 @@ class Tasks:
         }
         return FeedbackResult(after, app_id, outcome, known.outcome, changes)
 
-    def _provenance(
-        self, ns: Namespace, session: str | None, sender: str | None
-    ) -> dict[str, Any]:
+    def _provenance(self, ns: Namespace, session: str | None, sender: str | None) -> dict[str, Any]:
         learning = self._config.agent(ns.agent).learning
         who = check_text("sender", sender or learning.owner, 200).strip()
         trust = sender_trust(who, None, learning.senders, learning.defaultSenderTrust)

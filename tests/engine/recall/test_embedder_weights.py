@@ -45,7 +45,6 @@ def test_a_weight_the_config_sets_wins() -> None:
     assert (chosen.weights.fts, chosen.weights.vector) == (2.0, 2.5)
 
 
-
 class _Named(HashingEmbedder):
     """The hashing embedder under another model's id (the recall reads only the id)."""
 

@@ -104,7 +104,7 @@ def test_expansion_brings_in_a_neighbour_no_lane_found(tmp_path, embedder, clock
 
 
 def test_a_range_at_the_last_day_of_the_calendar_has_its_prior() -> None:
-    """"what happened on 9999-12-31": the days after it are past the calendar's end."""
+    """ "what happened on 9999-12-31": the days after it are past the calendar's end."""
     span = query_range("what happened on 9999-12-31?", NOW)
     assert span == (date(9999, 12, 31), date(9999, 12, 31))
     places = {1: place(None, None, "9999-12-31T23:59:59.999999Z"), 2: place(None, None, None)}
@@ -131,9 +131,7 @@ def test_the_date_prior_reads_the_days_a_memory_own_words_name() -> None:
     assert late[1] == pytest.approx(2.0 * math.exp(-2 / 15))
 
 
-def test_recall_finds_the_memory_whose_words_name_the_asked_time(
-    tmp_path, embedder, clock
-) -> None:  # type: ignore[no-untyped-def]
+def test_recall_finds_the_memory_whose_words_name_the_asked_time(tmp_path, embedder, clock) -> None:  # type: ignore[no-untyped-def]
     from cairn.memory import Memory
 
     config = {"agents": {"default": {"rag": {"minScore": 0}}}}

@@ -560,8 +560,11 @@ def test_forget_target_is_the_content_words(text: str, target: tuple[str, ...]) 
 
 @pytest.mark.parametrize(
     "text",
-    ["我在这个项目里习惯用 4 个空格缩进", "我在写测试的时候喜欢用 pytest",
-     "我在家里更喜欢用 tab 缩进"],
+    [
+        "我在这个项目里习惯用 4 个空格缩进",
+        "我在写测试的时候喜欢用 pytest",
+        "我在家里更喜欢用 tab 缩进",
+    ],
 )
 def test_a_preference_with_a_place_or_time_before_its_verb(text: str) -> None:
     assert read_statement(text).memory_kind == "preference"

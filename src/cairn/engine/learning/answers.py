@@ -68,6 +68,7 @@ _GENERIC_WORDS = (
 def generic() -> frozenset[str]:
     return frozenset(signature(_GENERIC_WORDS))
 
+
 # Short forms a note and a question may use for the same thing.
 SAME_AS = {"db": "databas", "repo": "repositori", "config": "configur", "env": "environ"}
 _VALUE = re.compile(r"\d[\w:./-]*")

@@ -251,9 +251,7 @@ def _normal_scores(population: int, count: int) -> tuple[float, ...]:
     """The expected z-scores of the ``count`` largest of ``population`` normal draws
     (Blom's approximation): for the best of N about ``sqrt(2 ln N)`` for large N."""
     unit = NormalDist()
-    return tuple(
-        unit.inv_cdf(1.0 - (j - 0.375) / (population + 0.25)) for j in range(1, count + 1)
-    )
+    return tuple(unit.inv_cdf(1.0 - (j - 0.375) / (population + 0.25)) for j in range(1, count + 1))
 
 
 def surprises(

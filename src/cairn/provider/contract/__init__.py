@@ -106,7 +106,9 @@ QueryRequest = Annotated[
     | JournalQuery
     | TombstonesQuery
     | ApplicationsQuery
-    | ExplainQuery | ExportQuery | pc.ProjectsQuery
+    | ExplainQuery
+    | ExportQuery
+    | pc.ProjectsQuery
     | lc.LearningQuery,
     Field(discriminator="view"),
 ]
@@ -121,7 +123,8 @@ QueryResponse = (
     | TombstonesResponse
     | ApplicationsResponse
     | ExplainResponse
-    | ExportResponse | pc.ProjectsResponse
+    | ExportResponse
+    | pc.ProjectsResponse
     | lc.LearningQueryResponse
 )
 
@@ -136,7 +139,9 @@ ApplyRequest = Annotated[
     | PinRequest
     | FeedbackRequest
     | SignalRequest
-    | ImportRequest | RebuildRequest | pc.NameProjectRequest
+    | ImportRequest
+    | RebuildRequest
+    | pc.NameProjectRequest
     | lc.LearningApply,
     Field(discriminator="mutation"),
 ]
@@ -148,7 +153,8 @@ ApplyResponse = (
     | IngestResponse
     | SignalResponse
     | ImportResponse
-    | RebuildResponse | pc.NameProjectResponse
+    | RebuildResponse
+    | pc.NameProjectResponse
     | lc.LearningApplyResponse
 )
 

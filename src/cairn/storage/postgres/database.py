@@ -340,9 +340,10 @@ class Database:
         all of them, not a pooled connection, a scope and a commit each). Inside a write
         transaction, or nested, it reads through the one already open. Should the
         connection drop inside, the next read takes a fresh one (see :class:`_ReadPin`)."""
-        if getattr(self._local, "session", None) is not None or getattr(
-            self._local, "pin", None
-        ) is not None:
+        if (
+            getattr(self._local, "session", None) is not None
+            or getattr(self._local, "pin", None) is not None
+        ):
             yield
             return
         pin = _ReadPin(self._pool, tenant)
