@@ -11,7 +11,7 @@ command that does not open the store) costs nothing beyond Python's own start.
 
 from __future__ import annotations
 
-from importlib import import_module
+import sys
 
 __version__ = "0.1.0"
 
@@ -59,7 +59,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'cairn' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
+    __import__(module)  # not importlib.import_module: importing importlib costs a hook
+    value = getattr(sys.modules[module], name)
     globals()[name] = value  # the next lookup is a plain attribute
     return value
 

@@ -59,6 +59,52 @@ def test_a_hook_through_the_daemon_imports_nothing_heavy(tmp_path: Path) -> None
         assert "cairn.daemon.fast" in modules
 
 
+# What a hook through the daemon may import beyond what Python's own start already has:
+# cairn's client modules, three C modules (the lock, the socket, the JSON scanner) and
+# __future__ (every module's ``from __future__ import annotations`` loads it).
+HOOK_CLIENT = {
+    "__future__",
+    *("cairn", "cairn.cli", "cairn.cli.fast"),
+    *("cairn.daemon", "cairn.daemon.fast", "cairn.daemon.probe", "cairn.daemon.wire"),
+    *("fcntl", "_socket", "_json"),
+}
+# The harness itself imports nothing (atexit is built in): what it lists is the process's.
+_LISTED = (
+    "import atexit, sys\n"
+    "out, sys.argv = sys.argv[1], ['cairn', *sys.argv[2:]]\n"
+    "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
+)
+
+
+def listed(
+    home: Path, body: str, *args: str, stdin: bytes = b"", cwd: Path
+) -> tuple[set[str], str]:
+    """The modules a process running ``body`` had at exit, and its output."""
+    out = home.parent / "listed.txt"
+    proc = subprocess.run([sys.executable, "-c", _LISTED + body, str(out), *args],
+                          input=stdin, capture_output=True, env=env_for(home), cwd=cwd,
+                          timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr.decode()
+    found = set(out.read_text().split("\n"))
+    out.unlink()
+    return found, proc.stdout.decode()
+
+
+def test_a_hook_through_the_daemon_imports_little_beyond_python_itself(tmp_path: Path) -> None:
+    """Not json (it imports re and enum), hashlib (OpenSSL), collections or typing: a hook
+    runs on every prompt, and each of them costs more than its whole request."""
+    home = make_home(tmp_path)
+    repo = make_repo(tmp_path)
+    start_only, _ = listed(home, "pass\n", cwd=repo)
+    with running(home):
+        hook, stdout = listed(home, "from cairn.cli.fast import main\nmain()\n", "hook",
+                              "prompt", stdin=event("prompt-rule", repo), cwd=repo)  # fmt: skip
+    assert "cairn remembered" in stdout  # it did go through, and did the work
+    assert "cairn.daemon.fast" in hook  # it did go through the daemon's fast path
+    assert hook - start_only <= HOOK_CLIENT, sorted(hook - start_only - HOOK_CLIENT)
+    assert {"json", "re", "enum", "hashlib", "typing", "collections"}.isdisjoint(hook - start_only)
+
+
 def test_a_command_through_the_daemon_imports_nothing_heavy(tmp_path: Path) -> None:
     home = make_home(tmp_path)
     with running(home):

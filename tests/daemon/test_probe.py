@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -93,3 +94,43 @@ def test_serving_info_needs_the_lock_and_the_same_config(tmp_path: Path) -> None
         assert probe.serving_info(str(tmp_path), None) is None
     finally:
         os.close(fd)
+
+
+DOCUMENTS = [
+    '{"pid": 12, "version": "0.1.0", "socket": "/tmp/h/run/daemon.sock", "url": null}',
+    '  {\n  "config": {"path": "/h/config.yaml", "size": 120, "mtime_ns": 1733212345123456789,\n'
+    '   "store_env": "ab12"},\n  "timeout_seconds": 30.0, "ok": true, "no": false\n}\n',
+    '{"name": "caf\\u00e9 \\ud83d\\ude00 \\"quoted\\" \\\\ back\\/slash", "\\u4e2d": "文字"}',
+    '{"numbers": [0, -1, 1.5e3, -2.25E-2, 1e400, NaN, Infinity, -Infinity], "nested": [[{}]]}',
+    "[1, 2, 3]",
+    '"a string"',
+    "4",
+]
+NOT_JSON = ["", "   ", "{", '{"a": 1} {"b": 2}', '{"a": 1,}', "{'a': 1}", '{"a": 1} x',
+            '"a\tb"', "nul", '{"a": 01}']  # fmt: skip
+
+
+@pytest.mark.parametrize("text", DOCUMENTS)
+def test_loads_reads_what_json_reads(text: str) -> None:
+    found, expected = probe.loads(text), json.loads(text)
+    # NaN is not equal to itself: compare the documents written back
+    assert json.dumps(found, sort_keys=True) == json.dumps(expected, sort_keys=True)
+    assert type(found) is type(expected)
+
+
+@pytest.mark.parametrize("text", NOT_JSON)
+def test_loads_refuses_what_json_refuses(text: str) -> None:
+    with pytest.raises(ValueError):
+        json.loads(text)
+    with pytest.raises(ValueError):
+        probe.loads(text)
+
+
+def test_read_json_takes_an_object_only(tmp_path: Path) -> None:
+    path = tmp_path / "daemon.json"
+    path.write_text('{"pid": 7, "config": null}\n', encoding="utf-8")
+    assert probe.read_json(str(path)) == {"pid": 7, "config": None}
+    for text in ("[1, 2]", "{not json", ""):
+        path.write_text(text, encoding="utf-8")
+        assert probe.read_json(str(path)) is None
+    assert probe.read_json(str(tmp_path / "missing.json")) is None

@@ -13,9 +13,12 @@ and nothing in-process.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 from cairn.daemon import probe, wire
+
+TYPE_CHECKING = False  # as in cairn/__init__.py: not typing, nor collections.abc, at run time
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 # as cairn.hooks.events.HOOK_KINDS and cairn.hooks.run.HOSTS (a test keeps them equal)
 HOOK_KINDS = ("session-start", "prompt", "stop")

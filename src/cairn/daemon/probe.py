@@ -1,15 +1,14 @@
 """What a command checks before it goes through the daemon: where the daemon's files
 are, whether one holds the lock, what it wrote about itself, and which config file the
 command would read. Plain strings and the few standard modules Python has loaded anyway
-(no pathlib, dataclasses or typing at run time): the hooks' fast path imports this and
-:mod:`cairn.daemon.wire`, and little else.
+(no pathlib, dataclasses or typing at run time, and not :mod:`json`, which imports
+``re`` and ``enum``: its C scanner reads ``daemon.json``): the hooks' fast path imports
+this and :mod:`cairn.daemon.wire`, and little else.
 """
 
 from __future__ import annotations
 
 import fcntl
-import hashlib
-import json
 import os
 
 SOCKET_NAME = "daemon.sock"
@@ -61,10 +60,44 @@ def lock_held(lock: str) -> bool:
 def read_json(path: str) -> dict[str, object] | None:
     try:
         with open(path, encoding="utf-8") as file:
-            data = json.load(file)
+            data = loads(file.read())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+class _Plain:
+    """What :func:`json.loads` passes its C scanner by default."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float  # NaN, Infinity, -Infinity, as json's own table maps them
+
+
+_WHITESPACE = " \t\n\r"
+
+
+def loads(text: str) -> object:
+    """:func:`json.loads` of a document, through the C scanner :mod:`json` itself uses,
+    without importing :mod:`json` (whose module start costs a hook through the daemon
+    more than the rest of its client side). ValueError: not one JSON document."""
+    try:
+        from _json import make_scanner
+    except ImportError:  # an interpreter without the C accelerator
+        import json
+
+        return json.loads(text)
+    start = len(text) - len(text.lstrip(_WHITESPACE))
+    try:
+        value, end = make_scanner(_Plain)(text, start)  # type: ignore[arg-type]  # duck-typed
+    except StopIteration:
+        raise ValueError("not a JSON document") from None
+    if text[end:].strip(_WHITESPACE):
+        raise ValueError("more than one JSON document")
+    return value
 
 
 def config_file_of(home: str, explicit: str | None) -> str | None:
@@ -85,7 +118,11 @@ def stamp_of(path: str | None) -> dict[str, object] | None:
     store named by CAIRN_DATABASE_URL is part of it (as a hash: no password in
     daemon.json), so a command with another store in its environment works in-process."""
     url = os.environ.get("CAIRN_DATABASE_URL", "").strip()
-    store = {"store_env": hashlib.sha256(url.encode()).hexdigest()[:16]} if url else {}
+    store: dict[str, object] = {}
+    if url:
+        import hashlib  # only then: loading OpenSSL costs a hook more than its request
+
+        store["store_env"] = hashlib.sha256(url.encode()).hexdigest()[:16]
     if path is None:
         return {"path": None, **store} if store else None
     try:
