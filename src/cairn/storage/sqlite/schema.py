@@ -1,24 +1,27 @@
-"""Schema migrations, applied in order; ``schema_version`` records the newest applied.
+"""The SQLite file's schema versions, applied in order; ``schema_version`` records the newest.
 
-Each migration is forward-only and runs in its own transaction. A file made by an older
-cairn opens and upgrades in place (tested in tests/storage/test_migrations.py).
+Versions 1 to 4 are the file's own history, written out as they were released (a file of
+any of them still opens). Version 5 brings its tables to schema 5, where PostgreSQL's store
+begins, and every version from then on is rendered from the one description both stores
+share (:mod:`cairn.storage.sql.schema`). Each migration is forward-only and all run in one
+transaction. A file made by an older cairn opens and upgrades in place (tested in
+tests/storage/sqlite/test_migrations.py).
 """
 
 from __future__ import annotations
 
 from cairn.model import (
     AUTHORITIES,
-    DELIVERIES,
     KINDS,
     MEMORY_TYPES,
     ORIGINS,
-    OUTCOME_SOURCES,
-    OUTCOMES,
     SCOPES,
     STATES,
     TOMBSTONE_REASONS,
     TRUST_LEVELS,
 )
+from cairn.storage.sql import schema as described
+from cairn.storage.sql.ddl import SQLITE_DDL, script, seed_meta
 
 
 def _in(column: str, words: tuple[str, ...]) -> str:
@@ -264,219 +267,69 @@ ALTER TABLE records ADD COLUMN entities_linked INTEGER NOT NULL DEFAULT 1;
 CREATE INDEX records_unlinked ON records(agent) WHERE NOT entities_linked;
 """
 
-MIGRATIONS: tuple[tuple[int, str], ...] = ((1, V1), (2, V2), (3, V3), (4, V4))
+HISTORY: tuple[tuple[int, str], ...] = ((1, V1), (2, V2), (3, V3), (4, V4))
+
+# v5 rebuilds these tables from their schema-4 shapes (an SQLite table cannot gain a key),
+# copying every row; the columns each gained are filled by their defaults.
+_REBUILT = ("events", "records", "tombstones", "applications")
+_NEW_IN_V5 = {"records": ("rank_hint",), "applications": ("session_id",)}
+_ORDER = {"events": " ORDER BY seq", "records": " ORDER BY row"}
 
 
 def _v5() -> str:
-    return f"""
--- v5: every key begins with the tenant and agent (SPEC §3): events, record versions,
--- tombstones and applications. An id of another tenant is unknown; no import or replay
--- in one tenant can touch, shadow or block a row of another.
-CREATE TABLE events_v5 (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    tenant TEXT NOT NULL,
-    agent TEXT NOT NULL,
-    event_id TEXT NOT NULL,
-    type TEXT NOT NULL,
-    occurred_at TEXT NOT NULL,
-    recorded_at TEXT NOT NULL,
-    episode_id TEXT,
-    session_id TEXT,
-    sender TEXT,
-    caused_by TEXT,
-    supersedes TEXT,
-    payload TEXT NOT NULL,
-    UNIQUE (tenant, agent, event_id)
-);
-INSERT INTO events_v5(seq, tenant, agent, event_id, type, occurred_at, recorded_at,
-    episode_id, session_id, sender, caused_by, supersedes, payload)
-    SELECT seq, tenant, agent, event_id, type, occurred_at, recorded_at, episode_id,
-    session_id, sender, caused_by, supersedes, payload FROM events ORDER BY seq;
-DROP TABLE events;
-ALTER TABLE events_v5 RENAME TO events;
-CREATE INDEX events_by_tenant ON events(tenant, agent, seq);
+    """v5: every key begins with the tenant and agent (SPEC §3): events, record versions,
+    tombstones and applications. An id of another tenant is unknown; no import or replay in
+    one tenant can touch, shadow or block a row of another. The tables become schema 5's
+    shapes (:data:`cairn.storage.sql.schema.BASE`), which PostgreSQL's store begins with.
 
-CREATE TABLE records_v5 (
-    row INTEGER PRIMARY KEY,
-    tenant TEXT NOT NULL,
-    agent TEXT NOT NULL,
-    id TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    title TEXT,
-    body TEXT NOT NULL,
-    kind TEXT NOT NULL {_in("kind", KINDS)},
-    memory_type TEXT NOT NULL {_in("memory_type", MEMORY_TYPES)},
-    tags TEXT NOT NULL DEFAULT '[]',
-    language TEXT,
-    authority TEXT NOT NULL {_in("authority", AUTHORITIES)},
-    origin TEXT NOT NULL {_in("origin", ORIGINS)},
-    trust TEXT NOT NULL {_in("trust", TRUST_LEVELS)},
-    scope TEXT NOT NULL {_in("scope", SCOPES)},
-    project_id TEXT,
-    path_patterns TEXT NOT NULL DEFAULT '[]',
-    operations TEXT NOT NULL DEFAULT '[]',
-    phases TEXT NOT NULL DEFAULT '[]',
-    task_types TEXT NOT NULL DEFAULT '[]',
-    state TEXT NOT NULL {_in("state", STATES)},
-    pinned INTEGER NOT NULL DEFAULT 0,
-    evicted_at TEXT,
-    forgotten_at TEXT,
-    purged INTEGER NOT NULL DEFAULT 0,
-    proof_count INTEGER NOT NULL DEFAULT 0,
-    failure_count INTEGER NOT NULL DEFAULT 0,
-    used_count INTEGER NOT NULL DEFAULT 0,
-    ignored_count INTEGER NOT NULL DEFAULT 0,
-    last_applied_at TEXT,
-    last_success_at TEXT,
-    confidence REAL NOT NULL DEFAULT 1.0,
-    importance REAL NOT NULL DEFAULT 0.5,
-    evidence TEXT NOT NULL DEFAULT '[]',
-    source TEXT NOT NULL DEFAULT '{{}}',
-    external_ref TEXT,
-    episode_id TEXT,
-    position INTEGER,
-    occurred_at TEXT,
-    recorded_at TEXT NOT NULL,
-    valid_to TEXT,
-    expired_at TEXT,
-    supersedes INTEGER,
-    superseded_by INTEGER,
-    text_hash TEXT NOT NULL,
-    change_seq INTEGER NOT NULL DEFAULT 0,
-    entities_linked INTEGER NOT NULL DEFAULT 1,
-    rank_hint REAL NOT NULL DEFAULT 0,
-    live INTEGER GENERATED ALWAYS AS (
-        superseded_by IS NULL AND evicted_at IS NULL AND forgotten_at IS NULL
-        AND purged = 0 AND state <> 'superseded'
-    ) VIRTUAL,
-    UNIQUE (tenant, agent, id, version),
-    -- Documents that cairn learned itself can never claim the operator's trust.
-    CHECK (NOT (trust = 'system' AND origin IN ('reflection', 'review')))
-);
-INSERT INTO records_v5(row, tenant, agent, id, version, title, body, kind, memory_type, tags,
-    language, authority, origin, trust, scope, project_id, path_patterns, operations, phases,
-    task_types, state, pinned, evicted_at, forgotten_at, purged, proof_count, failure_count,
-    used_count, ignored_count, last_applied_at, last_success_at, confidence, importance,
-    evidence, source, external_ref, episode_id, position, occurred_at, recorded_at, valid_to,
-    expired_at, supersedes, superseded_by, text_hash, change_seq, entities_linked)
-    SELECT row, tenant, agent, id, version, title, body, kind, memory_type, tags,
-    language, authority, origin, trust, scope, project_id, path_patterns, operations, phases,
-    task_types, state, pinned, evicted_at, forgotten_at, purged, proof_count, failure_count,
-    used_count, ignored_count, last_applied_at, last_success_at, confidence, importance,
-    evidence, source, external_ref, episode_id, position, occurred_at, recorded_at, valid_to,
-    expired_at, supersedes, superseded_by, text_hash, change_seq, entities_linked
-    FROM records ORDER BY row;
-DROP TABLE records;
-ALTER TABLE records_v5 RENAME TO records;
-CREATE INDEX records_current ON records(tenant, agent, id, superseded_by);
-CREATE INDEX records_changes ON records(change_seq);
-CREATE INDEX records_ref ON records(tenant, agent, external_ref);
-CREATE INDEX records_episode ON records(tenant, agent, episode_id, position);
-CREATE INDEX records_unlinked ON records(agent) WHERE NOT entities_linked;
-CREATE INDEX records_rules ON records(tenant, agent, rank_hint) WHERE live;
-
-CREATE TABLE tombstones_v5 (
-    tenant TEXT NOT NULL,
-    agent TEXT NOT NULL,
-    record_id TEXT NOT NULL,
-    scope TEXT NOT NULL,
-    project_id TEXT,
-    text_hash TEXT NOT NULL,
-    reason TEXT NOT NULL {_in("reason", TOMBSTONE_REASONS)},
-    permanent INTEGER NOT NULL DEFAULT 0,
-    removed_at TEXT NOT NULL,
-    restored_at TEXT,
-    PRIMARY KEY (tenant, agent, record_id)
-);
-INSERT INTO tombstones_v5 SELECT tenant, agent, record_id, scope, project_id, text_hash,
-    reason, permanent, removed_at, restored_at FROM tombstones;
-DROP TABLE tombstones;
-ALTER TABLE tombstones_v5 RENAME TO tombstones;
-CREATE INDEX tombstones_hash ON tombstones(tenant, agent, text_hash);
-
-CREATE TABLE applications_v5 (
-    tenant TEXT NOT NULL,
-    agent TEXT NOT NULL,
-    application_id TEXT NOT NULL,
-    record_id TEXT NOT NULL,
-    record_version INTEGER NOT NULL,
-    task TEXT,
-    delivery TEXT NOT NULL {_in("delivery", DELIVERIES)},
-    why_applied TEXT NOT NULL DEFAULT '[]',
-    created_at TEXT NOT NULL,
-    outcome TEXT CHECK (outcome IS NULL OR outcome IN ({", ".join(f"'{o}'" for o in OUTCOMES)})),
-    outcome_at TEXT,
-    session_id TEXT,
-    PRIMARY KEY (tenant, agent, application_id)
-);
-INSERT INTO applications_v5 SELECT tenant, agent, application_id, record_id, record_version,
-    task, delivery, why_applied, created_at, outcome, outcome_at, NULL FROM applications;
-DROP TABLE applications;
-ALTER TABLE applications_v5 RENAME TO applications;
-CREATE INDEX applications_record ON applications(tenant, agent, record_id);
-
--- Entity keys move beside the keyword terms, hashed, so a purge that deletes a row's
--- terms deletes its entity keys too (the entities table kept every key in plain text).
-ALTER TABLE record_terms ADD COLUMN entity_keys BLOB;
-
--- A permanent forget is noted here in its own transaction and cleared when every file
--- under the home is clean, so a kill in between is finished on the next open.
-CREATE TABLE pending_purges (
-    tenant TEXT NOT NULL,
-    agent TEXT NOT NULL,
-    record_id TEXT NOT NULL,
-    PRIMARY KEY (tenant, agent, record_id)
-);
-INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', '0');
-"""
+    Entity keys move beside the keyword terms, hashed, so a purge that deletes a row's terms
+    deletes its entity keys too (the entities table kept every key in plain text; the store
+    moves them after this script). A permanent forget is noted in ``pending_purges`` in its
+    own transaction and cleared when every file under the home is clean, so a kill in
+    between is finished on the next open."""
+    base = described.BASE
+    statements: list[str] = []
+    for name in _REBUILT:
+        table = base.table(name)
+        statements.append(SQLITE_DDL.create_table(table, f"{name}_v5"))
+        kept = [
+            c.name
+            for c in table.columns
+            if SQLITE_DDL.has(c.only)
+            and c.generated is None
+            and c.name not in _NEW_IN_V5.get(name, ())
+        ]
+        columns = ", ".join(kept)
+        statements += [
+            f"INSERT INTO {name}_v5({columns}) SELECT {columns} FROM {name}{_ORDER.get(name, '')}",
+            f"DROP TABLE {name}",
+            f"ALTER TABLE {name}_v5 RENAME TO {name}",
+        ]
+        statements += [
+            SQLITE_DDL.create_index(i)
+            for i in base.indexes
+            if i.table == name and SQLITE_DDL.has(i.only)
+        ]
+    terms = base.table("record_terms")
+    statements.append(
+        SQLITE_DDL.change(described.AddColumn("record_terms", terms.column("entity_keys")))[0]
+    )
+    statements.append(SQLITE_DDL.create_table(base.table("pending_purges")))
+    statements.append(seed_meta(["generation"]).replace("INSERT INTO", "INSERT OR IGNORE INTO"))
+    return script(statements, "v5: every key begins with the tenant and agent")
 
 
 V5 = _v5()
-MIGRATIONS = (*MIGRATIONS, (5, V5))
-
-
-def _v6() -> str:
-    sources = ", ".join(f"'{s}'" for s in OUTCOME_SOURCES)
-    return f"""
--- v6, learning: who judged each application's outcome (the failure corroboration gate
--- counts independent sessions and deterministic sources), telemetry counters (counts
--- only, never content), and the journal by event type (cursors, last runs).
-ALTER TABLE applications ADD COLUMN outcome_source TEXT
-    CHECK (outcome_source IS NULL OR outcome_source IN ({sources}));
-ALTER TABLE applications ADD COLUMN outcome_session TEXT;
-CREATE TABLE telemetry (
-    tenant TEXT NOT NULL,
-    agent TEXT NOT NULL,
-    name TEXT NOT NULL,
-    value REAL NOT NULL DEFAULT 0,
-    PRIMARY KEY (tenant, agent, name)
-);
-CREATE INDEX events_by_type ON events(tenant, agent, type, seq);
-CREATE INDEX records_sweep ON records(tenant, agent, failure_count) WHERE live;
-"""
-
-
-V6 = _v6()
-MIGRATIONS = (*MIGRATIONS, (6, V6))
-V7 = """
--- v7, the dashboard: a tenant's live memories, newest (or oldest) first, a page at a
--- time, walked in order instead of sorting every memory of the tenant; the journal by
--- session and by episode.
-CREATE INDEX records_recent ON records(tenant, agent, recorded_at, id) WHERE live;
-CREATE INDEX events_by_session ON events(tenant, agent, session_id, seq);
-CREATE INDEX events_by_episode ON events(tenant, agent, episode_id, seq);
--- The director's rules by the engine's rank hint, ties by id, walked in that order (the
--- hint alone left every tie of a 100k tenant to be sorted for each task).
-DROP INDEX records_rules;
-CREATE INDEX records_rules ON records(tenant, agent, rank_hint DESC, id) WHERE live;
-"""
-MIGRATIONS = (*MIGRATIONS, (7, V7))
-V8 = """
--- v8: a write's duplicate check looks a body up by its hash, which scanned every memory
--- of the tenant (about 15 ms per remember at 10,000 memories, ten times that at 100k).
--- Listings come ordered by (recorded_at, id): the index holds that order too, or the
--- planner walks records_recent for the order and tests every row's hash.
-CREATE INDEX records_hash ON records(tenant, agent, text_hash, recorded_at, id);
-"""
-MIGRATIONS = (*MIGRATIONS, (8, V8))
+# v6 on: the changes both stores make (cairn.storage.sql.schema.STEPS).
+MIGRATIONS: tuple[tuple[int, str], ...] = (
+    *HISTORY,
+    (5, V5),
+    *(
+        (
+            version,
+            script([s for c in changes for s in SQLITE_DDL.change(c)], f"v{version}: {summary}"),
+        )
+        for version, summary, changes in described.STEPS
+    ),
+)
 LATEST_VERSION = MIGRATIONS[-1][0]
