@@ -175,8 +175,9 @@ class DaemonProvider:
     @progress.setter
     def progress(self, value: Callable[[int, int], None] | None) -> None:
         self._progress = value
-        if self._local is not None:
-            self._local.progress = value
+        for provider in (self._remote, self._local):  # the daemon reports, when asked
+            if provider is not None:
+                provider.progress = value
 
     @property
     def in_process(self) -> bool:

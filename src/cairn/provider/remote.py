@@ -19,6 +19,7 @@ used by the server, so both ends agree on it.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -58,6 +59,11 @@ ERROR_STATUS = {
     "storage_error": 503,
     "store_unusable": 503,
 }
+
+
+# The mutations whose progress a server reports at GET /v1/progress while they run.
+BULK_MUTATIONS = frozenset({"ingest", "import", "rebuild"})
+POLL_S = 0.3  # how often a bulk mutation's progress is asked for
 
 
 def error_of(exc: BaseException) -> tuple[int, str]:
@@ -135,7 +141,8 @@ class RemoteProvider:
         self._tenant: str | None = None
         self._agent = agent
         self._own_agent = agent is not None
-        self.progress: Callable[[int, int], None] | None = None  # a server reports none
+        # Set: a bulk mutation's progress, asked of the server while it runs.
+        self.progress: Callable[[int, int], None] | None = None
         self._client = _client(self.endpoint, {"Authorization": f"Bearer {token}"}, timeout,
                                transport)  # fmt: skip
 
@@ -222,7 +229,42 @@ class RemoteProvider:
             self.status()
         if self._own_agent and getattr(request, "agent", None) is None:
             request = request.model_copy(update={"agent": self._agent})
-        return self._parse(self._send("POST", route.path, request), route.answer)
+        mutation = getattr(request, "mutation", None)
+        if self.progress is None or mutation not in BULK_MUTATIONS:
+            return self._parse(self._send("POST", route.path, request), route.answer)
+        stop = threading.Event()
+        key = str(getattr(request, "idempotency_key", ""))
+        poller = threading.Thread(
+            target=self._poll, args=(key, self.progress, stop), name="cairn-progress", daemon=True
+        )
+        poller.start()
+        try:
+            return self._parse(self._send("POST", route.path, request), route.answer)
+        finally:
+            stop.set()
+            poller.join()
+
+    def _poll(self, key: str, report: Callable[[int, int], None], stop: threading.Event) -> None:
+        """Ask how far the request with ``key`` has got, every POLL_S until ``stop``; a
+        404 is a request not started yet or already done. Any other failure (a server
+        that does not report progress, a lost connection) ends the asking quietly: the
+        request itself says what went wrong."""
+        while not stop.wait(POLL_S):
+            try:
+                reply = self._client.get("/v1/progress", params={"key": key})
+            except Exception:  # progress is shown, never needed: no failure of it counts
+                return
+            if reply.status_code == 404 and _error_body(reply)[1] == "not_found":
+                continue
+            if reply.status_code != 200:
+                return
+            try:
+                figures = reply.json()
+                done, total = int(figures["done"]), int(figures["total"])
+            except (ValueError, TypeError, KeyError):
+                return
+            if total > 0 and not stop.is_set():
+                report(done, total)
 
     # -- the wire ------------------------------------------------------------------------
 

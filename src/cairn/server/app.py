@@ -46,10 +46,11 @@ from cairn.provider import contract as c
 from cairn.provider.attribution import attribute, token_session
 from cairn.provider.client import invalid
 from cairn.provider.registry import MUTATIONS, QUERIES
-from cairn.provider.remote import error_of, one_line
+from cairn.provider.remote import BULK_MUTATIONS, error_of, one_line
 from cairn.server.auth import Binding, TokenStore, is_local, local_binding
 from cairn.server.metrics import CONTENT_TYPE, SIZES, Metrics
 from cairn.server.openapi import contract_openapi
+from cairn.server.progress import ProgressBoard
 from cairn.validation import parse_json_line
 
 log = logging.getLogger("cairn.server")
@@ -148,6 +149,7 @@ def create_app(
     from cairn import __version__
 
     metrics = metrics if metrics is not None else Metrics(store_sizes(engine, tokens))
+    board = ProgressBoard()  # bulk mutations under way, read by GET /v1/progress
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -261,6 +263,10 @@ def create_app(
                 parsed = attribute(parsed, token_session(binding.token_id))
 
             def work() -> Response:
+                if getattr(parsed, "mutation", None) in BULK_MUTATIONS:
+                    with board.running(binding.tenant, parsed.idempotency_key) as report:
+                        provider.progress = report
+                        return _json(answered_once_more(call, parsed))
                 response = answered_once_more(call, parsed)
                 if isinstance(response, c.RecallResponse):
                     seen["timings"] = response.timings_ms
@@ -291,6 +297,21 @@ def create_app(
             return _json(found.model_copy(update=update))
 
         return await observed("/v1/status", request, answer)
+
+    @app.get("/v1/progress", summary="How far a bulk mutation under way has got",
+             response_model=None)  # fmt: skip
+    async def progress(request: Request, key: str = "") -> Response:
+        async def answer(seen: dict[str, Any]) -> Response:
+            binding = bind(request)
+            seen.update(tenant=binding.tenant, token=binding.token_id, operation="progress")
+            found = board.read(binding.tenant, key)
+            if found is None:
+                raise Refused(404, "not_found", "no bulk mutation with this key is under way")
+            return Response(
+                json.dumps({"done": found[0], "total": found[1]}), media_type="application/json"
+            )
+
+        return await observed("/v1/progress", request, answer)
 
     async def ready(seen: dict[str, Any]) -> Response:
         seen["operation"] = "health"

@@ -19,6 +19,7 @@ from cairn.services.store_roles import ReplaySource
 from cairn.text import text_hash
 
 Progress = Callable[[int, int], None]
+REPLAY_EVENTS = 1000  # events replayed between two progress reports
 
 
 def _texts(events: list[Event]) -> list[tuple[str, str]]:
@@ -51,11 +52,12 @@ class Replay:
         by_text: dict[str, np.ndarray] = {}
         missing = [text for h, text in _texts(events) if h not in cache]
         missing = list(dict.fromkeys(missing))
+        total = len(missing) + len(events)  # progress: texts embedded, then events replayed
         for start in range(0, len(missing), 256):
             chunk = missing[start : start + 256]
             by_text.update(zip(chunk, self._embedder.embed(chunk), strict=True))
             if progress:
-                progress(min(start + 256, len(missing)), len(missing))
+                progress(min(start + 256, len(missing)), total)
 
         def vector_for(record: Record) -> tuple[np.ndarray | None, str | None]:
             text = embedding_text(record)
@@ -68,5 +70,9 @@ class Replay:
 
         with self._records.transaction() as tx:
             tx.clear_projection(tenant)
-            apply_events(tx, events, vector_for, self._links_for)
+            for start in range(0, len(events), REPLAY_EVENTS):  # the same as all at once
+                apply_events(tx, events[start : start + REPLAY_EVENTS], vector_for,
+                             self._links_for)  # fmt: skip
+                if progress:
+                    progress(len(missing) + min(start + REPLAY_EVENTS, len(events)), total)
         return len(events)

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from cairn.cli.app import App, PathArgument, emit, pass_app, read_text_argument
+from cairn.cli.progress import progress_bar
 from cairn.cli.project import project_names, resolve_project
 from cairn.cli.render import record_detail, record_table
 from cairn.errors import InvalidInput
@@ -198,37 +199,21 @@ def ingest(app: App, file: str, batch_size: int, project: str | None) -> None:
     here = resolve_project(app, project)
     here_id = here.id if here is not None else None
     keys = _line_keys(lines, app, here_id)
-    provider = app.provider()
-    with click.progressbar(
-        length=len(items),
-        label="embedding",
-        file=sys.stderr,
-        hidden=app.as_json or not sys.stderr.isatty(),
-    ) as bar:
-        last = [0]
-
-        def progress(done: int, total: int) -> None:
-            bar.update(done - last[0])
-            last[0] = done
-
-        provider.progress = progress
-        try:
-            response = _named_by_line(
-                file,
-                lines,
-                lambda: app.client.apply(
-                    c.IngestRequest,
-                    c.IngestResponse,
-                    app.client.key("ingest-file", *keys),
-                    items=items,
-                    item_keys=keys,
-                    batch_size=batch_size,
-                    read_words=True,
-                    current_project_id=here_id,
-                ),
-            )
-        finally:
-            provider.progress = None
+    with progress_bar(app, "ingesting"):
+        response = _named_by_line(
+            file,
+            lines,
+            lambda: app.client.apply(
+                c.IngestRequest,
+                c.IngestResponse,
+                app.client.key("ingest-file", *keys),
+                items=items,
+                item_keys=keys,
+                batch_size=batch_size,
+                read_words=True,
+                current_project_id=here_id,
+            ),
+        )
     said = f"stored {response.stored} memories"
     if response.skipped:
         said += f" ({response.skipped} already stored)"
