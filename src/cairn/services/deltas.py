@@ -33,7 +33,7 @@ from cairn.model import (
 from cairn.services.journal import Journal
 from cairn.services.reflection import gate_of
 from cairn.services.secrets import SecretGuard
-from cairn.services.store_roles import RecordsAndEvents
+from cairn.services.store_roles import RecordsAndLookups
 from cairn.text import text_hash
 from cairn.validation import check_choice, check_text
 
@@ -61,7 +61,7 @@ class Submitted:
 
 
 class Deltas:
-    def __init__(self, records: RecordsAndEvents, journal: Journal, config: Config) -> None:
+    def __init__(self, records: RecordsAndLookups, journal: Journal, config: Config) -> None:
         self._records = records
         self._journal = journal
         self._config = config

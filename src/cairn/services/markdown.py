@@ -55,7 +55,7 @@ from cairn.storage.ports import (
     LaneFilter,
     PendingPurge,
     RecordQuery,
-    Records,
+    Selections,
 )
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ class MarkdownFollower:
     def __init__(
         self,
         feed: ChangeFeed,
-        records: Records,
+        records: Selections,
         reads: Reads,
         folder: Path,
         names: Names,

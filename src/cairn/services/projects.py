@@ -17,7 +17,7 @@ from cairn.adapters.repository import repository_identity
 from cairn.errors import InvalidInput
 from cairn.model import Namespace
 from cairn.services.journal import Journal
-from cairn.services.store_roles import RecordsAndEvents
+from cairn.services.store_roles import RecordsAndHistory
 from cairn.storage.ports import EventFilter, RecordQuery
 from cairn.validation import check_line
 
@@ -43,7 +43,7 @@ class ProjectName:
 
 
 class Projects:
-    def __init__(self, records: RecordsAndEvents, journal: Journal) -> None:
+    def __init__(self, records: RecordsAndHistory, journal: Journal) -> None:
         self._records = records
         self._journal = journal
 

@@ -12,10 +12,10 @@ from cairn.model import Application, Event, Namespace, Record, Tombstone
 from cairn.storage.ports import (
     ApplicationLog,
     EventFilter,
-    EventLog,
-    Maintenance,
+    EventHistory,
     RecordQuery,
     Records,
+    Stats,
     StoreStats,
 )
 from cairn.validation import check_line, check_time
@@ -26,7 +26,7 @@ def time_of(value: str | datetime | None, name: str = "as_of") -> str | None:
     return check_time(name, value) if value is not None else None
 
 
-class StoreReads(Records, EventLog, ApplicationLog, Maintenance, Protocol):
+class StoreReads(Records, EventHistory, ApplicationLog, Stats, Protocol):
     """The roles these reads use: records, the journal, applications and the counts of the
     status; nothing that writes (no transaction) and nothing of the change feed."""
 

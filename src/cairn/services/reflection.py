@@ -34,7 +34,7 @@ from cairn.errors import CairnError
 from cairn.model import DOC_KINDS, Namespace, Record, record_from_dict
 from cairn.services.journal import Journal
 from cairn.services.learning import Learning, lifecycle_rules
-from cairn.services.store_roles import RecordsAndEvents
+from cairn.services.store_roles import RecordsAndHistory
 from cairn.storage.ports import RecordQuery, TrajectoryQuery
 from cairn.timeutil import age_days
 
@@ -73,7 +73,7 @@ def gate_of(agent: AgentConfig) -> Gate:
 class Reflection:
     def __init__(
         self,
-        records: RecordsAndEvents,
+        records: RecordsAndHistory,
         journal: Journal,
         config: Config,
         learning: Learning,

@@ -17,7 +17,7 @@ from cairn.engine.learning.sweep import Eviction, decide, idle_before
 from cairn.model import Namespace
 from cairn.services.journal import Journal
 from cairn.services.learning import Learning, sweep_rules
-from cairn.services.store_roles import RecordsAndEvents
+from cairn.services.store_roles import SweepReads
 from cairn.storage.ports import SweepQuery
 from cairn.timeutil import age_days
 
@@ -35,7 +35,7 @@ class SweepRun:
 class Sweeper:
     def __init__(
         self,
-        records: RecordsAndEvents,
+        records: SweepReads,
         journal: Journal,
         config: Config,
         learning: Learning,

@@ -38,7 +38,7 @@ from cairn.services.idempotency import check_same_request
 from cairn.services.journal import Journal
 from cairn.services.recall import Recall
 from cairn.services.secrets import SecretGuard
-from cairn.services.store_roles import RecordsEventsApplications
+from cairn.services.store_roles import TaskReads
 from cairn.storage.ports import RecordQuery, RuleQuery
 from cairn.timeutil import to_iso
 from cairn.validation import (
@@ -108,7 +108,7 @@ def _word(name: str, value: str | None) -> str | None:
 class Tasks:
     def __init__(
         self,
-        records: RecordsEventsApplications,
+        records: TaskReads,
         journal: Journal,
         recall: Recall,
         config: Config,

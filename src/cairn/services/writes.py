@@ -38,7 +38,7 @@ from cairn.services.bulk import (
 from cairn.services.idempotency import check_same_memory, check_same_request
 from cairn.services.journal import Journal
 from cairn.services.secrets import SecretGuard
-from cairn.services.store_roles import RecordsAndEvents
+from cairn.services.store_roles import RecordsAndLookups
 from cairn.services.wording import Words, read_words
 from cairn.storage.ports import RecordQuery
 from cairn.text import text_hash
@@ -76,7 +76,7 @@ class Ingested:
 
 class Writes:
     def __init__(
-        self, records: RecordsAndEvents, journal: Journal, config: Config, guard: SecretGuard
+        self, records: RecordsAndLookups, journal: Journal, config: Config, guard: SecretGuard
     ) -> None:
         self._records = records
         self._journal = journal

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Rag
@@ -46,9 +46,15 @@ from cairn.storage.ports import (
     RecordQuery,
     Records,
     SearchIndex,
+    Selections,
     TermCounts,
 )
 from cairn.timeutil import to_iso
+
+
+class RecallReads(Records, Selections, Protocol):
+    """What a recall reads of the record store: records (listed, in one read) and the rows
+    its lanes found."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +104,7 @@ def score_pool(request: RecallRequest, rag: Rag) -> int:
 class MemoryRecall:
     def __init__(
         self,
-        records: Records,
+        records: RecallReads,
         index: SearchIndex,
         embedder: Embedder,
         reranker: Reranker | None = None,

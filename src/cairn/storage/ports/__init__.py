@@ -6,8 +6,9 @@ so an id of another tenant is simply unknown to every method. It also keeps a *c
 feed*: each row whose projection changed carries the ``change_seq`` of its transaction,
 and ``changes_since`` hands those rows, with what a search index needs of them, to whoever
 follows. Its methods are grouped in roles of at most 12 (:mod:`cairn.storage.ports.records`):
-records, the event log, the application log, the change feed, maintenance, and the
-transaction's record, journal and application writes; a caller depends on the roles it uses.
+records, selections, stored vectors, the event log (lookups, history, counters), the
+application log, the change feed, maintenance, stats, and the transaction's record, journal
+and application writes; a caller depends on the roles it uses.
 
 ``SearchIndex`` answers the lanes — keyword, vector, entity — each filtered by tenant,
 agent, scope and liveness *inside* the lane, before ranking. The embedded default keeps
@@ -25,13 +26,19 @@ from cairn.storage.ports.records import (
     ApplicationLog,
     ApplicationWrites,
     ChangeFeed,
+    Counters,
+    EventHistory,
     EventLog,
+    EventLookup,
     JournalWrites,
     Maintenance,
     Records,
     RecordStore,
     RecordTransaction,
     RecordWrites,
+    Selections,
+    Stats,
+    StoredVectors,
 )
 from cairn.storage.ports.search import SearchIndex
 from cairn.storage.ports.values import (
@@ -67,9 +74,12 @@ __all__ = [
     "ApplicationWrites",
     "ChangeBatch",
     "ChangeFeed",
+    "Counters",
     "EpisodePlace",
     "EventFilter",
+    "EventHistory",
     "EventLog",
+    "EventLookup",
     "FeedPosition",
     "JournalWrites",
     "Keep",
@@ -86,7 +96,10 @@ __all__ = [
     "Records",
     "RuleQuery",
     "SearchIndex",
+    "Selections",
+    "Stats",
     "StoreStats",
+    "StoredVectors",
     "SweepQuery",
     "TermCounts",
     "TrajectoryQuery",

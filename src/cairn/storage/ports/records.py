@@ -1,14 +1,18 @@
 """The record store's ports, one protocol per role, each at most 12 methods (a test pins it).
 
-Reads: :class:`Records` (versions, listings, rule and sweep candidates, rows for recall,
-tombstones), :class:`EventLog` (the journal and the telemetry counters),
-:class:`ApplicationLog` (what was delivered to which task), :class:`ChangeFeed` (what a
-follower such as a search index reads, and entity links made later), :class:`Maintenance`
-(finishing purges, the embedder, stats, closing). Writes run in a transaction whose roles
-are :class:`RecordWrites`, :class:`JournalWrites` and :class:`ApplicationWrites`.
+Reads: :class:`Records` (versions, listings, tombstones), :class:`Selections` (rule and
+sweep candidates, rows for recall), :class:`StoredVectors` (vectors kept by text hash),
+:class:`EventLookup` and :class:`EventHistory` (the journal by id and in order),
+:class:`Counters` (telemetry), :class:`ApplicationLog` (what was delivered to which task),
+:class:`ChangeFeed` (what a follower such as a search index reads, and entity links made
+later), :class:`Maintenance` (finishing purges, the embedder, closing), :class:`Stats`.
+Writes run in a transaction whose roles are :class:`RecordWrites`, :class:`JournalWrites`
+and :class:`ApplicationWrites`. A role joining roles (:class:`EventLog`) is held to the same
+limit, its roles' methods counted.
 
-:class:`RecordStore` is every role at once, as each backend implements them; a service
-depends on the roles it uses.
+Two protocols are sums rather than roles: :class:`RecordStore` is every role at once, as
+each backend implements them, and :class:`RecordTransaction` every write of one unit of
+work. No service names the first; each depends on the roles it uses.
 """
 
 from __future__ import annotations
@@ -137,23 +141,40 @@ class Records(Protocol):
 
     def list_records(self, query: RecordQuery) -> list[Record]: ...
 
+    def tombstones(self, tenant: str, agent: str) -> list[Tombstone]: ...
+
+
+class Selections(Protocol):
+    """The records the engine's stages pick by their own measure: the director's plausible
+    rules, the sweep's failing ones, the rows a search lane found."""
+
     def rule_candidates(self, query: RuleQuery) -> list[Record]: ...
+
+    def sweep_candidates(self, query: SweepQuery) -> list[Record]: ...
 
     def records_by_rows(self, where: LaneFilter, rows: Sequence[int]) -> dict[int, Record]:
         """The rows of this tenant and agent among ``rows`` (others are simply absent)."""
         ...
 
-    def sweep_candidates(self, query: SweepQuery) -> list[Record]: ...
 
-    def tombstones(self, tenant: str, agent: str) -> list[Tombstone]: ...
-
+class StoredVectors(Protocol):
     def vectors_by_hash(self, tenant: str, agent: str, model: str) -> dict[str, np.ndarray]:
         """Stored vectors of this namespace by text hash (to skip re-embedding on replay)."""
         ...
 
 
-class EventLog(Protocol):
-    """The journal, read back, and the telemetry counters."""
+class EventLookup(Protocol):
+    """Single events of the journal, by id."""
+
+    def event(self, tenant: str, agent: str, event_id: str) -> Event | None: ...
+
+    def known_events(self, tenant: str, agent: str, event_ids: Sequence[str]) -> set[str]:
+        """Which of these event ids the namespace's journal already holds."""
+        ...
+
+
+class EventHistory(Protocol):
+    """The journal read in order, or its newest events, or the task runs it recorded."""
 
     def events(
         self,
@@ -168,12 +189,6 @@ class EventLog(Protocol):
         order of ``seq`` (``where``: only matching events, newest first if it says so)."""
         ...
 
-    def event(self, tenant: str, agent: str, event_id: str) -> Event | None: ...
-
-    def known_events(self, tenant: str, agent: str, event_ids: Sequence[str]) -> set[str]:
-        """Which of these event ids the namespace's journal already holds."""
-        ...
-
     def recent_events(
         self, tenant: str, agent: str | None, types: Sequence[str] | None, limit: int
     ) -> list[Event]:
@@ -182,9 +197,15 @@ class EventLog(Protocol):
 
     def trajectories(self, query: TrajectoryQuery) -> list[Event]: ...
 
+
+class Counters(Protocol):
     def counters(self, tenant: str, agent: str | None) -> dict[str, dict[str, float]]:
         """Telemetry counters by agent (``agent`` None: every agent of the tenant)."""
         ...
+
+
+class EventLog(EventLookup, EventHistory, Counters, Protocol):
+    """The journal, read back, and the telemetry counters."""
 
 
 class ApplicationLog(Protocol):
@@ -238,12 +259,25 @@ class Maintenance(Protocol):
         for a store with no vector yet."""
         ...
 
-    def stats(self, tenant: str, agent: str | None = None) -> StoreStats: ...
-
     def close(self) -> None: ...
 
 
-class RecordStore(Records, EventLog, ApplicationLog, ChangeFeed, Maintenance, Protocol):
-    """Every role of the record store, and its transactions."""
+class Stats(Protocol):
+    def stats(self, tenant: str, agent: str | None = None) -> StoreStats: ...
+
+
+class RecordStore(
+    Records,
+    Selections,
+    StoredVectors,
+    EventLog,
+    ApplicationLog,
+    ChangeFeed,
+    Maintenance,
+    Stats,
+    Protocol,
+):
+    """Every role of the record store, and its transactions: what a backend implements,
+    never what a caller asks for (each names the roles it uses)."""
 
     def transaction(self) -> AbstractContextManager[RecordTransaction]: ...
