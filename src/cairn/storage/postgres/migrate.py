@@ -22,11 +22,13 @@ from cairn.storage.postgres.schema import (
     STORE_ROLE,
     TENANT_TABLES,
 )
+from cairn.storage.sql.ddl import POSTGRES_DDL
+from cairn.storage.sql.dialect import POSTGRES
+from cairn.storage.sql.versions import apply_versions
 
 SETUP_LOCK = "cairn.setup"
 # Work a migration does in Python after its script (none so far: schema 5 is the first).
-AfterScript = Callable[[Connection[Any]], None]
-AFTER_SCRIPT: dict[int, AfterScript] = {}
+AFTER_SCRIPT: dict[int, Callable[[], None]] = {}
 
 
 def schema_version(conn: Connection[Any], schema: str) -> int:
@@ -75,22 +77,15 @@ def migrate(
                     f"the PostgreSQL schema {schema!r} holds tables of another program"
                     f" ({', '.join(sorted(foreign)[:5])}); name another memory.store.schema"
                 )
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version"
-            " (version integer PRIMARY KEY, applied_at text NOT NULL)"
+        apply_versions(
+            lambda query, params: conn.execute(query.encode("utf-8"), params or None),
+            POSTGRES,
+            POSTGRES_DDL,
+            current,
+            migrations,
+            statements=lambda script: [script],  # PostgreSQL takes a whole script at once
+            after=AFTER_SCRIPT,
         )
-        for version, script in migrations:
-            if version <= current:
-                continue
-            conn.execute(script.encode("utf-8"))
-            step = AFTER_SCRIPT.get(version)
-            if step is not None:
-                step(conn)
-            conn.execute(
-                "INSERT INTO schema_version(version, applied_at) VALUES (%s,"
-                """ to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))""",
-                (version,),
-            )
         current = latest
     return current
 

@@ -1,8 +1,8 @@
 """The schema description (:mod:`cairn.storage.sql.schema`) written out in one dialect.
 
 What the two stores spell differently is here and nothing else: the type names, a flag's
-true and false, the numbered key, how a computed column is kept, and whether foreign keys
-are declared (SQLite's are; PostgreSQL's store keeps none, as the in-database index's rows
+true and false, the numbered key, how a computed column is kept, the time now, and whether foreign
+keys are declared (SQLite's are; PostgreSQL's store keeps none, as the in-database index's rows
 come and go with their records in the same transactions). PostgreSQL's sequence and tenant
 wall, which SQLite has no counterpart of, are added by :mod:`cairn.storage.postgres.schema`.
 """
@@ -37,6 +37,7 @@ class Spelling:
     not_flag: str  # "the flag {} is false"
     computed: str  # how a computed column is kept
     foreign_keys: bool
+    now: str  # the time now, as stored (ISO-8601 UTC text)
 
     def column(self, column: Column) -> str:
         if column.type is Type.SERIAL:
@@ -135,6 +136,7 @@ SQLITE_DDL = Spelling(
     not_flag="{} = 0",
     computed="VIRTUAL",
     foreign_keys=True,
+    now="strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
 )
 POSTGRES_DDL = Spelling(
     "postgresql",
@@ -154,4 +156,5 @@ POSTGRES_DDL = Spelling(
     not_flag="NOT {}",
     computed="STORED",
     foreign_keys=False,
+    now="""to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')""",
 )

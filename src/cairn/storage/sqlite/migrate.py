@@ -7,7 +7,10 @@ import sqlite3
 from pathlib import Path
 
 from cairn.errors import StorageError
+from cairn.storage.sql.ddl import SQLITE_DDL
+from cairn.storage.sql.dialect import SQLITE
 from cairn.storage.sql.rows import SELECT_RECORD, record_from_row
+from cairn.storage.sql.versions import apply_versions
 from cairn.storage.sql.writes import RankHint
 from cairn.storage.sqlite.schema import LATEST_VERSION, MIGRATIONS
 from cairn.storage.terms import analyse, entity_blob
@@ -36,26 +39,15 @@ def migrate(conn: sqlite3.Connection, path: Path, rank_hint: RankHint | None) ->
         raise StorageError(f"{path} is an SQLite file of another program, not cairn's")
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version"
-            " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+        apply_versions(
+            conn.execute,
+            SQLITE,
+            SQLITE_DDL,
+            schema_version(conn),  # another process may have migrated meanwhile
+            MIGRATIONS,
+            statements=split_sql,
+            after={4: lambda: _fill_record_terms(conn), 5: lambda: _after_v5(conn, rank_hint)},
         )
-        current = schema_version(conn)  # another process may have migrated meanwhile
-        for version, script in MIGRATIONS:
-            if version <= current:
-                continue
-            for statement in split_sql(script):
-                conn.execute(statement)
-            if version == 4:
-                _fill_record_terms(conn)
-            if version == 5:
-                _entities_to_keys(conn)
-                _fill_rank_hints(conn, rank_hint)
-            conn.execute(
-                "INSERT INTO schema_version(version, applied_at)"
-                " VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                (version,),
-            )
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -80,6 +72,11 @@ def _fill_record_terms(conn: sqlite3.Connection) -> None:
                 for row, title, body, tags in found
             ],
         )
+
+
+def _after_v5(conn: sqlite3.Connection, rank_hint: RankHint | None) -> None:
+    _entities_to_keys(conn)
+    _fill_rank_hints(conn, rank_hint)
 
 
 def _entities_to_keys(conn: sqlite3.Connection) -> None:
