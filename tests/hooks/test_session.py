@@ -58,3 +58,35 @@ def test_a_folder_is_swept_at_most_once_an_hour_in_one_process(tmp_path: Path) -
     assert old.exists()  # within the hour: not swept again
     session._sweep(tmp_path, now=10_000_000.0 + session.SWEEP_EVERY_SECONDS + 1)
     assert not old.exists()
+
+
+def test_a_note_that_did_not_change_is_not_written_again_but_stays_fresh(
+    tmp_path: Path,
+) -> None:
+    log = SessionLog(tmp_path, "s-1")
+    log.add([("A1", "R1", 1)])
+    log.save()
+    first = log.path.stat()
+    past = time.time() - 3600
+    os.utime(log.path, (past, past))
+    again = SessionLog(tmp_path, "s-1")
+    assert again.seen() == {("R1", 1)}
+    again.save()  # a prompt that delivered nothing new
+    kept = again.path.stat()
+    assert kept.st_ino == first.st_ino  # the same file, not replaced
+    assert kept.st_mtime > past + 3000  # but its time moved: the sweep keeps a live session
+    again.add([("A2", "R2", 1)])
+    again.save()
+    assert again.path.stat().st_ino != first.st_ino  # a change is written (a new file)
+    assert SessionLog(tmp_path, "s-1").seen() == {("R1", 1), ("R2", 1)}
+    again.save()  # unchanged since its own save: not written again
+    assert SessionLog(tmp_path, "s-1").seen() == {("R1", 1), ("R2", 1)}
+
+
+def test_an_unchanged_note_does_not_undo_another_process_s_save(tmp_path: Path) -> None:
+    SessionLog(tmp_path, "s-1").save()
+    slow, quick = SessionLog(tmp_path, "s-1"), SessionLog(tmp_path, "s-1")
+    quick.add([("A1", "R1", 1)])
+    quick.save()
+    slow.save()  # it changed nothing: what the other wrote stays
+    assert SessionLog(tmp_path, "s-1").seen() == {("R1", 1)}

@@ -15,6 +15,7 @@ import pytest
 from cairn.adapters.hashing import HashingEmbedder
 from cairn.compose import open_provider
 from cairn.config import parse_config
+from cairn.model import Namespace
 from cairn.projection import MarkdownProjection, ProjectedDocument, markdown_sync, parse_document
 from cairn.provider import contract as c
 from cairn.provider.contract import projects as pc
@@ -227,3 +228,17 @@ def test_two_engines_on_one_store_keep_one_set_of_files(tmp_path: Path) -> None:
     finally:
         for provider in (first, second, off):
             provider.close()
+
+
+def test_a_follow_with_nothing_new_writes_no_file(local: LocalProvider, tmp_path: Path) -> None:
+    """Not even the cursor: replacing a file makes ext4 flush it, a few ms a prompt."""
+    remember(local, "Answer in English.")
+    remember(local, "Run the tests with make test.", P1)
+    files = [tmp_path / CURSOR_FILE, tmp_path / "profile.md"]
+    before = stamps(*files)
+    assert local.services.after_write(Namespace("default", "default")) == []
+    assert stamps(*files) == before
+    remember(local, "Keep commits small.")
+    assert stamps(*files)[0] != before[0]  # a change moves the cursor on
+    cursor = json.loads((tmp_path / CURSOR_FILE).read_text())
+    assert cursor["seq"] == local.services.ports.records.feed_position().seq

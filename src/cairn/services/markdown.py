@@ -179,10 +179,11 @@ class MarkdownFollower:
                     touched.setdefault(ns, {})
                 for space in sorted(touched, key=lambda n: (n.tenant, n.agent)):
                     self._write(space, None if space in full else touched[space])
-                self._write_json(self._folder / CURSOR_FILE, {
-                    "format": _FORMAT, "store": self._store,
-                    "generation": head.generation, "seq": head.seq,
-                })  # fmt: skip
+                if head != position:  # else the cursor on disk says this already
+                    self._write_json(self._folder / CURSOR_FILE, {
+                        "format": _FORMAT, "store": self._store,
+                        "generation": head.generation, "seq": head.seq,
+                    })  # fmt: skip
                 self._known_at = head
         except Exception as exc:  # the change itself is committed
             log.warning("the Markdown projection was not refreshed: %s", exc)
