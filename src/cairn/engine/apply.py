@@ -17,7 +17,7 @@ from cairn.engine.learning.events import LEARNING_EVENTS, apply_learning_event
 from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.limits import REDACTED
 from cairn.model import Application, Event, Record, Tombstone, record_from_dict
-from cairn.storage.ports import NewRow, RecordChange, RecordTransaction
+from cairn.storage.ports import NewRow, RecordAndApplicationWrites, RecordChange
 
 VectorFor = Callable[[Record], tuple[np.ndarray | None, str | None]]
 # Whether an agent's writes get entity links now (its entity lane is on) or later.
@@ -40,13 +40,15 @@ def _new_row(record: Record, vector_for: VectorFor, links_for: LinksFor) -> NewR
 
 
 def _insert(
-    tx: RecordTransaction, record: Record, vector_for: VectorFor, links_for: LinksFor
+    tx: RecordAndApplicationWrites, record: Record, vector_for: VectorFor, links_for: LinksFor
 ) -> int:
     (row,) = tx.insert_records([_new_row(record, vector_for, links_for)])
     return row
 
 
-def _require_current(tx: RecordTransaction, event: Event, record_id: str) -> tuple[int, Record]:
+def _require_current(
+    tx: RecordAndApplicationWrites, event: Event, record_id: str
+) -> tuple[int, Record]:
     found = tx.current(event.tenant, event.agent, record_id)
     if found is None:
         raise NotFound(f"no memory with id {record_id}")
@@ -64,7 +66,7 @@ def _delta_op(event: Event) -> str | None:
 
 
 def apply_events(
-    tx: RecordTransaction,
+    tx: RecordAndApplicationWrites,
     events: Sequence[Event],
     vector_for: VectorFor,
     links_for: LinksFor = _always,
@@ -87,7 +89,10 @@ def apply_events(
 
 
 def apply_event(
-    tx: RecordTransaction, event: Event, vector_for: VectorFor, links_for: LinksFor = _always
+    tx: RecordAndApplicationWrites,
+    event: Event,
+    vector_for: VectorFor,
+    links_for: LinksFor = _always,
 ) -> None:
     payload = event.payload
     kind = event.type
@@ -158,7 +163,7 @@ def apply_event(
 
 
 def _insert_or_skeleton(
-    tx: RecordTransaction, record: Record, vector_for: VectorFor, links_for: LinksFor
+    tx: RecordAndApplicationWrites, record: Record, vector_for: VectorFor, links_for: LinksFor
 ) -> None:
     redacted = record.body == REDACTED
     if redacted:
@@ -170,7 +175,7 @@ def _insert_or_skeleton(
 
 
 def _apply_import(
-    tx: RecordTransaction, record: Record, vector_for: VectorFor, links_for: LinksFor
+    tx: RecordAndApplicationWrites, record: Record, vector_for: VectorFor, links_for: LinksFor
 ) -> None:
     """An imported version extends the history this namespace holds of the record.
 
@@ -210,7 +215,7 @@ def _changed_at(stone: Tombstone) -> str:
     return stone.restored_at or stone.removed_at
 
 
-def _apply_imported_tombstone(tx: RecordTransaction, stone: Tombstone) -> None:
+def _apply_imported_tombstone(tx: RecordAndApplicationWrites, stone: Tombstone) -> None:
     """An imported tombstone forgets (for good, when permanent) or restores this
     namespace's copy as the export says, unless the tombstone held here changed later;
     a permanent forget is never undone."""
@@ -231,7 +236,7 @@ def _apply_imported_tombstone(tx: RecordTransaction, stone: Tombstone) -> None:
 
 
 def _apply_correct(
-    tx: RecordTransaction, event: Event, vector_for: VectorFor, links_for: LinksFor
+    tx: RecordAndApplicationWrites, event: Event, vector_for: VectorFor, links_for: LinksFor
 ) -> None:
     payload = event.payload
     row, old = _require_current(tx, event, payload["record_id"])
@@ -254,7 +259,7 @@ def _apply_correct(
     _insert(tx, new, vector_for, links_for)
 
 
-def _apply_forget(tx: RecordTransaction, event: Event) -> None:
+def _apply_forget(tx: RecordAndApplicationWrites, event: Event) -> None:
     payload = event.payload
     versions = tx.versions(event.tenant, event.agent, payload["record_id"])
     if not versions:

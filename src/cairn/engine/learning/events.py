@@ -18,7 +18,7 @@ from typing import Any
 from cairn.engine.learning.outcomes import apply_outcome
 from cairn.errors import NotFound
 from cairn.model import OBSERVATION_TYPES, Event, Record, record_from_dict
-from cairn.storage.ports import RecordChange, RecordTransaction
+from cairn.storage.ports import RecordAndApplicationWrites, RecordChange
 
 Insert = Callable[[Record], int]
 LIFECYCLE_EVENTS = ("lifecycle.promoted", "lifecycle.demoted", "lifecycle.restored")
@@ -26,7 +26,7 @@ RUN_EVENTS = ("learning.reflected", "lifecycle.swept")
 LEARNING_EVENTS = frozenset((*OBSERVATION_TYPES, *LIFECYCLE_EVENTS, *RUN_EVENTS, "learning.delta"))
 
 
-def apply_learning_event(tx: RecordTransaction, event: Event, insert: Insert) -> None:
+def apply_learning_event(tx: RecordAndApplicationWrites, event: Event, insert: Insert) -> None:
     kind = event.type
     if kind in RUN_EVENTS:
         return
@@ -47,7 +47,7 @@ def _outcomes(event: Event) -> list[tuple[str, str]]:
     return [(str(app), outcome) for app in payload.get("applications") or ()]
 
 
-def _apply_observation(tx: RecordTransaction, event: Event) -> None:
+def _apply_observation(tx: RecordAndApplicationWrites, event: Event) -> None:
     provenance = event.payload.get("provenance")
     for application_id, outcome in _outcomes(event):
         apply_outcome(
@@ -62,14 +62,14 @@ def _apply_observation(tx: RecordTransaction, event: Event) -> None:
         )
 
 
-def _current(tx: RecordTransaction, event: Event, record_id: str) -> tuple[int, Record]:
+def _current(tx: RecordAndApplicationWrites, event: Event, record_id: str) -> tuple[int, Record]:
     found = tx.current(event.tenant, event.agent, record_id)
     if found is None:
         raise NotFound(f"no memory with id {record_id}")
     return found
 
 
-def _apply_lifecycle(tx: RecordTransaction, event: Event) -> None:
+def _apply_lifecycle(tx: RecordAndApplicationWrites, event: Event) -> None:
     payload = event.payload
     row, record = _current(tx, event, str(payload["record_id"]))
     if record.state != payload["from"]:
@@ -84,7 +84,7 @@ def _apply_lifecycle(tx: RecordTransaction, event: Event) -> None:
     )
 
 
-def _apply_delta(tx: RecordTransaction, event: Event, insert: Insert) -> None:
+def _apply_delta(tx: RecordAndApplicationWrites, event: Event, insert: Insert) -> None:
     payload = event.payload
     op = payload["delta"]["op"]
     if op not in ("update", "supersede"):

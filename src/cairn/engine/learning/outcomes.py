@@ -19,7 +19,7 @@ from typing import Any
 from cairn.engine.learning.corroboration import counted_failures, outcome_source
 from cairn.errors import NotFound
 from cairn.model import Application
-from cairn.storage.ports import RecordChange, RecordTransaction
+from cairn.storage.ports import RecordAndApplicationWrites, RecordChange
 
 OUTCOME_COUNTERS: dict[str, tuple[str, ...]] = {
     "used-successfully": ("used_count", "proof_count"),
@@ -52,7 +52,7 @@ def judge_of(
 
 
 def apply_outcome(
-    tx: RecordTransaction,
+    tx: RecordAndApplicationWrites,
     tenant: str,
     agent: str,
     application_id: str,

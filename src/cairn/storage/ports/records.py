@@ -7,8 +7,9 @@ sweep candidates, rows for recall), :class:`StoredVectors` (vectors kept by text
 :class:`ChangeFeed` (what a follower such as a search index reads, and entity links made
 later), :class:`Maintenance` (finishing purges, the embedder, closing), :class:`Stats`.
 Writes run in a transaction whose roles are :class:`RecordWrites`, :class:`JournalWrites`
-and :class:`ApplicationWrites`. A role joining roles (:class:`EventLog`) is held to the same
-limit, its roles' methods counted.
+and :class:`ApplicationWrites` (the engine applies an event through
+:class:`RecordAndApplicationWrites`, the first and the last). A role joining roles
+(:class:`EventLog`) is held to the same limit, its roles' methods counted.
 
 Two protocols are sums rather than roles: :class:`RecordStore` is every role at once, as
 each backend implements them, and :class:`RecordTransaction` every write of one unit of
@@ -116,7 +117,12 @@ class ApplicationWrites(Protocol):
         ...
 
 
-class RecordTransaction(RecordWrites, JournalWrites, ApplicationWrites, Protocol):
+class RecordAndApplicationWrites(RecordWrites, ApplicationWrites, Protocol):
+    """What applying an event writes: record versions, tombstones and the applications of
+    rules (the journal's own writes are the journal service's)."""
+
+
+class RecordTransaction(RecordAndApplicationWrites, JournalWrites, Protocol):
     """One unit of work: everything in it commits together or not at all."""
 
 
