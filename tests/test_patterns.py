@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import random
 import re
 import subprocess
 import sys
 
+import pytest
+
 from cairn.engine import secrets
 from cairn.engine.statements import selector_words, signal_cues
-from cairn.patterns import LazyPattern, lazy_compile
+from cairn.patterns import LazyPattern, any_of, finditer_at, lazy_compile
 
 
 def test_a_lazy_pattern_compiles_at_its_first_use_and_matches_as_re_does() -> None:
@@ -62,3 +65,27 @@ def test_an_attribute_asked_once_is_kept_and_is_the_compiled_patterns() -> None:
     assert lazy.finditer == lazy.compiled().finditer
     assert [m.span() for m in lazy.finditer("aBbab", 1, 5)] == [(1, 3), (4, 5)]
     assert lazy.groups == 0 and lazy.__dict__["groups"] == 0
+
+
+def test_any_of_matches_exactly_where_the_plain_alternation_does() -> None:
+    rng = random.Random(3)
+    words = ["sk-", "sk-ant-", "sk", "pass", "passwd", "pw", "a.b", "x+y", "密码", "密钥"]
+    trie = re.compile(any_of(words))
+    plain = re.compile("|".join(re.escape(w) for w in words))
+    assert any_of(["sk-", "sk-ant-", "sk"]) == r"sk(?:\-(?:ant\-)?)?"
+    for _ in range(3000):
+        text = "".join(rng.choice("skpaw-ntdx+y.b 密码钥") for _ in range(rng.randrange(0, 12)))
+        assert (trie.search(text) is None) == (plain.search(text) is None), text
+    with pytest.raises(ValueError):
+        any_of(["a", ""])
+
+
+def test_finditer_at_finds_what_finditer_finds() -> None:
+    rng = random.Random(4)
+    pattern = re.compile(r"(?i)(?<![\w-])(?:to|ten)(?:ken)?\s*[:=]\s*\w+")
+    for _ in range(3000):
+        text = "".join(rng.choice(["tok", "en", "TOKEN", "ten", ":", "=", " ", "-", "x1", "é"])
+                       for _ in range(rng.randrange(0, 14)))  # fmt: skip
+        expected = [(m.start(), m.end()) for m in pattern.finditer(text)]
+        found = finditer_at(pattern, text, text.lower(), ("to", "ten"))
+        assert [(m.start(), m.end()) for m in found] == expected, text

@@ -14,6 +14,7 @@ stand-in's own ``__dict__``: later uses find it there without calling ``__getatt
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
 
@@ -51,3 +52,54 @@ class LazyPattern:
 def lazy_compile(source: str, flags: int | re.RegexFlag = 0) -> re.Pattern[str]:
     """``re.compile(source, flags)``, compiled at its first use."""
     return cast("re.Pattern[str]", LazyPattern(source, int(flags)))
+
+
+def any_of(words: Iterable[str]) -> str:
+    """A pattern that matches wherever one of ``words`` does, written as a trie (``sk\\-(?:
+    ant\\-)?``): Python's engine tries the branches of a plain alternation one by one at
+    every place in the text, and a trie's shared beginnings once."""
+    root: dict[str, Any] = {}
+    for word in words:
+        if not word:
+            raise ValueError("any_of() needs non-empty words")
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def written(node: dict[str, Any]) -> str:
+        branches = [re.escape(ch) + written(rest) for ch, rest in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        inner = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if "" not in node:
+            return inner
+        return ("(?:" + inner + ")" if len(branches) == 1 and len(inner) > 1 else inner) + "?"
+
+    return written(root)
+
+
+def finditer_at(
+    pattern: re.Pattern[str], text: str, low: str, words: Iterable[str]
+) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)`` for a pattern every match of which starts where one of
+    ``words`` starts in ``low`` (``text`` lower-cased): the pattern is tried only there,
+    matches taken left to right without overlap as ``finditer`` takes them. ``text`` not
+    ASCII (where lower-casing may move offsets): ``finditer`` itself."""
+    if not text.isascii():
+        yield from pattern.finditer(text)
+        return
+    starts: set[int] = set()
+    for word in words:
+        at = low.find(word)
+        while at >= 0:
+            starts.add(at)
+            at = low.find(word, at + 1)
+    done = 0
+    for at in sorted(starts):
+        if at < done:
+            continue
+        found = pattern.match(text, at)
+        if found is not None:
+            yield found
+            done = max(found.end(), at + 1)

@@ -105,3 +105,36 @@ def test_the_checked_in_corpus_is_what_the_generator_builds(tmp_path: Path) -> N
     for name in ("positives", "near_misses"):
         built = (tmp_path / f"{name}.jsonl").read_bytes()
         assert built == (CORPUS / f"{name}.jsonl").read_bytes(), name
+
+
+# Prose of a bulk write (project ids, hyphenated service names, a ticket, a date), the
+# text the detectors' screens pass over quickly; a secret beside it must still be caught.
+PROSE = (
+    "the deploy of tenant-0/billing-v2 moved to the payment-gateway queue after review",
+    "Dana said the notification-hub retries twice, see ticket OPS-1234 from 2026-05-02",
+    "we rotate the staging database every Friday; ask in #infra before touching it",
+)
+
+
+def _covered(text: str, secret: str) -> bool:
+    at = text.find(secret)
+    return any(m.start <= at and m.end >= at + len(secret) for m in find_secrets(text))
+
+
+def test_every_positive_is_still_caught_among_the_lines_of_a_bulk_write() -> None:
+    checked = 0
+    for row in load("positives"):
+        text = str(row["text"])
+        for secret in row["secrets"]:
+            assert isinstance(secret, str)
+            if not _covered(text, secret):
+                continue  # the corpus's own misses are counted by the recall test
+            for placed in (
+                PROSE[0] + "\n" + text,
+                text + "\n" + PROSE[1],
+                PROSE[2] + "\n" + text + "\n" + PROSE[0],
+                text.upper() if secret.upper() == secret else text,
+            ):
+                assert _covered(placed, secret), (row["id"], placed)
+                checked += 1
+    assert checked >= 4 * 290

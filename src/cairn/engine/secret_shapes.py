@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from cairn.patterns import lazy_compile
+from cairn.patterns import any_of, lazy_compile
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +153,7 @@ SHAPES: tuple[_Shape, ...] = (
             r"[\"']?(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
         ),
         group="v",
-        needles=("secret",),
+        needles=("secretkey", "secret_key", "secretaccess", "secret_access"),
     ),
     _Shape(
         "azure-connection-string",
@@ -270,27 +270,68 @@ SHAPES: tuple[_Shape, ...] = (
 # Every shape holds a run of at least 14 token characters (a prefix and its random part,
 # or the random part alone): a text without one is spared every pattern.
 _LONG_RUN = lazy_compile(r"[A-Za-z0-9_\-+/%]{14}")
+# Needles in almost any text with a long run ("-", ".", "sk"): the shapes that have them
+# (a Mailgun key of hex groups, a Discord token, a Twilio key) each hold 24 letters and
+# digits in a row as well, which prose does not, and run only on a text that has them.
+_COMMON = frozenset({"-", ".", "sk"})
+_ALNUM_RUN = lazy_compile(r"[A-Za-z0-9]{24}")
 
 
-_BY_NEEDLE: dict[str, tuple[int, ...]] = {}
+@dataclass(frozen=True, slots=True)
+class _Needles:
+    strong: dict[str, tuple[int, ...]]  # a needle -> the shapes that want it
+    weak: dict[str, tuple[int, ...]]  # a _COMMON needle -> shapes (each needs _ALNUM_RUN)
+    any_strong: re.Pattern[str]  # one search: does the text hold any strong needle?
 
 
-def _needle_table() -> dict[str, tuple[int, ...]]:
-    """Each needle -> the shapes that want it (built at first use)."""
-    if not _BY_NEEDLE:
-        table: dict[str, list[int]] = {}
+_TABLE: list[_Needles] = []
+
+
+def _needle_table() -> _Needles:
+    """Each needle -> the shapes that want it, split by strength (built at first use)."""
+    if not _TABLE:
+        strong: dict[str, list[int]] = {}
+        weak: dict[str, list[int]] = {}
         for at, shape in enumerate(SHAPES):
             for needle in shape.needles:
-                table.setdefault(needle, []).append(at)
-        _BY_NEEDLE.update({needle: tuple(ats) for needle, ats in table.items()})
-    return _BY_NEEDLE
+                (weak if needle in _COMMON else strong).setdefault(needle, []).append(at)
+        _TABLE.append(
+            _Needles(
+                {n: tuple(ats) for n, ats in strong.items()},
+                {n: tuple(ats) for n, ats in weak.items()},
+                re.compile(any_of(strong)),
+            )
+        )
+    return _TABLE[0]
+
+
+# The letters a case-insensitive pattern takes for an ASCII one that lower() does not make
+# ASCII (the long s, the dotless and the dotted i; the Kelvin sign is folded already), so
+# that a needle of a case-insensitive shape is in the lowered text wherever it can match.
+_ASCII_CASES = str.maketrans({"ſ": "s", "ı": "i", "İ": "i", "K": "k"})
+
+
+def lowered(text: str) -> str:
+    """``text`` lower-cased, with the letters of :data:`_ASCII_CASES` as their ASCII ones."""
+    return text.lower() if text.isascii() else text.translate(_ASCII_CASES).lower()
+
+
+def folded_case(text: str) -> str:
+    """:func:`lowered`, case-folded as well (``ß`` as ``ss``): holds every ASCII string
+    :func:`lowered` holds."""
+    return text.lower() if text.isascii() else text.translate(_ASCII_CASES).casefold()
 
 
 def shapes(text: str) -> Iterator[SecretMatch]:
     if _LONG_RUN.search(text) is None:
         return
-    low = text.lower()
-    wanted = {at for needle, ats in _needle_table().items() if needle in low for at in ats}
+    low = lowered(text)
+    table = _needle_table()
+    wanted: set[int] = set()
+    if table.any_strong.search(low) is not None:  # most texts hold none: one search
+        wanted.update(at for needle, ats in table.strong.items() if needle in low for at in ats)
+    if _ALNUM_RUN.search(text) is not None:
+        wanted.update(at for needle, ats in table.weak.items() if needle in low for at in ats)
     for at in sorted(wanted):
         shape = SHAPES[at]
         for m in shape.pattern.finditer(text):

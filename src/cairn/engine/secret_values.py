@@ -14,7 +14,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from cairn.engine.secret_shapes import SecretMatch, has_digit
+from cairn.engine.secret_shapes import SecretMatch, has_digit, lowered
 from cairn.patterns import lazy_compile
 
 # Words that stand where a value would in docs, types and templates.
@@ -163,6 +163,19 @@ def _valued(kind: str, m: re.Match[str], group: str, key: str = "") -> SecretMat
     return SecretMatch(kind, start, start + (hi - lo))
 
 
+# Where each short flag of _SHORT_FLAG stands (after a space: -p, -a, -u, --user), or
+# docker's --password-stdin: a text with none is spared that pattern.
+_SHORT_FLAG_AT = lazy_compile(r"(?i)\s-[-pau]|--password-stdin")
+# The places a secret-named value is written, each with what it cannot be written without
+# (lower-cased): an XML element's closing tag or a value attribute, a Kubernetes pair's
+# "name:" and "value:" (both, so the rarer one), a Dockerfile's ENV or ARG, a call's
+# opening bracket right after its name.
+_NAMED_PLACES = (
+    (_XML, ("</", "value=")),
+    (_KUBE_PAIR, ("value:",)),
+    (_DOCKERFILE, ("env", "arg")),
+    (_DEFINE, ("define(", "env(", "set(", "put(")),
+)
 _FLAG_WORDS = ("-pass", "-token", "-api", "-secret", "-auth", "-access", "-client")
 _COMMANDS = ("mysql", "mariadb", "docker", "podman", "helm", "twine", "sshpass", "oc ",
              "skopeo", "buildah", "redis-cli", "curl", "wget", "http", "echo")  # fmt: skip
@@ -171,7 +184,7 @@ _NAMES = ("pass", "secret", "token", "key", "credential", "psk")
 
 def contextual(text: str) -> Iterator[SecretMatch]:
     """Values that are secrets by the place they are written in."""
-    low = text.lower()
+    low = lowered(text)
     if "://" in text and "@" in text:
         yield from _url_credentials(text)
     if "basic" in low:
@@ -192,13 +205,15 @@ def contextual(text: str) -> Iterator[SecretMatch]:
                 yield found
     if any(word in low for word in _FLAG_WORDS):
         yield from _flags(text)
-    if any(command in low for command in _COMMANDS):
+    if any(command in low for command in _COMMANDS) and _SHORT_FLAG_AT.search(text):
         for m in _SHORT_FLAG.finditer(text):
             group = next(g for g in "abcde" if m.group(g) is not None)
             if found := _valued("password", m, group):
                 yield found
     if any(name in low for name in _NAMES):
-        for pattern in (_XML, _KUBE_PAIR, _DOCKERFILE, _DEFINE):
+        for pattern, needles in _NAMED_PLACES:
+            if not any(needle in low for needle in needles):
+                continue
             for m in pattern.finditer(text):
                 group = "v2" if "v2" in pattern.groupindex and m.group("v2") else "v"
                 key = m.group("key2" if group == "v2" else "key")

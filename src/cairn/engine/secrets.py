@@ -34,7 +34,9 @@ from collections.abc import Callable, Iterator
 from cairn.engine.secret_shapes import (
     SecretMatch,
     aws_secret_near_id,
+    folded_case,
     has_digit,
+    lowered,
     private_keys,
     shapes,
 )
@@ -46,7 +48,7 @@ from cairn.engine.secret_values import (
     plausible,
     unquote,
 )
-from cairn.patterns import lazy_compile
+from cairn.patterns import any_of, finditer_at, lazy_compile
 
 __all__ = ["SecretMatch", "find_secrets", "redact"]
 
@@ -185,14 +187,22 @@ def _assignment(text: str, m: re.Match[str]) -> SecretMatch | None:
     return SecretMatch(kind, start, start + (hi - lo))
 
 
+# What an assignment that counts cannot be written without: a key ending with a secret
+# word (every ending _KEY_WORD takes), right before the operator, over the lowered text.
+_KEY_THEN_OPERATOR = lazy_compile(
+    "(?:" + any_of(("pass", "password", "passwd", "passphrase", "secret", "key", "token",
+                    "credential", "credentials", "psk", "pw", "pwd"))
+    + ")[\"'`*\\]]{0,3}[ \t]{0,3}(?::=|=>|=|:|：)"
+)  # fmt: skip
 _KEY_HINTS = ("pass", "secret", "key", "token", "credential", "psk", "pw")
 _PROSE_HINTS = ("pass", "pw", "token", "secret", "api key")
+_BARE_WORDS = ("pass", "pw", "token", "api key")  # the key words of _BARE and _SET_TO
 _FOREIGN_ASCII = ("passwort", "kennwort", "mot de passe", "senha")
 
 
 def _assignments(text: str) -> Iterator[SecretMatch]:
-    low = text.lower()
-    if not any(hint in low for hint in _KEY_HINTS):
+    low = lowered(text)
+    if not any(hint in low for hint in _KEY_HINTS) or _KEY_THEN_OPERATOR.search(low) is None:
         return
     at = 0
     while found := _ASSIGNMENT.search(text, at):
@@ -222,11 +232,27 @@ def _strong(value: str) -> bool:
     return has_digit(value) and any(ch.isalpha() for ch in value) and (cased or symbol)
 
 
+# Where a match of each prose pattern can start (lower-cased): its key word, its verb, or
+# its first word. In an ASCII text the pattern is tried only there (finditer_at).
+_STARTS: dict[re.Pattern[str], tuple[str, ...]] = {
+    _NATURAL: ("pass", "pw", "api key", "secret", "access token", "auth token", "token",
+               "shared secret"),
+    _BARE: ("pass", "pw", "token", "api key"),
+    _SET_TO: ("set", "chang", "reset"),
+    _USE_AS: ("use",),
+    _USER_SLASH: ("cred", "login", "log in", "sign in"),
+}  # fmt: skip
+
+
 def _natural(text: str) -> Iterator[SecretMatch]:
-    low = text.lower()
+    low = lowered(text)
     patterns = []
     if any(hint in low for hint in _PROSE_HINTS):
-        patterns += [_NATURAL, _BARE, _SET_TO]
+        patterns.append(_NATURAL)
+        if any(word in low for word in _BARE_WORDS):  # "secret" alone: neither can match
+            patterns.append(_BARE)
+            if "set" in low or "chang" in low:  # set, reset, change, changed, changing
+                patterns.append(_SET_TO)
         if "use " in low:
             patterns.append(_USE_AS)
     if "/" in text and any(word in low for word in ("cred", "login", "log in", "sign in")):
@@ -234,7 +260,9 @@ def _natural(text: str) -> Iterator[SecretMatch]:
     if not text.isascii() or any(word in low for word in _FOREIGN_ASCII):
         patterns.append(_FOREIGN)
     for pattern in patterns:
-        for m in pattern.finditer(text):
+        starts = _STARTS.get(pattern)
+        found = finditer_at(pattern, text, low, starts) if starts else pattern.finditer(text)
+        for m in found:
             value, lo, hi, quoted = unquote(m.group("value"))
             if not quoted:  # a bracket opening what follows the value: "X（until Friday）"
                 value = value.split("(", 1)[0].rstrip(".,;:!?")
@@ -284,27 +312,32 @@ _HINTS = (
 )  # fmt: skip
 
 
-_HINT = lazy_compile("|".join(re.escape(hint) for hint in _HINTS))
+_HINT = lazy_compile(any_of(_HINTS))
+
+# A text with a long run but none of the words above nor a URL with credentials can hold
+# only a token of a recognisable shape: every other detector looks for one of those words
+# first (a key block for "key", an assignment or a flag for its key's word, a command for
+# its name, another language for its word), so only these two read it.
+_TOKEN_DETECTORS = (_DETECTORS.index(shapes), _DETECTORS.index(aws_secret_near_id))
 
 
-def _may_hold(text: str) -> bool:
-    return (
-        _LONG_RUN.search(text) is not None
-        or _HINT.search(text.casefold()) is not None
-        or ("://" in text and "@" in text)
-    )
+def _worded(text: str) -> bool:
+    """Whether ``text`` holds a secret word, a command's name or a URL with credentials."""
+    return _HINT.search(folded_case(text)) is not None or ("://" in text and "@" in text)
 
 
 Span = tuple[int, int, int, str]  # start, end, detector rank, kind
 
 
-def _spans(view: Folded) -> list[Span]:
-    """Every detector's matches in the folded text, as spans of the original."""
+def _spans(view: Folded, worded: bool) -> list[Span]:
+    """Every detector's matches in the folded text, as spans of the original; with
+    ``worded`` False, only the detectors of token shapes run (none other can match)."""
     text = view.text
+    ranks = range(len(_DETECTORS)) if worded else _TOKEN_DETECTORS
     found = [
         (view.start(m.start), view.end(m.end), rank, m.kind)
-        for rank, detector in enumerate(_DETECTORS)
-        for m in detector(text)
+        for rank in ranks
+        for m in _DETECTORS[rank](text)
         if m.end > m.start
     ]
     joined = join_breaks(text)
@@ -322,9 +355,10 @@ def _spans(view: Folded) -> list[Span]:
 def find_secrets(text: str) -> list[SecretMatch]:
     """Every secret in ``text``, in order, never overlapping."""
     view = fold(text)
-    if not _may_hold(view.text):
+    worded = _worded(view.text)
+    if not worded and _LONG_RUN.search(view.text) is None:
         return []
-    found = sorted(s for s in _spans(view) if s[1] > s[0])
+    found = sorted(s for s in _spans(view, worded) if s[1] > s[0])
     merged: list[SecretMatch] = []
     best = 0
     for start, end, rank, kind in found:
