@@ -46,6 +46,7 @@ FOUNDATION = {
     "cairn.bm25",
     "cairn.limits",
     "cairn.config",
+    "cairn.config_yaml",
     "cairn.homes",
     "cairn.validation",
     "cairn.patterns",

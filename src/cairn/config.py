@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -360,8 +359,14 @@ def load_config(path: Path | str | None) -> Config:
         raise ConfigError(f"{path}: no such config file") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
+    # PyYAML only when there is a file to read: a home without one (the default) and every
+    # command in it start without it.
+    import yaml
+
+    from cairn.config_yaml import UniqueKeyLoader
+
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader underneath
+        data = yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader underneath
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
@@ -371,34 +376,6 @@ def load_config(path: Path | str | None) -> Config:
     except RecursionError:
         raise ConfigError(f"{path}: malformed YAML (nested too deeply)") from None
     return parse_config(data, origin=str(path))
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, except that a key given twice in one mapping is refused:
-    ``safe_load`` keeps the last one silently, so half of a config would be ignored."""
-
-
-def _unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            continue  # `<<: *anchor` brings defaults a key of this mapping may override
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            repeated = key in seen
-            seen.add(key)
-        except TypeError:
-            raise yaml.constructor.ConstructorError(
-                None, None, "a mapping key must be a plain value", key_node.start_mark
-            ) from None
-        if repeated:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"repeated key {str(key)[:60]!r}", key_node.start_mark
-            )
-    return loader.construct_mapping(node, deep=True)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
 
 
 # The store's URL from the environment, over the file's memory.store: a database password

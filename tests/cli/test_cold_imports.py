@@ -95,3 +95,18 @@ def test_the_layer_a_recall_leaves_out_is_imported_by_the_command_that_needs_it(
     done, modules = _loaded(home, tmp_path / "sweep.json", "sweep")
     assert done.returncode == 0, done.stderr
     assert {"cairn.provider.learning", "cairn.services.sweep"} <= modules
+
+
+def test_a_home_without_a_config_file_starts_without_yaml(tmp_path: Path) -> None:
+    """PyYAML is imported to read a config file, so a home with none (the default) does
+    not import it; one with a file does (the check can fail)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    done, modules = _loaded(home, tmp_path / "bare.json", "status")
+    assert done.returncode == 0, done.stderr
+    assert "cairn.config" in modules  # the config was resolved, from the defaults
+    assert not {m for m in modules if m == "yaml" or m.startswith("yaml.")}
+    (home / "config.yaml").write_text("memory:\n  embeddings:\n    provider: hashing\n")
+    done, modules = _loaded(home, tmp_path / "filed.json", "status")
+    assert done.returncode == 0, done.stderr
+    assert {"yaml", "cairn.config_yaml"} <= modules
