@@ -24,13 +24,23 @@ embedded by the real model in the measured process.
     python benchmarks/hooks.py [--records 10000] [--prompts 120] [--runs 30]
                                [--in-process-prompts 30] [--json OUT]
                                [--only cold|daemon] [--reuse DIR] [--cairn COMMAND]
+                               [--trees SRC [SRC ...] --rounds N]
 
 ``--only cold``: only the processes without a hook (``--version``, a cold recall, a
 recall through the daemon); ``--only daemon``: only what goes through the daemon (no cold
 recall, no hook without it: minutes of model loads); ``--reuse DIR``: build the store and
 repository in DIR once and measure on them again in later runs (so two versions of
 cairn, ``--cairn "python -m cairn.cli.fast"`` with another PYTHONPATH, are measured on
-the same file).
+the same file). ``--trees SRC...``: two (or more) versions of cairn side by side in one
+run, alternating (round 1 in the order given, round 2 reversed, ...): each tree's
+``src`` folder goes first on PYTHONPATH of every process it runs (its daemon included),
+and each (tree, round) measures on its own copy of one store built once, so no run sees
+another's session notes or remembered prompts.
+
+The hook process's own CPU (user + system of the ``cairn hook prompt`` process: Python's
+start, the imports of the client, the request) is reported beside ``python -c pass``
+(Python's start alone) and the daemon's own time per hook (its access log): the wall time
+of a hook is about these two plus the wait for a core.
 """
 
 from __future__ import annotations
@@ -186,20 +196,27 @@ def load() -> float:
     return round(os.getloadavg()[0], 2)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--records", type=int, default=10_000)
-    parser.add_argument("--prompts", type=int, default=120, help="hook runs (at least 100)")
-    parser.add_argument("--runs", type=int, default=30, help="--version and recall runs")
-    parser.add_argument("--in-process-prompts", type=int, default=30,
-                        help="hook runs without the daemon (each loads the model)")  # fmt: skip
-    parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--only", choices=("all", "cold", "daemon"), default="all")
-    parser.add_argument("--reuse", type=Path, default=None, help="keep the store here")
-    parser.add_argument("--cairn", default=None, help="the command to measure")
-    args = parser.parse_args()
+def prepare(root: Path, records: int, rng: random.Random) -> float:
+    """The store and the repository under ``root`` (built unless already there); seconds."""
+    repo, home = root / "shop", root / "home"
+    if (home / "memory.db").exists():
+        return 0.0
+    shutil.rmtree(repo, ignore_errors=True)
+    project_id = make_repository(repo)
+    return fill_store(home, records, project_id, rng)
+
+
+def measure_tree(
+    cairn: Sequence[str], root: Path, env: dict[str, str], args: argparse.Namespace
+) -> dict[str, Any]:
+    """Every phase of one version of cairn on the store under ``root``."""
     rng = random.Random(11)
-    cairn = cairn_command(args.cairn)
+    repo, home = root / "shop", root / "home"
+    (home / "logs").mkdir(parents=True, exist_ok=True)
+    for log in ("daemon.log", "hooks.log"):
+        (home / "logs" / log).unlink(missing_ok=True)
+    env = {**env, "CAIRN_HOME": str(home)}
+    env.pop("CAIRN_CONFIG", None)
     hooks = args.only in ("all", "daemon")
     cold = args.only in ("all", "cold")
     rows: dict[str, tuple[list[float], list[float]]] = {}
@@ -212,70 +229,119 @@ def main() -> None:
         rows[name] = (out[0], out[1])
         return out
 
-    with tempfile.TemporaryDirectory() as tmp:
-        root = args.reuse or Path(tmp)
-        repo = root / "shop"
-        home = root / "home"
-        fill_s = 0.0
-        if not (home / "memory.db").exists():
-            shutil.rmtree(repo, ignore_errors=True)
-            project_id = make_repository(repo)
-            fill_s = fill_store(home, args.records, project_id, rng)
-        (home / "logs").mkdir(exist_ok=True)
-        for log in ("daemon.log", "hooks.log"):
-            (home / "logs" / log).unlink(missing_ok=True)
-        env = {**os.environ, "CAIRN_HOME": str(home)}
-        env.pop("CAIRN_CONFIG", None)
-
+    phase(
+        "python -c pass",
+        lambda: measure(args.runs, [sys.executable, "-c", "pass"], cwd=repo, env=env),
+    )
+    phase("cairn --version", lambda: measure(args.runs, [*cairn, "--version"], cwd=repo, env=env))
+    timed([*cairn, "recall", "warm the file cache"], cwd=repo, env=env)
+    if cold:
+        phase("cairn recall (cold)", lambda: recall_runs(cairn, args.runs, repo, env, rng))
+    in_process = (
         phase(
-            "python -c pass",
-            lambda: measure(args.runs, [sys.executable, "-c", "pass"], cwd=repo, env=env),
+            "hook prompt (no daemon)",
+            lambda: hook_runs(cairn, args.in_process_prompts, repo, env, rng, "solo"),
         )
-        phase(
-            "cairn --version", lambda: measure(args.runs, [*cairn, "--version"], cwd=repo, env=env)
-        )
-        timed([*cairn, "recall", "warm the file cache"], cwd=repo, env=env)
-        if cold:
-            phase("cairn recall (cold)", lambda: recall_runs(cairn, args.runs, repo, env, rng))
-        in_process = (
+        if args.only == "all"
+        else ([], [], 0)
+    )
+    started = time.perf_counter()
+    timed([*cairn, "daemon", "start"], cwd=repo, env=env)
+    start_s = time.perf_counter() - started
+    try:
+        if hooks:
+            timed([*cairn, "hook", "prompt"], cwd=repo, env=env,
+                  stdin=prompt_event("warm", repo, "How do I warm up?"))  # fmt: skip
+        through = (
             phase(
-                "hook prompt (no daemon)",
-                lambda: hook_runs(cairn, args.in_process_prompts, repo, env, rng, "solo"),
+                "hook prompt (daemon)",
+                lambda: hook_runs(cairn, max(args.prompts, 100), repo, env, rng, "daemon"),
             )
-            if args.only == "all"
+            if hooks
             else ([], [], 0)
         )
-        started = time.perf_counter()
-        timed([*cairn, "daemon", "start"], cwd=repo, env=env)
-        start_s = time.perf_counter() - started
-        try:
-            if hooks:
-                timed([*cairn, "hook", "prompt"], cwd=repo, env=env,
-                      stdin=prompt_event("warm", repo, "How do I warm up?"))  # fmt: skip
-            through = (
-                phase(
-                    "hook prompt (daemon)",
-                    lambda: hook_runs(cairn, max(args.prompts, 100), repo, env, rng, "daemon"),
-                )
-                if hooks
-                else ([], [], 0)
-            )
-            phase("cairn recall (daemon)", lambda: recall_runs(cairn, args.runs, repo, env, rng))
-        finally:
-            timed([*cairn, "daemon", "stop"], cwd=repo, env=env)
-        served = daemon_hook_ms(home)
-        errors = (home / "logs" / "hooks.log").exists()
-        error_text = (home / "logs" / "hooks.log").read_text()[-2000:] if errors else ""
-    result: dict[str, Any] = {
-        "records": args.records,
-        "store_fill_s_without_model": round(fill_s, 1),
+        phase("cairn recall (daemon)", lambda: recall_runs(cairn, args.runs, repo, env, rng))
+    finally:
+        timed([*cairn, "daemon", "stop"], cwd=repo, env=env)
+    served = daemon_hook_ms(home)
+    errors = home / "logs" / "hooks.log"
+    return {
         "daemon_start_s": round(start_s, 2),
         "processes_ms": {name: summary(wall) for name, (wall, _) in rows.items()},
         "cpu_ms": {name: summary(cpu) for name, (_, cpu) in rows.items()},
         "daemon_side_hook_ms": summary(served) if served else None,
         "load_before_after": loads,
         "hook_prompts_with_output": {"no daemon": in_process[2], "daemon": through[2]},
-        "hook_errors_logged": error_text,
+        "hook_errors_logged": errors.read_text()[-2000:] if errors.exists() else "",
+    }
+
+
+def show(label: str, result: dict[str, Any]) -> None:
+    print(f"{label}: the daemon started in {result['daemon_start_s']:.1f} s")
+    print(f"{'process':<26} {'runs':>5} {'p50 ms':>8} {'p95 ms':>8} {'min ms':>8}"
+          f" {'cpu p50':>8} {'cpu p95':>8} {'load':>11}")  # fmt: skip
+    for name, row in result["processes_ms"].items():
+        used = result["cpu_ms"][name]
+        before, after = result["load_before_after"][name]
+        print(f"{name:<26} {row['runs']:>5} {row['p50']:>8.0f} {row['p95']:>8.0f}"
+              f" {row['min']:>8.0f} {used['p50']:>8.0f} {used['p95']:>8.0f}"
+              f" {before:>5.2f}>{after:<5.2f}")  # fmt: skip
+    inside = result["daemon_side_hook_ms"]
+    hook = result["cpu_ms"].get("hook prompt (daemon)")
+    start = result["cpu_ms"]["python -c pass"]
+    if inside and hook:
+        print(f"a hook through the daemon: its process's CPU p50 {hook['p50']:.1f} / p95"
+              f" {hook['p95']:.1f} ms (Python's own start alone: {start['p50']:.1f} /"
+              f" {start['p95']:.1f}); inside the daemon p50 {inside['p50']:.1f} / p95"
+              f" {inside['p95']:.1f} ms (its access log); the rest of the wall time is"
+              " waiting for a core")  # fmt: skip
+    print(f"hook prompts with output: {result['hook_prompts_with_output']};"
+          f" errors logged: {bool(result['hook_errors_logged'])}")  # fmt: skip
+    if result["hook_errors_logged"]:
+        print(result["hook_errors_logged"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--records", type=int, default=10_000)
+    parser.add_argument("--prompts", type=int, default=120, help="hook runs (at least 100)")
+    parser.add_argument("--runs", type=int, default=30, help="--version and recall runs")
+    parser.add_argument("--in-process-prompts", type=int, default=30,
+                        help="hook runs without the daemon (each loads the model)")  # fmt: skip
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--only", choices=("all", "cold", "daemon"), default="all")
+    parser.add_argument("--reuse", type=Path, default=None, help="keep the store here")
+    parser.add_argument("--cairn", default=None, help="the command to measure")
+    parser.add_argument("--trees", type=Path, nargs="+", default=None,
+                        help="src folders of versions of cairn to alternate")  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of --trees")
+    args = parser.parse_args()
+    cairn = cairn_command(args.cairn)
+    runs: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = args.reuse or Path(tmp)
+        pristine = root / "store" if args.trees else root
+        fill_s = prepare(pristine, args.records, random.Random(11))
+        if not args.trees:
+            runs.append({"tree": None, "round": 1,
+                         **measure_tree(cairn, root, dict(os.environ), args)})  # fmt: skip
+            show(f"{args.records:,} memories", runs[-1])
+        for n in range(1, args.rounds + 1 if args.trees else 1):
+            for tree in args.trees if n % 2 else list(reversed(args.trees)):
+                work = root / f"run-{n}-{tree.resolve().parent.name}"
+                shutil.rmtree(work, ignore_errors=True)
+                shutil.copytree(pristine, work, symlinks=True)
+                env = {**os.environ, "PYTHONPATH": str(tree.resolve())}
+                try:
+                    measured = measure_tree(cairn, work, env, args)
+                finally:
+                    shutil.rmtree(work, ignore_errors=True)
+                runs.append({"tree": str(tree), "round": n, **measured})
+                show(f"{tree} (round {n})", measured)
+    result: dict[str, Any] = {
+        "records": args.records,
+        "store_fill_s_without_model": round(fill_s, 1),
+        "runs": runs,
         "targets_ms": {
             "hook prompt (daemon) p95": 60,
             "cairn --version p95": 150,
@@ -287,23 +353,6 @@ def main() -> None:
             "load_at_end": os.getloadavg(),
         },
     }
-    print(f"{args.records:,} memories; the daemon started in {start_s:.1f} s")
-    print(f"{'process':<26} {'runs':>5} {'p50 ms':>8} {'p95 ms':>8} {'min ms':>8}"
-          f" {'cpu p50':>8} {'cpu p95':>8} {'load':>11}")  # fmt: skip
-    for name, (wall, cpu) in rows.items():
-        row, used = summary(wall), summary(cpu)
-        before, after = loads[name]
-        print(f"{name:<26} {row['runs']:>5} {row['p50']:>8.0f} {row['p95']:>8.0f}"
-              f" {row['min']:>8.0f} {used['p50']:>8.0f} {used['p95']:>8.0f}"
-              f" {before:>5.2f}>{after:<5.2f}")  # fmt: skip
-    if served:
-        inside = summary(served)
-        print(f"inside the daemon, per hook: p50 {inside['p50']:.0f} ms, p95 {inside['p95']:.0f} ms"
-              " (its access log; the rest: the hook process, waiting for a core)")  # fmt: skip
-    print(f"hook prompts with output: {result['hook_prompts_with_output']};"
-          f" errors logged: {bool(error_text)}")  # fmt: skip
-    if error_text:
-        print(error_text)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
 
