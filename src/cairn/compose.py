@@ -397,7 +397,7 @@ def assemble(
     def signals() -> Signals:
         from cairn.services.signals import Signals
 
-        found: Signals = part("signals", lambda: Signals(writes, recall, index, embedder, config))
+        found: Signals = part("signals", lambda: Signals(writes, recall, embedder, config))
         return found
 
     def close() -> None:

@@ -4,6 +4,7 @@ process turns back into the same values."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -63,8 +64,8 @@ def test_a_response_is_valid_and_its_value_is_the_engines(tmp_path: Path) -> Non
         assert parsed.model_dump() == built.model_dump()  # what is sent is valid
         again = wire.value(parsed)
         assert again.preamble == result.preamble and again.trace == result.trace
-        assert [(x.row, x.score, x.relevance, x.record) for x in again.ranked] == [
-            (x.row, x.score, x.relevance, x.record) for x in result.ranked
+        assert [(x.score, x.relevance, x.record) for x in again.ranked] == [
+            (x.score, x.relevance, x.record) for x in result.ranked
         ]
         app = mem.context("install dependencies").manifest or mem.context("pnpm").resident
         shown = mem.get(result.memories[0].record.id)
@@ -75,6 +76,22 @@ def test_a_response_is_valid_and_its_value_is_the_engines(tmp_path: Path) -> Non
         assert app is not None
         with pytest.raises(StorageError, match="ExplainResponse has no value"):
             wire.value(mem.provider.query(c.ExplainQuery()))
+
+
+def test_a_recalled_memory_goes_on_the_wire_without_a_storage_row(tmp_path: Path) -> None:
+    with _memory(tmp_path) as mem:
+        built = mem.provider.query(c.RecallQuery(query="install dependencies and deploy"))
+        assert isinstance(built, c.RecallResponse) and len(built.ranked) >= 2
+        assert "row" not in c.RecalledModel.model_json_schema()["properties"]
+        sent = json.loads(built.model_dump_json())
+        assert all("row" not in m for m in (*sent["memories"], *sent["ranked"]))
+        # a daemon or server started by an older cairn still sends the row: it is read as
+        # this version's answer
+        for n, m in enumerate((*sent["memories"], *sent["ranked"])):
+            m["row"] = n + 1
+        older = c.RecallResponse.model_validate_json(json.dumps(sent))
+        assert older.model_dump() == built.model_dump()
+        assert wire.value(older).ranked == wire.value(built).ranked
 
 
 def test_through_another_process_the_api_gets_the_same_values(tmp_path: Path) -> None:

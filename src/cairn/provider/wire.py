@@ -85,13 +85,13 @@ def to_event(model: EventModel) -> Event:
     return Event(**model.model_dump())
 
 
-def recalled(cand: Candidate, models: dict[int, RecordModel]) -> RecalledModel:
-    model = models.get(cand.row)
+def recalled(cand: Candidate, models: dict[tuple[str, int], RecordModel]) -> RecalledModel:
+    key = cand.record.id, cand.record.version
+    model = models.get(key)
     if model is None:
-        model = models[cand.row] = record_model(cand.record)
+        model = models[key] = record_model(cand.record)
     r = cand.relevance
     return RecalledModel.model_construct(
-        row=cand.row,
         record=model,
         score=cand.score,
         fused=cand.fused,
@@ -109,7 +109,7 @@ def recalled(cand: Candidate, models: dict[int, RecordModel]) -> RecalledModel:
 
 
 def recall_response(result: RecallResult) -> RecallResponse:
-    models: dict[int, RecordModel] = {}  # a delivered memory is also among the ranked
+    models: dict[tuple[str, int], RecordModel] = {}  # a delivered one is also ranked
     return RecallResponse.model_construct(
         query=result.query,
         preamble=result.preamble,
@@ -137,7 +137,6 @@ def to_candidate(model: RecalledModel) -> Candidate:
     r = model.relevance
     relevance = Relevance(r.score, r.evidence, r.cosine, r.coverage, r.surprise)
     return Candidate(
-        model.row,
         to_record(model.record),
         dict(model.ranks),
         model.fused,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
+import numpy as np
+
 from cairn.config import Config, Rag
 from cairn.engine.recall.pipeline import MemoryRecall, RecallRequest, RecallResult
 from cairn.errors import InvalidInput
@@ -62,8 +64,49 @@ class Recall:
         for name, value in (("max results", max_results), ("max chars", max_chars)):
             if value is not None and (isinstance(value, bool) or not 1 <= value <= 1_000_000):
                 raise InvalidInput(f"{name} must be between 1 and 1,000,000")
-        agent = self._config.agent(ns.agent)
-        request = RecallRequest(
+        request = self._request(query, ns, project_id, max_results, max_chars, include_trust)
+        # in range, as every time given, whether or not retrieval is on
+        at = parse_time(check_time("as_of", as_of)) if as_of is not None else None
+        if not self._config.agent(ns.agent).retrieval.enabled:
+            return RecallResult(query, "", (), (), (), {}, None)
+        rag = rag or self._config.agent(ns.agent).rag
+        if at is not None:
+            return self._pipeline.recall_as_of(request, rag, at)
+        result = self._pipeline.recall(request, rag, self._clock())
+        if self._on_recall is not None:
+            self._on_recall(ns, result.timings_ms)
+        return result
+
+    def recall_near(
+        self,
+        query: str,
+        ns: Namespace,
+        vector: np.ndarray,
+        *,
+        project_id: str | None = None,
+        max_results: int | None = None,
+        rag: Rag | None = None,
+    ) -> tuple[RecallResult, dict[str, float]]:
+        """A recall, and the cosine of ``vector`` to each ranked memory, by record id."""
+        request = self._request(query, ns, project_id, max_results, None, None)
+        if not self._config.agent(ns.agent).retrieval.enabled:
+            return RecallResult(query, "", (), (), (), {}, None), {}
+        rag = rag or self._config.agent(ns.agent).rag
+        result, cosines = self._pipeline.recall_near(request, rag, self._clock(), vector)
+        if self._on_recall is not None:
+            self._on_recall(ns, result.timings_ms)
+        return result, cosines
+
+    def _request(
+        self,
+        query: str,
+        ns: Namespace,
+        project_id: str | None,
+        max_results: int | None,
+        max_chars: int | None,
+        include_trust: Sequence[str] | None,
+    ) -> RecallRequest:
+        return RecallRequest(
             query=query,
             tenant=ns.tenant,
             agent=ns.agent,
@@ -72,13 +115,3 @@ class Recall:
             max_chars=max_chars,
             include_trust=tuple(include_trust) if include_trust is not None else None,
         )
-        # in range, as every time given, whether or not retrieval is on
-        at = parse_time(check_time("as_of", as_of)) if as_of is not None else None
-        if not agent.retrieval.enabled:
-            return RecallResult(query, "", (), (), (), {}, None)
-        if at is not None:
-            return self._pipeline.recall_as_of(request, rag or agent.rag, at)
-        result = self._pipeline.recall(request, rag or agent.rag, self._clock())
-        if self._on_recall is not None:
-            self._on_recall(ns, result.timings_ms)
-        return result

@@ -29,7 +29,6 @@ from cairn.errors import InvalidInput
 from cairn.model import MemoryInput, Namespace, Record, Tombstone
 from cairn.services.recall import Recall
 from cairn.services.writes import Corrected, Writes, Written
-from cairn.storage.ports import LaneFilter, SearchIndex
 from cairn.text import index_terms, normal_term
 from cairn.validation import check_line, check_text
 
@@ -121,13 +120,11 @@ class Signals:
         self,
         writes: Writes,
         recall: Recall,
-        index: SearchIndex,
         embedder: Embedder,
         config: Config,
     ) -> None:
         self._writes = writes
         self._recall = recall
-        self._index = index
         self._embedder = embedder
         self._config = config
 
@@ -266,22 +263,22 @@ class Signals:
         # to pick from. Without a current project only global memories are in scope: a
         # repository's rules are never forgotten or corrected from outside it by words.
         rag = self._config.agent(ns.agent).rag.model_copy(update={"minScore": 0.0})
-        hits = self._recall.recall(
-            wanted, ns, project_id=project_id, max_results=CANDIDATES, rag=rag
+        vector = self._embedder.embed([wanted])[0]
+        hits, cosines = self._recall.recall_near(
+            wanted, ns, vector, project_id=project_id, max_results=CANDIDATES, rag=rag
         )
         ranked = [
             c
             for c in hits.ranked
             if c.record.is_live and (project_id is not None or c.record.scope == "global")
         ][: CANDIDATES * 2]
-        if not ranked:
-            return []
-        where = LaneFilter(ns.tenant, ns.agent, project_id)
-        vector = self._embedder.embed([wanted])[0]
-        cosines = self._index.vector_scores(where, vector, [c.row for c in ranked])
         found = [
             _candidate(
-                reading, c.record, coverage(terms, c.record), cosines.get(c.row, 0.0), needed
+                reading,
+                c.record,
+                coverage(terms, c.record),
+                cosines.get(c.record.id, 0.0),
+                needed,
             )
             for c in ranked
         ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import threading
 from collections.abc import Sequence
@@ -190,7 +191,7 @@ def test_relevance_read_from_the_postings_equals_analysing_the_texts(tmp_path, m
         for q in queries:
             result = recall.recall(RecallRequest(q, "t", "a"), rag, NOW)
             out.append((result.preamble, result.trace))
-            out.extend((c.row, c.score, c.relevance) for c in result.ranked)
+            out.extend((c.record.id, c.score, c.relevance) for c in result.ranked)
         return out
 
     analysed = run(MemoryRecall(store, WithoutRowTerms(index), embedder))  # type: ignore[arg-type]
@@ -221,3 +222,25 @@ def test_the_query_terms_are_counted_once_a_recall(parts) -> None:  # type: igno
     query = "always install the dependencies with pnpm before you deploy to staging"
     result = MemoryRecall(store, index, embedder).recall(RecallRequest(query, "t", "a"), Rag(), NOW)
     assert result.memories and len(asked) == 1 and len(asked[0]) > 4
+
+
+def test_a_recalled_memory_is_known_by_its_record_not_a_storage_row(parts) -> None:  # type: ignore[no-untyped-def]
+    store, index, embedder = parts
+    recall = MemoryRecall(store, index, embedder)
+    assert "row" not in {f.name for f in dataclasses.fields(pipeline.Candidate)}
+    request = RecallRequest("install dependencies with pnpm, then deploy", "t", "a")
+    vector = embedder.embed(["which tool installs the dependencies"])[0]
+    result, cosines = recall.recall_near(request, Rag(minScore=0.0), NOW, vector)
+    ranked = [c.record.id for c in result.ranked]
+    assert len(ranked) >= 2 and set(cosines) == set(ranked)
+    # the cosine of the given vector (not the query's) to each memory's own vector
+    by_body = dict(zip(BODIES, embedder.embed(BODIES), strict=True))
+    for c in result.ranked:
+        expected = float(np.dot(vector, by_body[c.record.body]))
+        assert cosines[c.record.id] == pytest.approx(expected, abs=1e-6)
+    # the same ranking as a plain recall, whose trace names each memory by id and version
+    plain = recall.recall(request, Rag(minScore=0.0), NOW)
+    assert [c.record.id for c in plain.ranked] == ranked
+    assert [(t["id"], t["version"]) for t in plain.trace] == [
+        (c.record.id, c.record.version) for c in plain.ranked
+    ]

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
+
+import numpy as np
 
 from cairn.adapters.embedding import Embedder
 from cairn.config import Rag
@@ -70,7 +72,9 @@ class RecallRequest:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    row: int
+    """One recalled memory: a version of a record, known by its id and version (the
+    row the store keeps it in stays below the engine's values)."""
+
     record: Record
     ranks: dict[str, int]
     fused: float
@@ -118,9 +122,25 @@ class MemoryRecall:
         # One read for the whole recall where the store can hold one (PostgreSQL: one
         # connection and one tenant scope for every lane).
         with self._records.reading(request.tenant):
-            return self._recall(request, rag, now)
+            return self._recall(request, rag, now)[0]
 
-    def _recall(self, request: RecallRequest, rag: Rag, now: datetime) -> RecallResult:
+    def recall_near(
+        self, request: RecallRequest, rag: Rag, now: datetime, vector: np.ndarray
+    ) -> tuple[RecallResult, dict[str, float]]:
+        """A recall, and the cosine of ``vector`` to each ranked memory that has a vector,
+        by record id: what a statement's match reads of its candidates' meaning."""
+        with self._records.reading(request.tenant):
+            result, rows = self._recall(request, rag, now)
+            where = LaneFilter(request.tenant, request.agent, request.project_id)
+            wanted = [rows[c.record.id] for c in result.ranked]
+            by_row = self._index.vector_scores(where, vector, wanted) if wanted else {}
+        ids = {rows[c.record.id]: c.record.id for c in result.ranked}
+        return result, {ids[row]: cosine for row, cosine in by_row.items() if row in ids}
+
+    def _recall(
+        self, request: RecallRequest, rag: Rag, now: datetime
+    ) -> tuple[RecallResult, dict[str, int]]:
+        """The result, and the row of each scored memory by record id (for recall_near)."""
         clock = StageClock()
         rag = for_embedder(rag, self._embedder.model_id)  # the vector lane's weight
         where = LaneFilter(request.tenant, request.agent, request.project_id)
@@ -164,7 +184,8 @@ class MemoryRecall:
         candidates = clock.run(
             "score", lambda: _scored(fused, records, rag, now, pool_size, signals, combination)
         )
-        return self._select(request, rag, candidates, clock, rerank_status, lanes.failures)
+        rows = {records[f.row].id: f.row for f in fused}  # a live version per record
+        return self._select(request, rag, candidates, clock, rerank_status, lanes.failures), rows
 
     def recall_as_of(self, request: RecallRequest, rag: Rag, at: datetime) -> RecallResult:
         """Recall as memory stood at ``at``: the versions then in force (evicted or
@@ -219,19 +240,21 @@ class MemoryRecall:
         rerank_status: str | None,
         failures: dict[str, str],
     ) -> RecallResult:
-        trace = {c.row: _trace_entry(c) for c in candidates}
+        # A candidate is one version of a record: its id and version key it in here.
+        trace = {_key(c): _trace_entry(c) for c in candidates}
         allowed = request.include_trust or rag.includeTrustLevels
         kept, dropped_trust = filter_trust(candidates, lambda c: c.record.trust, allowed)
         kept, dropped_min = filter_min_score(kept, lambda c: c.relevance.score, rag.minScore)
         kept, dropped_dup = dedup(kept, lambda c: c.record.body, lambda c: c.record.recorded_at)
         fence = Fence.new()
-        lines: dict[int, str] = {}
+        lines: dict[tuple[str, int], str] = {}
 
         def line_of(c: Candidate) -> str:
             # Formatting is only paid for the candidates the budget actually considers.
-            if c.row not in lines:
-                lines[c.row] = format_line(c.record, fence)
-            return lines[c.row]
+            key = _key(c)
+            if key not in lines:
+                lines[key] = format_line(c.record, fence)
+            return lines[key]
 
         delivered, dropped_budget = clock.run(
             "budget",
@@ -242,9 +265,9 @@ class MemoryRecall:
                 request.max_chars or rag.maxContextChars,
             ),
         )
-        delivered = [replace(c, line=lines[c.row]) for c in delivered]
+        delivered = [replace(c, line=lines[_key(c)]) for c in delivered]
         for drop in (*dropped_trust, *dropped_min, *dropped_dup, *dropped_budget):
-            trace[drop.item.row]["fate"] = f"dropped: {drop.reason}"  # type: ignore[attr-defined]
+            trace[_key(cast(Candidate, drop.item))]["fate"] = f"dropped: {drop.reason}"
         preamble = clock.run("format", lambda: format_preamble([c.line for c in delivered]))
         clock.timings["total"] = clock.total()  # wall time of the whole call
         return RecallResult(
@@ -252,7 +275,7 @@ class MemoryRecall:
             preamble=preamble,
             memories=tuple(delivered),
             ranked=tuple(kept),
-            trace=tuple(trace[c.row] for c in candidates),
+            trace=tuple(trace[_key(c)] for c in candidates),
             timings_ms=clock.timings,
             rerank=rerank_status,
             failures=dict(failures),
@@ -430,7 +453,6 @@ def _scored(
     relevance = _relevance(signals, fused, breakdowns)
     scored = [
         Candidate(
-            row=f.row,
             record=records[f.row],
             ranks=f.ranks,
             fused=f.score,
@@ -455,6 +477,10 @@ def _relevance(
     own = [signals[f.row] for f in fused]
     scores = relevances([r.evidence for r in own], [b.final for b in breakdowns])
     return [replace(r, score=s) for r, s in zip(own, scores, strict=True)]
+
+
+def _key(c: Candidate) -> tuple[str, int]:
+    return c.record.id, c.record.version
 
 
 def _trace_entry(c: Candidate) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cairn.limits import MAX_PAGE, MAX_RESULTS
 from cairn.provider.models import (
@@ -40,7 +40,8 @@ class RecallQuery(_Query):
 
 
 class RecalledModel(_Model):
-    row: int
+    """One recalled memory, known by its record's id and version (no storage row)."""
+
     record: RecordModel
     score: float
     fused: float
@@ -48,6 +49,15 @@ class RecalledModel(_Model):
     factors: dict[str, float]
     relevance: RelevanceModel
     line: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _without_row(cls, data: Any) -> Any:
+        # A daemon or server started by an older cairn still sends the storage row it
+        # once put here: it is dropped, so its answer reads as this version's.
+        if isinstance(data, dict) and "row" in data:
+            return {k: v for k, v in data.items() if k != "row"}
+        return data
 
 
 class RecallResponse(_Model):
