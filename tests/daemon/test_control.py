@@ -100,6 +100,45 @@ def test_a_recorded_prompt_hook_goes_through_the_daemon(tmp_path: Path) -> None:
     assert len([r for r in listed if "linter" in r["body"]]) == 1
 
 
+ERROR = "cairn.hooks.events.HookInputError: "  # the last line of each logged error
+
+
+def test_bad_hook_input_through_the_daemon_is_logged_as_in_process(tmp_path: Path) -> None:
+    """The thin client sends the host's bytes as they came: the daemon checks the event
+    as the in-process hook does (the same checks, the same silence, the same log line)."""
+    home = make_home(tmp_path)
+    repo = make_repo(tmp_path)
+    bad = [
+        b"{not json",
+        json.dumps({"hook_event_name": "Stop", "session_id": "x"}).encode(),
+        b"\xff\xfe not UTF-8",
+        json.dumps(["an", "array"]).encode(),
+    ]
+    with running(home):
+        for n, stdin in enumerate(bad, start=1):
+            proc = cairn(home, "hook", "prompt", stdin=stdin, cwd=repo)
+            assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", ""), proc
+            assert counted(home, "/local/hook", "prompt") == n  # the daemon checked it
+    logged = (home / "logs" / "hooks.log").read_text(encoding="utf-8")
+    assert logged.count("cairn hook claude-code prompt") == len(bad)
+    errors = [line for line in logged.splitlines() if line.startswith(ERROR)]
+    assert len(errors) == len(bad), logged
+    # in-process (no daemon now): the very same lines for the same inputs
+    (home / "logs" / "hooks.log").unlink()
+    for stdin in bad:
+        proc = cairn(home, "hook", "prompt", stdin=stdin, cwd=repo)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", ""), proc
+    alone = (home / "logs" / "hooks.log").read_text(encoding="utf-8")
+    assert errors == [line for line in alone.splitlines() if line.startswith(ERROR)]
+    assert list_bodies(home, repo) == []  # nothing was stored by any of them
+
+
+def list_bodies(home: Path, repo: Path) -> list[str]:
+    done = cairn(home, "--json", "list", cwd=repo)
+    assert done.returncode == 0, done.stderr
+    return [r["body"] for r in json.loads(done.stdout)]
+
+
 def test_two_tenants_through_the_socket_are_kept_apart(tmp_path: Path) -> None:
     home = make_home(tmp_path)
     with running(home):
