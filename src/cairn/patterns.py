@@ -103,3 +103,20 @@ def finditer_at(
         if found is not None:
             yield found
             done = max(found.end(), at + 1)
+
+
+# The letters a case-insensitive pattern takes for an ASCII one that lower() does not make
+# ASCII (the long s, the dotless and the dotted i, the Kelvin sign), so that a word a
+# case-insensitive pattern needs is in the lowered text wherever the pattern can match.
+_ASCII_CASES = str.maketrans({"ſ": "s", "ı": "i", "İ": "i", "K": "k"})
+
+
+def lowered(text: str) -> str:
+    """``text`` lower-cased, with the letters of :data:`_ASCII_CASES` as their ASCII ones."""
+    return text.lower() if text.isascii() else text.translate(_ASCII_CASES).lower()
+
+
+def folded_case(text: str) -> str:
+    """:func:`lowered`, case-folded as well (``ß`` as ``ss``): holds every ASCII string
+    :func:`lowered` holds."""
+    return text.lower() if text.isascii() else text.translate(_ASCII_CASES).casefold()

@@ -119,3 +119,23 @@ def test_stored_dates_skip_what_cannot_be_read() -> None:
     assert stored_dates(source) == ()
     assert stored_dates({}) == ()
     assert stored_dates({SOURCE_KEY: None}) == ()
+
+
+@pytest.mark.parametrize(
+    ("odd", "plain"),
+    [
+        ("ſeveral days ago", "several days ago"),  # the long s
+        ("laſt year", "last year"),
+        ("thıs week", "this week"),  # the dotless i
+        ("two weeKs ago", "two weeks ago"),  # the Kelvin sign
+        ("LAST WEEKEND", "last weekend"),
+    ],
+)
+def test_letters_the_pattern_reads_case_insensitively_resolve_as_their_ascii(
+    odd: str, plain: str
+) -> None:
+    anchor = date(2026, 5, 13)
+    found = resolve_dates(f"we met {odd} at the office", anchor)  # it raised KeyError
+    expected = resolve_dates(f"we met {plain} at the office", anchor)
+    assert expected and [(d.start, d.end) for d in found] == [(d.start, d.end) for d in expected]
+    assert found[0].phrase == odd  # the phrase as written

@@ -23,10 +23,12 @@ past what the words say ("on Saturday" alone, past or next, is left alone).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
+
+from cairn.patterns import lowered
 
 SOURCE_KEY = "resolved_dates"  # where a record's source keeps them
 MAX_RESOLVED = 8  # a long memory keeps its first eight phrases
@@ -167,6 +169,9 @@ _EN = re.compile(
     rf"|(?P<count>\d{{1,3}}|{_COUNT}) (?P<ago_unit>day|week|weekend|month|year)s? ago)\b",
     re.IGNORECASE,
 )
+# What every English phrase holds (lower-cased): a text with none is spared _EN.
+_EN_WORDS = ("yesterday", "today", "tonight", "tomorrow", "last ", "this ", "next ", "past ",
+             " ago")  # fmt: skip
 _ZH_NUMBER = "[0-9]{1,3}|[一二三四五六七八九]?十[一二三四五六七八九]?|[一二两三四五六七八九]|几"
 _ZH = re.compile(
     r"(?P<zh_day>大前天|前天|昨天|昨晚|今天|今晚|明天|后天)"
@@ -202,7 +207,7 @@ def _english(m: re.Match[str], anchor: date) -> tuple[date, date] | None:
     if m.group("tomorrow"):
         return _day(anchor, 1)
     if m.group("which"):
-        which, unit = m.group("which").lower(), m.group("unit").lower()
+        which, unit = lowered(m.group("which")), lowered(m.group("unit"))
         step = {"last": -1, "past": -1, "this": 0, "next": 1}[which]
         if which == "past" and unit in PAST_DAYS:  # "the past week": the days just gone
             return anchor - timedelta(days=PAST_DAYS[unit]), anchor - timedelta(days=1)
@@ -217,8 +222,8 @@ def _english(m: re.Match[str], anchor: date) -> tuple[date, date] | None:
         if unit == "month":
             return _shift_months(anchor, -step)
         return date(anchor.year + step, 1, 1), date(anchor.year + step, 12, 31)
-    raw = m.group("count").lower()
-    unit = m.group("ago_unit").lower()
+    raw = lowered(m.group("count"))
+    unit = lowered(m.group("ago_unit"))
     if raw in VAGUE:
         return _vague_ago(anchor, unit)
     count = int(raw) if raw.isdigit() else NUMBER_WORDS[raw]
@@ -249,11 +254,20 @@ def _chinese(m: re.Match[str], anchor: date) -> tuple[date, date] | None:
     return _ago(anchor, count, unit) if 0 < count <= MAX_COUNT else None
 
 
+Reader = Callable[[re.Match[str], date], "tuple[date, date] | None"]
+
+
 def resolve_dates(text: str, anchor: date) -> tuple[ResolvedDate, ...]:
     """The relative dates of ``text`` as day ranges, in the order written (each distinct
     range once, at most ``MAX_RESOLVED``)."""
     found: list[tuple[int, str, tuple[date, date] | None]] = []
-    for pattern, read in ((_EN, _english), (_ZH, _chinese)):
+    readers: list[tuple[re.Pattern[str], Reader]] = []
+    low = lowered(text)
+    if any(word in low for word in _EN_WORDS):
+        readers.append((_EN, _english))
+    if not text.isascii():  # every Chinese phrase holds a Chinese character
+        readers.append((_ZH, _chinese))
+    for pattern, read in readers:
         for m in pattern.finditer(text):
             try:
                 span = read(m, anchor)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from cairn.patterns import any_of, lazy_compile
+from cairn.patterns import any_of, lazy_compile, lowered
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,23 +303,6 @@ def _needle_table() -> _Needles:
             )
         )
     return _TABLE[0]
-
-
-# The letters a case-insensitive pattern takes for an ASCII one that lower() does not make
-# ASCII (the long s, the dotless and the dotted i; the Kelvin sign is folded already), so
-# that a needle of a case-insensitive shape is in the lowered text wherever it can match.
-_ASCII_CASES = str.maketrans({"ſ": "s", "ı": "i", "İ": "i", "K": "k"})
-
-
-def lowered(text: str) -> str:
-    """``text`` lower-cased, with the letters of :data:`_ASCII_CASES` as their ASCII ones."""
-    return text.lower() if text.isascii() else text.translate(_ASCII_CASES).lower()
-
-
-def folded_case(text: str) -> str:
-    """:func:`lowered`, case-folded as well (``ß`` as ``ss``): holds every ASCII string
-    :func:`lowered` holds."""
-    return text.lower() if text.isascii() else text.translate(_ASCII_CASES).casefold()
 
 
 def shapes(text: str) -> Iterator[SecretMatch]:

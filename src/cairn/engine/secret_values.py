@@ -14,8 +14,8 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from cairn.engine.secret_shapes import SecretMatch, has_digit, lowered
-from cairn.patterns import lazy_compile
+from cairn.engine.secret_shapes import SecretMatch, has_digit
+from cairn.patterns import lazy_compile, lowered
 
 # Words that stand where a value would in docs, types and templates.
 PLACEHOLDERS = frozenset(

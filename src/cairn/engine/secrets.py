@@ -34,9 +34,7 @@ from collections.abc import Callable, Iterator
 from cairn.engine.secret_shapes import (
     SecretMatch,
     aws_secret_near_id,
-    folded_case,
     has_digit,
-    lowered,
     private_keys,
     shapes,
 )
@@ -48,7 +46,7 @@ from cairn.engine.secret_values import (
     plausible,
     unquote,
 )
-from cairn.patterns import any_of, finditer_at, lazy_compile
+from cairn.patterns import any_of, finditer_at, folded_case, lazy_compile, lowered
 
 __all__ = ["SecretMatch", "find_secrets", "redact"]
 
