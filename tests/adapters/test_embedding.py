@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from cairn.adapters.embedding import (
+    BULK_TEXTS,
     DIM,
     MODEL_ID,
     ChecksumMismatch,
@@ -206,3 +207,18 @@ def test_sessions_built_at_the_extended_level_give_the_vectors_of_the_full_level
     reference = np.vstack([full.embed(texts), *(full.embed([t]) for t in texts)])
     assert reference.shape == (2 * len(texts), DIM)
     assert np.array_equal(cheaper, reference)
+
+
+def test_bulk_work_runs_side_by_side_on_one_thread_sessions_with_the_same_vectors() -> None:
+    texts = [f"{MIXED[i % len(MIXED)]} (note {i}, batch {i % 7})" for i in range(BULK_TEXTS + 9)]
+    side_by_side = MiniLmOnnxEmbedder(batch_size=4, threads=2)
+    bulk = side_by_side.embed(texts)
+    assert side_by_side._bulk_session is not None and side_by_side._pool is not None
+    assert side_by_side._pool._max_workers == 2
+    one_call = MiniLmOnnxEmbedder(batch_size=4, threads=2)
+    small = np.vstack([one_call.embed(texts[at : at + 8]) for at in range(0, len(texts), 8)])
+    assert one_call._bulk_session is None  # fewer than BULK_TEXTS a call: the query session
+    assert np.array_equal(bulk, small)  # bit for bit: the stored vectors do not change
+    alone = MiniLmOnnxEmbedder(batch_size=4, threads=1)
+    assert np.array_equal(alone.embed(texts), bulk)
+    assert alone._bulk_session is None  # one thread asked for: no second session
