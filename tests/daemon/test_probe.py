@@ -134,3 +134,18 @@ def test_read_json_takes_an_object_only(tmp_path: Path) -> None:
         path.write_text(text, encoding="utf-8")
         assert probe.read_json(str(path)) is None
     assert probe.read_json(str(tmp_path / "missing.json")) is None
+
+
+def test_loads_falls_back_to_json_when_the_scanner_wants_more(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another interpreter's scanner may read more of its context than this one knows."""
+    import _json
+
+    def refuses(context: object) -> object:
+        raise AttributeError("'_Plain' has no attribute 'something_new'")
+
+    monkeypatch.setattr(_json, "make_scanner", refuses)
+    assert probe.loads(DOCUMENTS[0]) == json.loads(DOCUMENTS[0])
+    with pytest.raises(ValueError):
+        probe.loads(NOT_JSON[2])

@@ -75,6 +75,7 @@ class _Plain:
     parse_float = float
     parse_int = int
     parse_constant = float  # NaN, Infinity, -Infinity, as json's own table maps them
+    array_hook = None  # read by the scanner of Python 3.15 on
 
 
 _WHITESPACE = " \t\n\r"
@@ -86,13 +87,15 @@ def loads(text: str) -> object:
     more than the rest of its client side). ValueError: not one JSON document."""
     try:
         from _json import make_scanner
-    except ImportError:  # an interpreter without the C accelerator
+
+        scan = make_scanner(_Plain)  # type: ignore[arg-type]  # its context is duck-typed
+    except Exception:  # no C accelerator, or one that wants more of its context
         import json
 
         return json.loads(text)
     start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
-        value, end = make_scanner(_Plain)(text, start)  # type: ignore[arg-type]  # duck-typed
+        value, end = scan(text, start)
     except StopIteration:
         raise ValueError("not a JSON document") from None
     if text[end:].strip(_WHITESPACE):
