@@ -11,7 +11,9 @@ worktree of the previous main), so both see the same machine:
     cli    ``cairn ingest FILE --json`` inside a throwaway git repository: the first
            ``--lines`` LoCoMo turns as JSONL (``{"body": "<speaker>: <text>"}``), the
            real model embedding every body, each line read as a statement, as a user's
-           ingest runs. Reports memories/s (wall) and the process's CPU seconds.
+           ingest runs. Reports memories/s (wall) and the process's CPU seconds; with
+           ``--archive`` also ``cairn export``, then ``cairn import`` of it into another
+           tenant and ``cairn rebuild`` of that tenant, each timed the same way.
     bulk   ``Memory.store_many`` of ``--bulk-size`` memories of the latency corpus
            (``latency/corpus.py``) with random unit vectors: the write path without the
            model (validation, the secret policy, the commit, the indexes).
@@ -87,7 +89,7 @@ def locomo_lines(data: Path, n: int) -> list[str]:
     return out
 
 
-def run_cli(src: Path, lines_file: Path, n: int) -> dict[str, Any]:
+def run_cli(src: Path, lines_file: Path, n: int, with_archive: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         repo = Path(folder) / "repo"
         repo.mkdir()
@@ -96,18 +98,33 @@ def run_cli(src: Path, lines_file: Path, n: int) -> dict[str, Any]:
         subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "init"], check=True)
         subprocess.run([*git, "remote", "add", "origin", "https://example.com/b.git"], check=True)
         env = {**os.environ, "CAIRN_HOME": str(Path(folder) / "home"), "PYTHONPATH": str(src)}
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "cairn.cli.main", "ingest", str(lines_file), "--json"],
-            cwd=repo, env=env, capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    stored = json.loads(done.stdout)["stored"]
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"stored": stored, "wall_s": wall, "cpu_s": cpu, "per_s": n / wall,
-            "cpu_ms_per_memory": cpu * 1000 / n, "load": load()}  # fmt: skip
+
+        def timed(*args: str) -> tuple[dict[str, Any], float, float]:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            done = subprocess.run(
+                [sys.executable, "-m", "cairn.cli.main", "--json", *args],
+                cwd=repo, env=env, capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            return json.loads(done.stdout), wall, cpu
+
+        answer, wall, cpu = timed("ingest", str(lines_file))
+        row: dict[str, Any] = {"stored": answer["stored"], "wall_s": wall, "cpu_s": cpu,
+                               "per_s": n / wall, "cpu_ms_per_memory": cpu * 1000 / n}  # fmt: skip
+        if with_archive:  # the same memories through `cairn import` and `cairn rebuild`
+            timed("export", str(Path(folder) / "all.jsonl"))
+            for name, args in (
+                ("import", ("--tenant", "copy", "import", str(Path(folder) / "all.jsonl"))),
+                ("rebuild", ("--tenant", "copy", "rebuild")),
+            ):
+                _, wall, cpu = timed(*args)
+                row[name] = {"wall_s": wall, "cpu_s": cpu, "per_s": n / wall,
+                             "cpu_ms_per_memory": cpu * 1000 / n}  # fmt: skip
+    row["load"] = load()
+    return row
 
 
 def run_bulk(src: Path, size: int) -> dict[str, Any]:
@@ -128,6 +145,10 @@ def main() -> None:
     parser.add_argument("--bulk-size", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--only", choices=("cli", "bulk"))
+    parser.add_argument(
+        "--archive", action="store_true",
+        help="cli: also `cairn export`, then `import` into another tenant and `rebuild` it",
+    )  # fmt: skip
     parser.add_argument("--baseline", type=Path, help="another tree's src folder, run beside")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -144,9 +165,13 @@ def main() -> None:
             for n in range(args.runs):
                 for name, src in trees.items():
                     if kind == "cli":
-                        row = run_cli(src, lines_file, args.lines)
+                        row = run_cli(src, lines_file, args.lines, args.archive)
                         said = (f"{row['per_s']:7.1f}/s wall  {row['cpu_ms_per_memory']:6.1f} ms"
                                 " CPU a memory")  # fmt: skip
+                        for step in ("import", "rebuild"):
+                            if step in row:
+                                said += (f"; {step} {row[step]['per_s']:7.1f}/s"
+                                         f" {row[step]['cpu_ms_per_memory']:6.1f} ms")  # fmt: skip
                     else:
                         row = run_bulk(src, args.bulk_size)
                         said = f"{row['per_s']:7.0f}/s wall  {row['per_cpu_s']:6.0f}/CPU-s"
