@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from functools import lru_cache
 
 from cairn.errors import InvalidInput
 
@@ -19,7 +20,11 @@ def to_iso(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+@lru_cache(maxsize=16384)
 def from_iso(text: str) -> datetime:
+    """A stored time read back. Memoised: a recall reads two or three stamps of each of
+    its 50 candidates, and the same memories come back recall after recall (datetimes
+    are immutable, so sharing one is safe)."""
     return parse_time(text)
 
 

@@ -222,3 +222,28 @@ def test_bulk_work_runs_side_by_side_on_one_thread_sessions_with_the_same_vector
     alone = MiniLmOnnxEmbedder(batch_size=4, threads=1)
     assert np.array_equal(alone.embed(texts), bulk)
     assert alone._bulk_session is None  # one thread asked for: no second session
+
+
+def test_the_default_session_runs_one_thread_and_gives_the_vectors_of_two(
+    embedder: MiniLmOnnxEmbedder,
+) -> None:
+    # Stored vectors were made by two-thread sessions; one thread (the default now, the
+    # cheaper for a query) must not move a single bit, batched (padded) or alone.
+    session, _ = embedder._load()
+    assert session.get_session_options().intra_op_num_threads == 1
+    texts = [*MIXED, "中文 文本 测试", "deploy " * 300]
+    two = MiniLmOnnxEmbedder(batch_size=4, threads=2)
+    assert two._load()[0].get_session_options().intra_op_num_threads == 2
+    one_way = np.vstack([embedder.embed(texts), *(embedder.embed([t]) for t in texts)])
+    other_way = np.vstack([two.embed(texts), *(two.embed([t]) for t in texts)])
+    assert np.array_equal(one_way, other_way)
+
+
+def test_bulk_work_on_the_default_threads_shares_the_one_thread_query_session() -> None:
+    texts = [f"{MIXED[i % len(MIXED)]} (note {i})" for i in range(BULK_TEXTS + 3)]
+    default = MiniLmOnnxEmbedder(batch_size=4)
+    bulk = default.embed(texts)
+    if default._pool is not None:  # more than one core: bulk work ran side by side
+        assert default._bulk_session is default._load()[0]  # no second copy of the model
+    alone = MiniLmOnnxEmbedder(batch_size=4, threads=1)
+    assert np.array_equal(alone.embed(texts), bulk)

@@ -68,8 +68,9 @@ BATCH = 8
 # rebuild's batch of 256; a query, or a server's few coalesced queries, stays below): its
 # model calls run on a one-thread session, as many side by side as there are cores (or
 # ``threads``). One thread costs 28-39 % less CPU a text than two on one call (the second
-# mostly waits), and the vectors are bit-identical (a test compares them); the one-thread
-# session is a second copy of the model in memory, built at the first bulk embed.
+# mostly waits), and the vectors are bit-identical (a test compares them). The query
+# session is that one-thread session unless ``threads`` asks for more; then the bulk one
+# is a second copy of the model in memory, built at the first bulk embed.
 BULK_TEXTS = 64
 
 
@@ -159,7 +160,7 @@ class MiniLmOnnxEmbedder:
 
         workers = self._threads or os.cpu_count() or 1
         if len(texts) >= BULK_TEXTS and workers > 1:
-            bulk, pool = self._bulk(workers)
+            bulk, pool = self._bulk(workers, session)
             for done in [pool.submit(run, bulk, idx) for idx in chunks]:
                 done.result()
         else:
@@ -167,13 +168,20 @@ class MiniLmOnnxEmbedder:
                 run(session, idx)
         return out
 
-    def _bulk(self, workers: int) -> tuple[onnxruntime.InferenceSession, ThreadPoolExecutor]:
-        """The one-thread session bulk work runs on, and the threads that run it side by
-        side (built at the first bulk embed)."""
+    def _bulk(
+        self, workers: int, query_session: onnxruntime.InferenceSession
+    ) -> tuple[onnxruntime.InferenceSession, ThreadPoolExecutor]:
+        """The one-thread session bulk work runs on (the query session, unless
+        ``threads`` made that one wider), and the threads that run it side by side (built
+        at the first bulk embed; ORT runs one session from several threads at once)."""
         if self._bulk_session is None or self._pool is None:
             with self._lock:
                 if self._bulk_session is None or self._pool is None:
-                    self._bulk_session = _load_session(self._resolve_model_path(), 1)
+                    self._bulk_session = (
+                        query_session
+                        if self._threads is None
+                        else _load_session(self._resolve_model_path(), 1)
+                    )
                     self._pool = ThreadPoolExecutor(workers, thread_name_prefix="cairn-model")
         return self._bulk_session, self._pool
 
@@ -262,7 +270,11 @@ def _load_session(path: Path, threads: int | None) -> onnxruntime.InferenceSessi
         raise ModelFileMissing("the onnxruntime package is not installed") from exc
     model = _read_verified(path, MODEL_SHA256, "embedding model")
     options = ort.SessionOptions()
-    options.intra_op_num_threads = threads or os.cpu_count() or 1
+    # One intra-op thread unless asked for more: a query is a few dozen tokens, too little
+    # work to split, and the second thread mostly waits. Measured on the 2-core machine at
+    # load 9, 200 benchmark queries x 3: CPU p50 9.2 ms a query on one thread against
+    # 10.9 on two, wall p50 25.7 against 32.6 ms, and the vectors are bit-identical.
+    options.intra_op_num_threads = threads or 1
     options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, GRAPH_OPTIMIZATION)
     # ORT's idle worker threads spin after each run by default, taking the cores from the
     # recall stages that follow the query embedding. Measured on the 2-core machine: a

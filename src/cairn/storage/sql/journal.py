@@ -144,7 +144,11 @@ class SqlState(SqlPart):
     the purges whose after-work is pending."""
 
     def feed_position(self) -> FeedPosition:
-        found = dict(self._every("SELECT key, value FROM meta", ()))
+        found = dict(
+            self._every(
+                "SELECT key, value FROM meta WHERE key IN ('generation', 'change_seq')", ()
+            )
+        )
         return FeedPosition(int(found.get("generation", 0)), int(found["change_seq"]))
 
     def embedder(self) -> str | None:

@@ -63,18 +63,27 @@ def record_values(record: Record) -> list[Any]:
     return [to_db(n, getattr(record, n)) for n in RECORD_COLUMNS]
 
 
+# Where the converted columns sit in a ``SELECT_RECORD`` row (the row id comes first).
+_JSON_LIST_AT = tuple(1 + RECORD_COLUMNS.index(name) for name in sorted(JSON_LIST_FIELDS))
+_SOURCE_AT = 1 + RECORD_COLUMNS.index("source")
+_PINNED_AT = 1 + RECORD_COLUMNS.index("pinned")
+
+
 def record_from_row(row: Sequence[Any]) -> tuple[int, Record]:
     """(row id, Record) from a ``SELECT_RECORD`` result."""
-    values = dict(zip(("row", *RECORD_COLUMNS), row, strict=True))
-    key = int(values.pop("row"))
-    for name in JSON_LIST_FIELDS:
-        raw = values[name]
+    if len(row) != len(RECORD_COLUMNS) + 1:
+        raise ValueError(f"a record row has {len(RECORD_COLUMNS) + 1} columns, not {len(row)}")
+    # Positional: the columns are the record's fields in order (RECORD_COLUMNS is made
+    # from them), which builds a record in about two thirds of the time of keywords.
+    values = list(row)
+    for at in _JSON_LIST_AT:
+        raw = values[at]
         # Most lists are empty: skipping the JSON parser for them halves the cost of a row.
-        values[name] = () if raw == "[]" else tuple(json.loads(raw))
-    raw_source = values["source"]
-    values["source"] = {} if raw_source == "{}" else json.loads(raw_source)
-    values["pinned"] = bool(values["pinned"])
-    return key, Record(**values)
+        values[at] = () if raw == "[]" else tuple(json.loads(raw))
+    raw_source = values[_SOURCE_AT]
+    values[_SOURCE_AT] = {} if raw_source == "{}" else json.loads(raw_source)
+    values[_PINNED_AT] = bool(values[_PINNED_AT])
+    return int(values[0]), Record(*values[1:])
 
 
 def event_values(event: Event) -> tuple[Any, ...]:
