@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -21,7 +22,7 @@ from cairn.adapters.embedding import Embedder
 from cairn.config import Rag
 from cairn.engine.recall.fusion import LaneRanking
 from cairn.engine.recall.query import prune_common_terms
-from cairn.storage.ports import LaneFilter, LaneHit, SearchIndex, TermCounts
+from cairn.storage.ports import LaneFilter, LaneHit, Records, SearchIndex, TermCounts
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -45,6 +46,17 @@ class StageClock:
         finally:
             elapsed = (time.perf_counter() - start) * 1000.0
             self.timings[stage] = self.timings.get(stage, 0.0) + elapsed
+
+
+@contextmanager
+def one_reading(records: Records, index: SearchIndex, tenant: str) -> Iterator[None]:
+    """Around a whole recall: the store's one read where it can hold one, and one
+    catch-up with the feed for an index that follows it (the embedded index's
+    ``holding``: every lane then reads one feed position, and the feed's head is read
+    once a recall, not before each of the lanes' ~8 calls)."""
+    holding = getattr(index, "holding", None)
+    with records.reading(tenant), (holding or nullcontext)():
+        yield
 
 
 def ranking(name: str, weight: float, hits: Sequence[LaneHit]) -> LaneRanking:

@@ -21,7 +21,7 @@ from cairn.engine.recall.embedder_weights import for_embedder
 from cairn.engine.recall.episodes import propagate
 from cairn.engine.recall.formatting import Fence, format_line, format_preamble
 from cairn.engine.recall.fusion import Fused, lane_ranks, rrf, score_fusion, top_fused
-from cairn.engine.recall.lanes import Lanes, StageClock
+from cairn.engine.recall.lanes import Lanes, StageClock, one_reading
 from cairn.engine.recall.query import formulate
 from cairn.engine.recall.relevance import (
     Relevance,
@@ -120,8 +120,8 @@ class MemoryRecall:
 
     def recall(self, request: RecallRequest, rag: Rag, now: datetime) -> RecallResult:
         # One read for the whole recall where the store can hold one (PostgreSQL: one
-        # connection and one tenant scope for every lane).
-        with self._records.reading(request.tenant):
+        # connection and one tenant scope), one catch-up where the index follows the feed.
+        with one_reading(self._records, self._index, request.tenant):
             return self._recall(request, rag, now)[0]
 
     def recall_near(
@@ -129,7 +129,7 @@ class MemoryRecall:
     ) -> tuple[RecallResult, dict[str, float]]:
         """A recall, and the cosine of ``vector`` to each ranked memory that has a vector,
         by record id: what a statement's match reads of its candidates' meaning."""
-        with self._records.reading(request.tenant):
+        with one_reading(self._records, self._index, request.tenant):
             result, rows = self._recall(request, rag, now)
             where = LaneFilter(request.tenant, request.agent, request.project_id)
             wanted = [rows[c.record.id] for c in result.ranked]

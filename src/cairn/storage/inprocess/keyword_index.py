@@ -238,8 +238,9 @@ class Partition:
             best = np.arange(len(slots))
         # Ties break by row (older first), like FTS5's rowid order.
         rows = self.rows[slots[best]]
-        order = np.lexsort((rows, -scores[best]))[:k]
-        return [(int(rows[i]), float(scores[best][i])) for i in order]
+        picked = scores[best]
+        order = np.lexsort((rows, -picked))[:k]
+        return list(zip(rows[order].tolist(), picked[order].tolist(), strict=True))
 
 
 class KeywordIndex:

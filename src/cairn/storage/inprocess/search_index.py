@@ -13,7 +13,8 @@ writes at its next search. A new feed generation (a rebuilt projection) reloads 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,7 @@ class InProcessSearchIndex:
         self._dim = dim
         self._lock = threading.RLock()
         self._position = _NOTHING
+        self._held = threading.local()  # .depth: holding() contexts open on this thread
         self._graphs = (graphs_beside, ann_threshold, background_builds)
         self._ann = self._open_graphs()
         self._vectors: ExactVectorIndex
@@ -92,7 +94,30 @@ class InProcessSearchIndex:
 
     # -- following the feed --------------------------------------------------------------
 
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """One catch-up with the feed for everything this thread asks inside (a recall's
+        lanes, fusion and evidence): they all read the index at one feed position, and a
+        recall reads the feed's head once instead of before each of its ~8 calls."""
+        depth = getattr(self._held, "depth", 0)
+        caught_up = True
+        if depth == 0:
+            try:
+                self.refresh()
+            except Exception:  # not held then: each call catches up (or fails) on its own
+                caught_up = False
+        if not caught_up:
+            yield
+            return
+        self._held.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._held.depth = depth
+
     def refresh(self) -> None:
+        if getattr(self._held, "depth", 0):
+            return  # caught up when the holding() around this call began
         with self._lock:
             head = self._records.feed_position()
             if head == self._position:

@@ -116,7 +116,7 @@ class Block:
         best = np.argpartition(sims, len(sims) - k)[len(sims) - k :] if k < len(sims) else None
         order = np.arange(len(sims)) if best is None else best
         order = order[np.argsort(-sims[order], kind="stable")]
-        return [(int(self.rows[slots[i]]), float(sims[i])) for i in order]
+        return list(zip(self.rows[slots[order]].tolist(), sims[order].tolist(), strict=True))
 
     def compact(self) -> list[int]:
         """Drop dead slots; returns the rows that left (their slots no longer exist)."""
