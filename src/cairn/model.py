@@ -145,10 +145,13 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            out[f.name] = list(value) if isinstance(value, tuple) else value
+        for name in _RECORD_FIELDS:  # fields() builds its tuple anew on every call
+            value = getattr(self, name)
+            out[name] = list(value) if isinstance(value, tuple) else value
         return out
+
+
+_RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Record))
 
 
 def record_from_dict(data: Mapping[str, Any]) -> Record:

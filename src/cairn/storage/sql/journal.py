@@ -145,9 +145,7 @@ class SqlState(SqlPart):
 
     def feed_position(self) -> FeedPosition:
         found = dict(
-            self._every(
-                "SELECT key, value FROM meta WHERE key IN ('generation', 'change_seq')", ()
-            )
+            self._every("SELECT key, value FROM meta WHERE key IN ('generation', 'change_seq')", ())
         )
         return FeedPosition(int(found.get("generation", 0)), int(found["change_seq"]))
 
