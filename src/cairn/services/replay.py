@@ -19,7 +19,7 @@ from cairn.services.store_roles import ReplaySource
 from cairn.text import text_hash
 
 Progress = Callable[[int, int], None]
-REPLAY_EVENTS = 1000  # events replayed between two progress reports
+REPLAY_EVENTS = 250  # events replayed between two progress reports
 
 
 def _texts(events: list[Event]) -> list[tuple[str, str]]:
@@ -70,6 +70,8 @@ class Replay:
 
         with self._records.transaction() as tx:
             tx.clear_projection(tenant)
+            if progress:  # the total shows at once: a slow first chunk is still a bar
+                progress(len(missing), total)
             for start in range(0, len(events), REPLAY_EVENTS):  # the same as all at once
                 apply_events(tx, events[start : start + REPLAY_EVENTS], vector_for,
                              self._links_for)  # fmt: skip
