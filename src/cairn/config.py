@@ -117,6 +117,9 @@ class Rag(_Strict):
     # scale (engine/recall/speakers.py); 0 turns it off. Chosen on each half of LoCoMo's
     # conversations (both chose 0.2; docs/benchmarks.md).
     speakerWeight: float = Field(0.2, ge=0, le=10)
+    # The vector lane embeds the query without the speakers it names (who said it is the
+    # speakers stage's part; engine/recall/topic.py). Measured on LoCoMo (docs/benchmarks.md).
+    vectorWithoutSpeakers: StrictBool = True
     entity: EntityLane = EntityLane()
     boosts: Boosts = Boosts()
     rerank: Rerank = Rerank()

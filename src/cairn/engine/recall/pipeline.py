@@ -38,8 +38,9 @@ from cairn.engine.recall.relevance import (
 from cairn.engine.recall.rerank import Reranker, rerank_order
 from cairn.engine.recall.scoring import ScoreBreakdown, rank_key, score
 from cairn.engine.recall.selection import budget, dedup, filter_min_score, filter_trust
-from cairn.engine.recall.speakers import lift_speakers
+from cairn.engine.recall.speakers import lift_speakers, named_in, speaker_of
 from cairn.engine.recall.timeframe import date_prior, query_range
+from cairn.engine.recall.topic import could_name, unnamed
 from cairn.engine.relative_dates import stored_dates
 from cairn.model import Record
 from cairn.storage.ports import (
@@ -100,6 +101,10 @@ class RecallResult:
     failures: dict[str, str] = field(default_factory=dict)  # lane -> why it failed
 
 
+# The keyword lane's best rows whose speakers say which names of the query are speakers.
+TOPIC_ROWS = 20
+
+
 def score_pool(request: RecallRequest, rag: Rag) -> int:
     """Fused candidates fetched and scored: a caller asking for many results gets more."""
     return max(rag.scorePool, 2 * (request.max_results or rag.maxResults))
@@ -148,7 +153,7 @@ class MemoryRecall:
         lanes = Lanes(self._index, self._embedder, where, rag, clock)
         lanes.keyword(query.terms)
         if embedder_reads(self._embedder.model_id, request.query):
-            lanes.vector(request.query)
+            lanes.vector(clock.run("topic", lambda: self._topic(request.query, lanes, rag)))
         if rag.entityLane:
             # Seeded by the plain fusion of the other lanes: context and dates come after.
             seeds = sorted(raw := score_fusion(lanes.rankings), key=lambda r: -raw[r])
@@ -280,6 +285,18 @@ class MemoryRecall:
             rerank=rerank_status,
             failures=dict(failures),
         )
+
+    def _topic(self, query: str, lanes: Lanes, rag: Rag) -> str:
+        """The text the vector lane embeds: the query without the speakers it names, as
+        the speakers of the keyword lane's best rows tell (topic.py)."""
+        keyword = [lane for lane in lanes.rankings if lane.name == "keyword"]
+        if not rag.vectorWithoutSpeakers or not keyword or not could_name(query):
+            return query
+        rows = list(keyword[0].rows[:TOPIC_ROWS])
+        said = list(self._records.records_by_rows(lanes.where, rows).values()) if rows else []
+        speakers = {s for r in said if (s := speaker_of(r)) is not None}
+        named = named_in(query, speakers, [r.body for r in said]) if speakers else set()
+        return unnamed(query, named) if named else query
 
     def _fuse(
         self, lanes: Lanes, request: RecallRequest, rag: Rag, now: datetime
