@@ -96,6 +96,20 @@ class Lanes:
             self.counted = (terms, self.index.term_counts(self.where, terms))
         return self.counted[1]
 
+    def keyword_rows(self, limit: int) -> list[int]:
+        """The keyword lane's best rows, at most ``limit`` (none before it ran)."""
+        lane = next((lane for lane in self.rankings if lane.name == "keyword"), None)
+        return list(lane.rows[:limit]) if lane is not None else []
+
+    def vector_population(self, counts: TermCounts | None) -> tuple[list[float], int]:
+        """The vector lane's scores, and how many memories they are the top of: all of them
+        when the lane returned fewer than it was asked for, else the partition's live count."""
+        scores = [s for lane in self.rankings if lane.name == "vector" for s in lane.scores]
+        population = len(scores)
+        if population >= self.rag.laneCandidates and counts is not None:
+            population = max(population, counts.documents)
+        return scores, population
+
     def _guarded(self, lane: str, fn: Callable[[], T], empty: T) -> T:
         try:
             return fn()

@@ -38,9 +38,9 @@ from cairn.engine.recall.relevance import (
 from cairn.engine.recall.rerank import Reranker, rerank_order
 from cairn.engine.recall.scoring import ScoreBreakdown, rank_key, score
 from cairn.engine.recall.selection import budget, dedup, filter_min_score, filter_trust
-from cairn.engine.recall.speakers import lift_speakers, named_in, speaker_of
+from cairn.engine.recall.speakers import lift_speakers
 from cairn.engine.recall.timeframe import date_prior, query_range
-from cairn.engine.recall.topic import could_name, unnamed
+from cairn.engine.recall.topic import TOPIC_ROWS, could_name, vector_text
 from cairn.engine.relative_dates import stored_dates
 from cairn.model import Record
 from cairn.storage.ports import (
@@ -50,7 +50,6 @@ from cairn.storage.ports import (
     Records,
     SearchIndex,
     Selections,
-    TermCounts,
 )
 from cairn.timeutil import to_iso
 
@@ -101,10 +100,6 @@ class RecallResult:
     failures: dict[str, str] = field(default_factory=dict)  # lane -> why it failed
 
 
-# The keyword lane's best rows whose speakers say which names of the query are speakers.
-TOPIC_ROWS = 20
-
-
 def score_pool(request: RecallRequest, rag: Rag) -> int:
     """Fused candidates fetched and scored: a caller asking for many results gets more."""
     return max(rag.scorePool, 2 * (request.max_results or rag.maxResults))
@@ -153,7 +148,11 @@ class MemoryRecall:
         lanes = Lanes(self._index, self._embedder, where, rag, clock)
         lanes.keyword(query.terms)
         if embedder_reads(self._embedder.model_id, request.query):
-            lanes.vector(clock.run("topic", lambda: self._topic(request.query, lanes, rag)))
+            text = request.query
+            if rag.vectorWithoutSpeakers and could_name(text):  # topic.py
+                best = lanes.keyword_rows(TOPIC_ROWS)
+                text = clock.run("topic", lambda: self._topic(request.query, where, best))
+            lanes.vector(text)
         if rag.entityLane:
             # Seeded by the plain fusion of the other lanes: context and dates come after.
             seeds = sorted(raw := score_fusion(lanes.rankings), key=lambda r: -raw[r])
@@ -286,17 +285,9 @@ class MemoryRecall:
             failures=dict(failures),
         )
 
-    def _topic(self, query: str, lanes: Lanes, rag: Rag) -> str:
-        """The text the vector lane embeds: the query without the speakers it names, as
-        the speakers of the keyword lane's best rows tell (topic.py)."""
-        keyword = [lane for lane in lanes.rankings if lane.name == "keyword"]
-        if not rag.vectorWithoutSpeakers or not keyword or not could_name(query):
-            return query
-        rows = list(keyword[0].rows[:TOPIC_ROWS])
-        said = list(self._records.records_by_rows(lanes.where, rows).values()) if rows else []
-        speakers = {s for r in said if (s := speaker_of(r)) is not None}
-        named = named_in(query, speakers, [r.body for r in said]) if speakers else set()
-        return unnamed(query, named) if named else query
+    def _topic(self, query: str, where: LaneFilter, rows: list[int]) -> str:
+        said = self._records.records_by_rows(where, rows).values() if rows else ()
+        return vector_text(query, said)
 
     def _fuse(
         self, lanes: Lanes, request: RecallRequest, rag: Rag, now: datetime
@@ -411,7 +402,7 @@ class MemoryRecall:
         known: dict[int, tuple[frozenset[str], int]] = (
             row_terms(lanes.where, terms, rows) if row_terms is not None else {}
         )
-        surprise = surprises(*_lane_scores(lanes, counts), cosines) if cosines else {}
+        surprise = surprises(*lanes.vector_population(counts), cosines) if cosines else {}
         out: dict[int, Relevance] = {}
         for row in rows:
             record = records[row]
@@ -445,16 +436,6 @@ class MemoryRecall:
             for rank, i in enumerate(order)
         ]
         return reranked + fused[len(pool) :], "applied"
-
-
-def _lane_scores(lanes: Lanes, counts: TermCounts | None) -> tuple[list[float], int]:
-    """The vector lane's scores, and how many memories they are the top of: all of them
-    when the lane returned fewer than it was asked for, else the partition's live count."""
-    scores = [s for lane in lanes.rankings if lane.name == "vector" for s in lane.scores]
-    population = len(scores)
-    if population >= lanes.rag.laneCandidates and counts is not None:
-        population = max(population, counts.documents)
-    return scores, population
 
 
 def _scored(

@@ -24,7 +24,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from cairn.engine.recall.speakers import named_in, speaker_of
+from cairn.model import Record
 from cairn.text import STOP_WORDS
+
+# The keyword lane's best rows whose speakers tell which names of the query are speakers.
+TOPIC_ROWS = 20
 
 # What stands in for a cased name: a person still, but no one in particular.
 STAND_IN = "they"
@@ -66,4 +71,13 @@ def unnamed(query: str, names: Iterable[str]) -> str:
     return text if _WORD.search(text) else query
 
 
-__all__ = ["STAND_IN", "STAND_IN_POSSESSIVE", "could_name", "unnamed"]
+def vector_text(query: str, said: Iterable[Record]) -> str:
+    """The text the vector lane embeds: ``query`` :func:`unnamed` of the speakers it
+    names among those of ``said`` (the records of the keyword lane's best rows)."""
+    records = list(said)
+    speakers = {s for r in records if (s := speaker_of(r)) is not None}
+    named = named_in(query, speakers, [r.body for r in records]) if speakers else set()
+    return unnamed(query, named) if named else query
+
+
+__all__ = ["STAND_IN", "STAND_IN_POSSESSIVE", "TOPIC_ROWS", "could_name", "unnamed", "vector_text"]
