@@ -60,7 +60,9 @@ TURNS = [
 ]
 
 
-def _embedded_query(path: Path, clock: FrozenClock, query: str, rag: dict[str, object]) -> str:
+def _embedded(path: Path, clock: FrozenClock, query: str, rag: dict[str, object]) -> list[str]:
+    """What the recall embedded: the vector lane's text, then the query as asked when
+    that differs (the relevance floor reads it)."""
     embedder = RecordingEmbedder()
     config = {"agents": {"default": {"rag": {"minScore": 0, **rag}}}}
     with Memory.open(path, config=config, embedder=embedder, clock=clock) as mem:
@@ -70,23 +72,39 @@ def _embedded_query(path: Path, clock: FrozenClock, query: str, rag: dict[str, o
         embedder.texts.clear()
         result = mem.recall(query)
         assert result.ranked  # the recall itself went through
-        (embedded,) = embedder.texts
-        return embedded
+        return list(embedder.texts)
 
 
 def test_the_vector_lane_embeds_the_query_without_a_named_speaker(
     tmp_path: Path, clock: FrozenClock
 ) -> None:
     query = "What exercises has John done?"
-    assert _embedded_query(tmp_path / "a.db", clock, query, {}) == "What exercises has they done?"
+    assert _embedded(tmp_path / "a.db", clock, query, {}) == [
+        "What exercises has they done?",
+        query,
+    ]
     off = {"vectorWithoutSpeakers": False}
-    assert _embedded_query(tmp_path / "b.db", clock, query, off) == query
+    assert _embedded(tmp_path / "b.db", clock, query, off) == [query]
 
 
 def test_a_name_that_is_no_speaker_stays(tmp_path: Path, clock: FrozenClock) -> None:
     # Maria speaks in the store; "Laura" is only a word of the query.
     query = "What did Laura say about the shelter?"
-    assert _embedded_query(tmp_path / "a.db", clock, query, {}) == query
+    assert _embedded(tmp_path / "a.db", clock, query, {}) == [query]
     # Maria is a speaker: the name goes, the rest of the question stays.
     asked = "Where does Maria volunteer?"
-    assert _embedded_query(tmp_path / "b.db", clock, asked, {}) == "Where does they volunteer?"
+    assert _embedded(tmp_path / "b.db", clock, asked, {})[0] == "Where does they volunteer?"
+
+
+def test_the_floor_reads_the_query_as_asked(tmp_path: Path, clock: FrozenClock) -> None:
+    # The relevance floor was calibrated on the query's own vector: the cosine it reports
+    # is the asked query's, the same with the topic on or off.
+    cosines = []
+    for i, rag in enumerate(({}, {"vectorWithoutSpeakers": False})):
+        config = {"agents": {"default": {"rag": {"minScore": 0, **rag}}}}
+        path = tmp_path / f"{i}.db"
+        with Memory.open(path, config=config, embedder=HashingEmbedder(), clock=clock) as mem:
+            mem.store_many(MemoryInput(body=t) for t in TURNS)
+            result = mem.recall("What exercises has John done?")
+            cosines.append({c.record.body: c.relevance.cosine for c in result.ranked})
+    assert cosines[0] == cosines[1] and any(v is not None for v in cosines[0].values())

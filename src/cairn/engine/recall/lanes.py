@@ -87,6 +87,12 @@ class Lanes:
     rankings: list[LaneRanking] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)
     query_vector: np.ndarray | None = None
+    asked_vector: np.ndarray | None = None  # the query as asked, when the lane read another
+
+    @property
+    def relevance_vector(self) -> np.ndarray | None:
+        return self.asked_vector if self.asked_vector is not None else self.query_vector
+
     searched_terms: tuple[str, ...] = ()
     counted: tuple[tuple[str, ...], TermCounts] | None = None  # the last term_counts asked
 
@@ -105,6 +111,9 @@ class Lanes:
         """The vector lane's scores, and how many memories they are the top of: all of them
         when the lane returned fewer than it was asked for, else the partition's live count."""
         scores = [s for lane in self.rankings if lane.name == "vector" for s in lane.scores]
+        if self.asked_vector is not None:  # the same rows, as the asked query sees them
+            rows = [r for lane in self.rankings if lane.name == "vector" for r in lane.rows]
+            scores = list(self.index.vector_scores(self.where, self.asked_vector, rows).values())
         population = len(scores)
         if population >= self.rag.laneCandidates and counts is not None:
             population = max(population, counts.documents)
@@ -142,13 +151,18 @@ class Lanes:
         hits = self._guarded("keyword", timed, empty) if terms else empty
         self.rankings.append(ranking("keyword", self.rag.weights.fts, hits))
 
-    def vector(self, text: str) -> None:
+    def vector(self, text: str, asked: str | None = None) -> None:
+        """The vector lane over ``text``; ``asked``, when it differs (the query as asked,
+        before topic.py took names out), is embedded in the same call and is what the
+        relevance floor reads (:attr:`relevance_vector`), as it was calibrated on it."""
         hits: list[LaneHit] = []
         if self.rag.weights.vector > 0 and text.strip():
+            texts = [text] if asked is None or asked == text else [text, asked]
 
             def search() -> list[LaneHit]:
-                vector = self.clock.run("embed", lambda: self.embedder.embed([text])[0])
-                self.query_vector = vector
+                vectors = self.clock.run("embed", lambda: self.embedder.embed(texts))
+                vector = self.query_vector = vectors[0]
+                self.asked_vector = vectors[1] if len(texts) > 1 else None
                 limit = self.rag.laneCandidates
                 return self.clock.run(
                     "lane.vector", lambda: self.index.vector(self.where, vector, limit)

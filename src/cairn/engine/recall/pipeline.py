@@ -152,7 +152,7 @@ class MemoryRecall:
             if rag.vectorWithoutSpeakers and could_name(text):  # topic.py
                 best = lanes.keyword_rows(TOPIC_ROWS)
                 text = clock.run("topic", lambda: self._topic(request.query, where, best))
-            lanes.vector(text)
+            lanes.vector(text, request.query)
         if rag.entityLane:
             # Seeded by the plain fusion of the other lanes: context and dates come after.
             seeds = sorted(raw := score_fusion(lanes.rankings), key=lambda r: -raw[r])
@@ -389,7 +389,7 @@ class MemoryRecall:
         model = self._embedder.model_id
         calibration = calibration_for(model)
         read = embedder_reads(model, text)
-        qvec = lanes.query_vector
+        qvec = lanes.relevance_vector  # the query as asked: the calibration's
         cosines: dict[int, float] = {}
         if read and qvec is not None:  # reported even when not calibrated (trace, fitting)
             cosines = self._index.vector_scores(lanes.where, qvec, rows)
