@@ -242,3 +242,31 @@ def test_a_follow_with_nothing_new_writes_no_file(local: LocalProvider, tmp_path
     assert stamps(*files)[0] != before[0]  # a change moves the cursor on
     cursor = json.loads((tmp_path / CURSOR_FILE).read_text())
     assert cursor["seq"] == local.services.ports.records.feed_position().seq
+
+
+def test_a_feed_that_moved_by_no_memory_leaves_the_cursor_alone(
+    local: LocalProvider, tmp_path: Path
+) -> None:
+    """A delivery moves the feed without changing a memory: nothing is written, and the
+    next real change is projected from where the cursor stands for."""
+    remember(local, "Run the tests with make test.", P1)
+    records = local.services.ports.records
+    cursor = tmp_path / CURSOR_FILE
+    before, at = stamps(cursor), records.feed_position()
+    ns = Namespace("default", "default")
+    local.query(c.TaskQuery(task="run the tests before a commit", project_id=P1))
+    moved = records.feed_position()
+    assert moved != at and not [r for b in records.changes_since(at) for r in b.rows]
+    assert local.services.after_write(ns) == []
+    assert stamps(cursor) == before  # the feed moved by no memory: not rewritten
+    remember(local, "Keep commits small.", P1)
+    (project,) = MarkdownProjection(tmp_path).files_of([P1])
+    assert "Keep commits small." in project.read_text()
+    assert json.loads(cursor.read_text())["seq"] == records.feed_position().seq
+    # another process that reads the cursor as it stood finds the same files
+    other = engine(tmp_path)
+    try:
+        assert other.services.after_write(ns) == []
+        assert "Keep commits small." in project.read_text()
+    finally:
+        other.close()

@@ -155,6 +155,9 @@ class MarkdownFollower:
         # process moved the cursor (it saw changes this one did not).
         self._known: dict[tuple[Namespace, Key], dict[str, Record]] = {}
         self._known_at: FeedPosition | None = None
+        # (the cursor on disk, the feed position it stands for): set when the feed moved
+        # by nothing a file shows; good while the cursor on disk is still that one
+        self._same: tuple[FeedPosition, FeedPosition] | None = None
         self._lock = threading.Lock()  # one thread of this process at a time; the file lock
         # keeps other processes out
 
@@ -169,21 +172,30 @@ class MarkdownFollower:
             return []
         try:
             with self._lock, self._locked():
-                position = self._read_position()
+                on_disk = position = self._read_position()
+                if self._same is not None and on_disk == self._same[0]:
+                    position = self._same[1]  # no memory changed from the one to the other
+                self._same = None
                 if position != self._known_at or sum(map(len, self._known.values())) > _KEEP:
                     self._known.clear()
                 self._known_at = None  # until this follow is through
                 head = self._feed.feed_position()
                 touched, full = self._touched(position, head)
+                changed = bool(touched)
                 if ns is not None:
                     touched.setdefault(ns, {})
                 for space in sorted(touched, key=lambda n: (n.tenant, n.agent)):
                     self._write(space, None if space in full else touched[space])
-                if head != position:  # else the cursor on disk says this already
+                if changed:
                     self._write_json(self._folder / CURSOR_FILE, {
                         "format": _FORMAT, "store": self._store,
                         "generation": head.generation, "seq": head.seq,
                     })  # fmt: skip
+                elif head != on_disk:
+                    # The feed moved without a row (a delivery, a journal event): the
+                    # cursor on disk still holds, as this process remembers. Not written:
+                    # replacing a file makes ext4 flush it, a few ms on every prompt.
+                    self._same = (on_disk, head)
                 self._known_at = head
         except Exception as exc:  # the change itself is committed
             log.warning("the Markdown projection was not refreshed: %s", exc)
