@@ -6,6 +6,7 @@ catch-up fails leaves each call to catch up (and fail) on its own."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,51 +35,55 @@ class CountingStore(SqliteRecordStore):
         return super().feed_position()
 
 
-def test_a_hold_reads_the_head_once_and_sees_one_position(tmp_path: Path) -> None:
+Opened = tuple[CountingStore, SqliteRecordStore, InProcessSearchIndex]
+
+
+@pytest.fixture
+def opened(tmp_path: Path) -> Iterator[Opened]:
+    """The counting store, a second store on the same file (the writes of another
+    process) and the index over the first; closed after the test."""
     path = tmp_path / "memory.db"
     store, writer = CountingStore(path), SqliteRecordStore(path)
     index = InProcessSearchIndex(store, dim=8)
     try:
-        (row_a,) = insert(writer, record(A, "alpha beta"), vectors={A: vec(1)})
-        with index.holding():
-            reads = store.head_reads
-            assert [h.row for h in index.keyword(WHERE, ["alpha"], 5)] == [row_a]
-            (row_b,) = insert(writer, record(B, "alpha gamma"), vectors={B: vec(1, 2)})
-            assert [h.row for h in index.vector(WHERE, vec(1), 5)] == [row_a]
-            assert [h.row for h in index.keyword(WHERE, ["alpha"], 5)] == [row_a]
-            assert index.term_counts(WHERE, ["alpha"]).documents == 1
-            with index.holding():  # nested: still the same position
-                assert index.vector_scores(WHERE, vec(1), [row_a, row_b]).keys() == {row_a}
-            assert store.head_reads == reads  # caught up once, when the hold began
-        assert sorted(h.row for h in index.keyword(WHERE, ["alpha"], 5)) == [row_a, row_b]
-        with index.holding():
-            assert len(index.vector(WHERE, vec(1), 5)) == 2
+        yield store, writer, index
     finally:
         index.close()
         writer.close()
         store.close()
 
 
-def test_a_hold_is_per_thread(tmp_path: Path) -> None:
-    path = tmp_path / "memory.db"
-    store, writer = CountingStore(path), SqliteRecordStore(path)
-    index = InProcessSearchIndex(store, dim=8)
-    try:
-        (row_a,) = insert(writer, record(A, "alpha"), vectors={A: vec(1)})
-        seen: list[int] = []
-        with index.holding():
-            assert [h.row for h in index.keyword(WHERE, ["alpha"], 5)] == [row_a]
-            (row_b,) = insert(writer, record(B, "alpha"), vectors={B: vec(1)})
-            other = threading.Thread(
-                target=lambda: seen.extend(h.row for h in index.keyword(WHERE, ["alpha"], 5))
-            )
-            other.start()
-            other.join()
-        assert sorted(seen) == [row_a, row_b]  # the other thread held nothing: caught up
-    finally:
-        index.close()
-        writer.close()
-        store.close()
+def test_a_hold_reads_the_head_once_and_sees_one_position(opened: Opened) -> None:
+    store, writer, index = opened
+    (row_a,) = insert(writer, record(A, "alpha beta"), vectors={A: vec(1)})
+    with index.holding():
+        reads = store.head_reads
+        assert [h.row for h in index.keyword(WHERE, ["alpha"], 5)] == [row_a]
+        (row_b,) = insert(writer, record(B, "alpha gamma"), vectors={B: vec(1, 2)})
+        assert [h.row for h in index.vector(WHERE, vec(1), 5)] == [row_a]
+        assert [h.row for h in index.keyword(WHERE, ["alpha"], 5)] == [row_a]
+        assert index.term_counts(WHERE, ["alpha"]).documents == 1
+        with index.holding():  # nested: still the same position
+            assert index.vector_scores(WHERE, vec(1), [row_a, row_b]).keys() == {row_a}
+        assert store.head_reads == reads  # caught up once, when the hold began
+    assert sorted(h.row for h in index.keyword(WHERE, ["alpha"], 5)) == [row_a, row_b]
+    with index.holding():
+        assert len(index.vector(WHERE, vec(1), 5)) == 2
+
+
+def test_a_hold_is_per_thread(opened: Opened) -> None:
+    _, writer, index = opened
+    (row_a,) = insert(writer, record(A, "alpha"), vectors={A: vec(1)})
+    seen: list[int] = []
+    with index.holding():
+        assert [h.row for h in index.keyword(WHERE, ["alpha"], 5)] == [row_a]
+        (row_b,) = insert(writer, record(B, "alpha"), vectors={B: vec(1)})
+        other = threading.Thread(
+            target=lambda: seen.extend(h.row for h in index.keyword(WHERE, ["alpha"], 5))
+        )
+        other.start()
+        other.join()
+    assert sorted(seen) == [row_a, row_b]  # the other thread held nothing: caught up
 
 
 def test_a_hold_whose_catch_up_fails_holds_nothing(tmp_path: Path) -> None:
