@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +46,9 @@ class MemorySearchIndex:
         self._entries: dict[int, _Entry] = {}
         self._position = FeedPosition(-1, -1)
         self._lock = threading.RLock()
+
+    def holding(self) -> AbstractContextManager[None]:
+        return nullcontext()  # each call catches up on its own
 
     def refresh(self) -> None:
         with self._lock:

@@ -12,7 +12,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -54,8 +54,7 @@ def one_reading(records: Records, index: SearchIndex, tenant: str) -> Iterator[N
     catch-up with the feed for an index that follows it (the embedded index's
     ``holding``: every lane then reads one feed position, and the feed's head is read
     once a recall, not before each of the lanes' ~8 calls)."""
-    holding = getattr(index, "holding", None)
-    with records.reading(tenant), (holding or nullcontext)():
+    with records.reading(tenant), index.holding():
         yield
 
 

@@ -4,6 +4,7 @@ inside the lane, before ranking."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 import numpy as np
@@ -47,6 +48,12 @@ class SearchIndex(Protocol):
 
     def refresh(self) -> None:
         """Catch up with the record store now (lanes also catch up before answering)."""
+        ...
+
+    def holding(self) -> AbstractContextManager[None]:
+        """Everything this thread asks inside reads one state of the index: an index that
+        follows the feed catches up once when the hold begins (a recall's ~8 calls, one
+        read of the feed's head); one that reads the database each time holds nothing."""
         ...
 
     def close(self) -> None: ...

@@ -20,6 +20,7 @@ moment it commits.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import date
 from typing import Any
 
@@ -341,6 +342,9 @@ class PostgresSearchIndex:
 
     def refresh(self) -> None:
         return None  # the index is the database: nothing to catch up with
+
+    def holding(self) -> AbstractContextManager[None]:
+        return nullcontext()  # each call reads the database (the store's reading holds it)
 
     def close(self) -> None:
         return None  # the connections are the record store's
