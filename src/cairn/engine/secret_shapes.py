@@ -10,6 +10,7 @@ docs; ``ghp_ tokens`` is prose about them).
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -284,25 +285,19 @@ class _Needles:
     any_strong: re.Pattern[str]  # one search: does the text hold any strong needle?
 
 
-_TABLE: list[_Needles] = []
-
-
+@functools.cache
 def _needle_table() -> _Needles:
     """Each needle -> the shapes that want it, split by strength (built at first use)."""
-    if not _TABLE:
-        strong: dict[str, list[int]] = {}
-        weak: dict[str, list[int]] = {}
-        for at, shape in enumerate(SHAPES):
-            for needle in shape.needles:
-                (weak if needle in _COMMON else strong).setdefault(needle, []).append(at)
-        _TABLE.append(
-            _Needles(
-                {n: tuple(ats) for n, ats in strong.items()},
-                {n: tuple(ats) for n, ats in weak.items()},
-                re.compile(any_of(strong)),
-            )
-        )
-    return _TABLE[0]
+    strong: dict[str, list[int]] = {}
+    weak: dict[str, list[int]] = {}
+    for at, shape in enumerate(SHAPES):
+        for needle in shape.needles:
+            (weak if needle in _COMMON else strong).setdefault(needle, []).append(at)
+    return _Needles(
+        {n: tuple(ats) for n, ats in strong.items()},
+        {n: tuple(ats) for n, ats in weak.items()},
+        re.compile(any_of(strong)),
+    )
 
 
 def shapes(text: str) -> Iterator[SecretMatch]:
