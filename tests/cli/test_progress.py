@@ -1,5 +1,10 @@
-"""The progress bar of ingest, import and rebuild: drawn on a terminal, in this process
-and through the daemon; nothing on a pipe or under --json."""
+"""The progress bar of ingest, import, rebuild, rebuild --from-markdown and reembed: drawn
+on a terminal, in this process and through the daemon; nothing on a pipe or under --json.
+
+Through the daemon the bar does not depend on how the daemon's work and the client's
+asks fall in time: the reply brings the last figures, so work that ends before the
+first ask is drawn finished too (tests/server/test_progress.py asks while work is held
+under way)."""
 
 from __future__ import annotations
 
@@ -11,11 +16,15 @@ import re
 import select
 import subprocess
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
 
 from cairn.cli.progress import Bar, clock
+from cairn.compose import open_provider
+from cairn.config import resolve_config
+from cairn.memory import Memory
 from cli_runner import run_cairn, use_test_embedder
 from daemon.support import counted, env_for, running
 
@@ -161,9 +170,32 @@ def test_each_bulk_command_draws_a_bar_through_the_daemon(tmp_path: Path) -> Non
     use_test_embedder(home)
     with running(home):
         drawn = every_bulk_command(home, tmp_path)
-        assert counted(home, "/v1/progress") >= 3  # the figures came from the daemon
-        assert counted(home, "/v1/apply", "ingest") == 1
+        assert counted(home, "/v1/apply", "ingest") == 1  # the work ran in the daemon
         check_drawn(drawn, {"ingest": LINES, "import": LINES, "rebuild": events_of(home)})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("route", ["in process", "through the daemon"])
+def test_a_rebuild_from_markdown_draws_a_bar(tmp_path: Path, route: str) -> None:
+    home = tmp_path / "home"
+    use_test_embedder(home)
+    provider = open_provider(resolve_config(home, None), home=home)  # the files hold what it keeps
+    mem = Memory(provider)
+    for i in range(300):
+        mem.remember(f"rule {i}: run the linter on module {i}")
+    provider.close()
+    for name in ("memory.db", "memory.db-wal", "memory.db-shm"):  # the database was lost
+        (home / name).unlink(missing_ok=True)
+    with running(home) if route == "through the daemon" else nullcontext():
+        code, out, terminal = on_a_terminal(home, "rebuild", "--from-markdown")
+        if route == "through the daemon":
+            assert counted(home, "/v1/apply", "import") == 1
+    assert code == 0, terminal
+    assert "restored 300 memories" in out and "restoring" not in out
+    shown = figures(terminal, "restoring")
+    assert shown and shown[-1] == (300, 300) and terminal.rstrip().endswith("done"), terminal
+    piped = run_cairn(home, "rebuild", "--from-markdown")  # all known now: restores none
+    assert piped.returncode == 0 and piped.stderr == "", piped.stderr
 
 
 def test_nothing_is_drawn_on_a_pipe_or_under_json(tmp_path: Path) -> None:
@@ -174,3 +206,30 @@ def test_nothing_is_drawn_on_a_pipe_or_under_json(tmp_path: Path) -> None:
     code, out, terminal = on_a_terminal(home, "--json", "rebuild")
     assert code == 0 and terminal == "", terminal
     assert json.loads(out)["replayed"] >= LINES  # stdout holds the JSON alone
+
+
+@pytest.mark.slow
+def test_reembed_draws_a_bar_on_a_terminal_and_nothing_on_a_pipe_or_under_json(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    use_test_embedder(home)
+    lines = [json.dumps({"body": f"note {i}: the cache keeps {i} entries"}) for i in range(300)]
+    (tmp_path / "n.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert run_cairn(home, "ingest", str(tmp_path / "n.jsonl")).returncode == 0
+    (home / "config.yaml").unlink()  # the store's own record chooses the embedder now
+    code, out, terminal = on_a_terminal(home, "reembed", "--embedder", "minilm-onnx")
+    assert code == 0, terminal
+    assert "300 vectors re-embedded" in out and "re-embedding" not in out
+    shown = figures(terminal, "re-embedding")
+    assert shown and shown[-1] == (300, 300) and terminal.rstrip().endswith("done"), terminal
+    assert [d for d, _ in shown] == sorted(d for d, _ in shown)
+    piped = subprocess.run(
+        [sys.executable, "-m", "cairn.cli.main", "reembed", "--embedder", "hashing"],
+        capture_output=True, text=True, env=env_for(home), timeout=300,
+    )  # fmt: skip
+    assert piped.returncode == 0 and "300 vectors re-embedded" in piped.stdout, piped.stderr
+    assert piped.stderr == ""  # quiet off a terminal
+    code, out, terminal = on_a_terminal(home, "--json", "reembed", "--embedder", "minilm-onnx")
+    assert code == 0 and terminal == "", terminal
+    assert json.loads(out)["vectors"] == 300  # stdout holds the JSON alone

@@ -3,6 +3,9 @@ and the remote provider that asks for it while its request runs."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -145,3 +148,44 @@ def test_the_board_drops_an_entry_when_its_request_ends() -> None:
         assert board.read("other", "k") is None
         raise RuntimeError("the request failed")
     assert board.read("acme", "k") is None
+
+
+def test_a_reply_brings_its_last_figures_when_no_ask_came_in_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = parse_config({"memory": {"embeddings": {"provider": "hashing"}}})
+    engine = open_provider(config, path=tmp_path / "m.db", home=tmp_path, markdown=False,
+                           embedder=HashingEmbedder())  # fmt: skip
+    tokens = TokenStore(tmp_path / "tokens.json")
+    secret = bearer(tokens, "acme")["Authorization"].split()[1]
+    monkeypatch.setattr("cairn.provider.remote.POLL_S", 3600.0)  # the request ends first
+    reported: list[tuple[int, int]] = []
+    with serving(create_app(engine, tokens)) as endpoint:
+        remote = RemoteProvider(endpoint, secret)
+        remote.progress = lambda done, total: reported.append((done, total))
+        answer = remote.apply(c.IngestRequest.model_validate(ingest_body(30)))
+        remote.close()
+    assert isinstance(answer, c.IngestResponse) and answer.stored == 30
+    assert reported == [(30, 30)]  # from the reply: never asked, still drawn finished
+
+
+def test_boards_sharing_a_folder_see_each_others_work_for_its_tenant(tmp_path: Path) -> None:
+    doing, asked = ProgressBoard(tmp_path), ProgressBoard(tmp_path)  # two workers
+    with doing.running("acme", "k") as report:
+        assert asked.read("acme", "k") == (0, 0)  # under way, nothing counted yet
+        report(250, 1000)
+        assert asked.read("acme", "k") == (250, 1000)
+        assert asked.read("other", "k") is None and asked.read("acme", "k2") is None
+        (entry,) = tmp_path.iterdir()
+        assert "acme" not in entry.name and entry.stat().st_mode & 0o777 == 0o600
+    assert asked.read("acme", "k") is None and list(tmp_path.iterdir()) == []
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    with doing.running("acme", "k") as report:
+        report(5, 10)
+        (entry,) = tmp_path.iterdir()
+        left = json.loads(entry.read_text())
+        entry.write_text(json.dumps({**left, "pid": int(ended.stdout)}))
+        assert asked.read("acme", "k") is None  # its writer died: not under way
+        entry.write_text("{not json")
+        assert asked.read("acme", "k") is None

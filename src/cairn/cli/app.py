@@ -175,7 +175,7 @@ def doctor(app: App, *, repair: bool) -> tuple[Path, list[Any], Any]:
     return path, findings, repair_sqlite(app.config(), app.home) if repair and broken else None
 
 
-def reembed(app: App, requested: str | None, progress: Callable[[int, int], None]) -> Any:
+def reembed(app: App, requested: str | None, progress: Callable[[int, int], None] | None) -> Any:
     """Switch the store's embedder in place (:func:`cairn.compose.reembed_store`)."""
     import os
 

@@ -1,4 +1,4 @@
-"""A progress bar on standard error for bulk commands (ingest, import, rebuild).
+"""A progress bar on standard error for bulk commands (ingest, import, rebuild, reembed).
 
 Drawn only when standard error is a terminal and the command is not under ``--json``;
 anything else (a pipe, a file, a script reading JSON) sees nothing of it. It is fed by
@@ -103,20 +103,31 @@ class Bar:
 
 
 @contextmanager
-def progress_bar(app: App, label: str) -> Iterator[None]:
-    """Show a bar while the block runs, when standard error is a terminal and the output
-    is not JSON; otherwise do nothing at all."""
+def drawn(app: App, label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A bar's ``update`` while the block runs, when standard error is a terminal and the
+    output is not JSON; otherwise None, and nothing is written at all."""
     if app.as_json or not sys.stderr.isatty():
-        yield
+        yield None
         return
-    provider = app.provider()
     bar = Bar(label, sys.stderr)
-    provider.progress = bar.update
     try:
-        yield
+        yield bar.update
     except BaseException:
-        provider.progress = None
         bar.finish()
         raise
-    provider.progress = None
     bar.finish(complete=True)
+
+
+@contextmanager
+def progress_bar(app: App, label: str) -> Iterator[None]:
+    """Show a bar fed by the provider's bulk work while the block runs (:func:`drawn`)."""
+    with drawn(app, label) as update:
+        if update is None:
+            yield
+            return
+        provider = app.provider()
+        provider.progress = update
+        try:
+            yield
+        finally:
+            provider.progress = None

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -65,10 +64,9 @@ ERROR_STATUS = {
 # The mutations whose progress a server reports at GET /v1/progress while they run.
 BULK_MUTATIONS = frozenset({"ingest", "import", "rebuild"})
 POLL_S = 0.3  # how often a bulk mutation's progress is asked for
-# ... and how often in its first second: a short bulk request (a rebuild of a small store
-# takes a fraction of a second) still gets its figures, as it does in process.
-FIRST_POLL_S = 0.05
-FIRST_POLLS_FOR_S = 1.0
+# A bulk mutation's reply carries its last figures ("done/total") in this header, so a
+# request that ended between two asks still shows them finished.
+PROGRESS_HEADER = "X-Cairn-Progress"
 
 
 def error_of(exc: BaseException) -> tuple[int, str]:
@@ -235,33 +233,32 @@ class RemoteProvider:
         if self._own_agent and getattr(request, "agent", None) is None:
             request = request.model_copy(update={"agent": self._agent})
         mutation = getattr(request, "mutation", None)
-        if self.progress is None or mutation not in BULK_MUTATIONS:
+        report = self.progress
+        if report is None or mutation not in BULK_MUTATIONS:
             return self._parse(self._send("POST", route.path, request), route.answer)
         stop = threading.Event()
         key = str(getattr(request, "idempotency_key", ""))
         poller = threading.Thread(
-            target=self._poll, args=(key, self.progress, stop), name="cairn-progress", daemon=True
+            target=self._poll, args=(key, report, stop), name="cairn-progress", daemon=True
         )
         poller.start()
         try:
-            return self._parse(self._send("POST", route.path, request), route.answer)
+            reply = self._send("POST", route.path, request)
         finally:
             stop.set()
             poller.join()
+        final = final_figures(reply.headers.get(PROGRESS_HEADER, ""))
+        if final is not None:  # after the poller: the last figures drawn are these
+            report(*final)
+        return self._parse(reply, route.answer)
 
     def _poll(self, key: str, report: Callable[[int, int], None], stop: threading.Event) -> None:
-        """Ask how far the request with ``key`` has got, every FIRST_POLL_S in its first
-        second and every POLL_S after, until ``stop``; a
+        """Ask how far the request with ``key`` has got, every POLL_S until ``stop``; a
         404 is a request not started yet or already done. Any other failure (a server
         that does not report progress, a lost connection) ends the asking quietly: the
-        request itself says what went wrong."""
-        began = time.monotonic()
-
-        def interval() -> float:
-            early = time.monotonic() - began < FIRST_POLLS_FOR_S
-            return min(FIRST_POLL_S, POLL_S) if early else POLL_S
-
-        while not stop.wait(interval()):
+        request itself says what went wrong. The reply brings the last figures
+        (PROGRESS_HEADER), so a request that ends before the first ask is drawn too."""
+        while not stop.wait(POLL_S):
             try:
                 reply = self._client.get("/v1/progress", params={"key": key})
             except Exception:  # progress is shown, never needed: no failure of it counts
@@ -355,6 +352,14 @@ class RemoteProvider:
             field = ".".join(str(p) for p in err.get("loc", ())) or "reply"
             detail = f": {field}: {err.get('msg', 'invalid')}"
         return f"{where} sent a reply that is not a {CONTRACT_VERSION} {model.__name__}{detail}"
+
+
+def final_figures(header: str) -> tuple[int, int] | None:
+    """``(done, total)`` from a PROGRESS_HEADER value ("done/total"), else None."""
+    done, slash, total = header.partition("/")
+    if not (slash and header.isascii() and done.isdigit() and total.isdigit()) or len(header) > 40:
+        return None
+    return (int(done), int(total)) if int(total) > 0 else None
 
 
 def _error_body(response: httpx.Response) -> tuple[str | None, str | None]:

@@ -46,7 +46,7 @@ from cairn.provider import contract as c
 from cairn.provider.attribution import attribute, token_session
 from cairn.provider.client import invalid
 from cairn.provider.registry import MUTATIONS, QUERIES
-from cairn.provider.remote import BULK_MUTATIONS, error_of, one_line
+from cairn.provider.remote import BULK_MUTATIONS, PROGRESS_HEADER, error_of, one_line
 from cairn.server.auth import Binding, TokenStore, is_local, local_binding
 from cairn.server.metrics import CONTENT_TYPE, SIZES, Metrics
 from cairn.server.openapi import contract_openapi
@@ -141,15 +141,18 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     dashboard: bool = True,
     local_socket: str | None = None,
+    board: ProgressBoard | None = None,
 ) -> FastAPI:
     """The app over ``engine``; it closes the engine when it shuts down. ``dashboard``:
     the web dashboard at ``/dashboard`` (its session key beside the tokens file).
     ``local_socket``: the local daemon's unix socket, whose requests act as the tenant and
-    agent they name (:mod:`cairn.server.local`); every other request needs a token."""
+    agent they name (:mod:`cairn.server.local`); every other request needs a token.
+    ``board``: where bulk mutations under way are kept for ``GET /v1/progress`` (the
+    folder the workers of a multi-worker run share; default: this process only)."""
     from cairn import __version__
 
     metrics = metrics if metrics is not None else Metrics(store_sizes(engine, tokens))
-    board = ProgressBoard()  # bulk mutations under way, read by GET /v1/progress
+    board = board or ProgressBoard()  # bulk mutations under way, read by GET /v1/progress
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -264,9 +267,14 @@ def create_app(
 
             def work() -> Response:
                 if getattr(parsed, "mutation", None) in BULK_MUTATIONS:
-                    with board.running(binding.tenant, parsed.idempotency_key) as report:
+                    key = parsed.idempotency_key
+                    with board.running(binding.tenant, key) as report:
                         provider.progress = report
-                        return _json(answered_once_more(call, parsed))
+                        done = _json(answered_once_more(call, parsed))
+                        final = board.read(binding.tenant, key)
+                    if final is not None and final[1] > 0:  # drawn even if never polled
+                        done.headers[PROGRESS_HEADER] = f"{final[0]}/{final[1]}"
+                    return done
                 response = answered_once_more(call, parsed)
                 if isinstance(response, c.RecallResponse):
                     seen["timings"] = response.timings_ms

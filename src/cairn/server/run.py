@@ -40,6 +40,7 @@ from cairn.server import logs, schedule
 from cairn.server.app import MAX_BODY_BYTES, create_app, store_sizes
 from cairn.server.auth import TokenStore, tokens_path
 from cairn.server.metrics import MULTIPROCESS_ENV, Metrics
+from cairn.server.progress import ProgressBoard
 from cairn.server.tokens import server_tokens
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ class Settings:
     max_body_bytes: int
     socket: str | None = None  # the local daemon's unix socket, when it listens on one
     tokens_explicit: bool = False  # --tokens FILE: that file, even for a store with tokens
+    progress: str | None = None  # the folder of bulk work under way the workers share
 
 
 def build_app(settings: Settings) -> FastAPI:
@@ -125,6 +127,7 @@ def build_app(settings: Settings) -> FastAPI:
         metrics=metrics,
         max_body_bytes=settings.max_body_bytes,
         local_socket=settings.socket,
+        board=ProgressBoard(Path(settings.progress) if settings.progress else None),
     )
     if settings.socket is not None:
         from cairn.server.local import add_local_routes
@@ -204,11 +207,14 @@ def serve(
     claim = LocalSocket(daemon_paths(home)) if local else None
     sockets: list[socket.socket] = []
     metrics_folder: str | None = None
+    progress_folder: str | None = None
     try:
         if claim is not None:
             sockets.append(claim.claim())
         if tcp:
             sockets.append(listen(host, port))
+        if workers > 1:  # a poll may reach another worker than the one doing the work
+            progress_folder = tempfile.mkdtemp(prefix="cairn-progress-")
         settings = Settings(
             # what the config sets, not its defaults: a config that names no embedder
             # still names none in the serving process (the store chooses one then)
@@ -219,6 +225,7 @@ def serve(
             max_body_bytes=max_body_bytes,
             socket=str(claim.paths.socket) if claim is not None else None,
             tokens_explicit=tokens_explicit,
+            progress=progress_folder,
         )
         where: dict[str, Any] = {"socket": settings.socket, "url": None}
         if tcp:
@@ -239,6 +246,8 @@ def serve(
             os.environ[MULTIPROCESS_ENV] = metrics_folder
             app = f"{__name__}:worker_app"
     except BaseException:
+        if progress_folder is not None:
+            shutil.rmtree(progress_folder, ignore_errors=True)
         for sock in sockets:
             sock.close()
         if claim is not None:
@@ -271,6 +280,8 @@ def serve(
         if metrics_folder is not None:
             os.environ.pop(MULTIPROCESS_ENV, None)
             shutil.rmtree(metrics_folder, ignore_errors=True)
+        if progress_folder is not None:
+            shutil.rmtree(progress_folder, ignore_errors=True)
         for sock in sockets:
             sock.close()
         if claim is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from cairn.cli.app import App, emit, pass_app, reembed
+from cairn.cli.progress import drawn
 from cairn.errors import InvalidInput
 
 EMBEDDERS = ("minilm-onnx", "use-multilingual", "e5-small", "hashing")
@@ -36,15 +37,8 @@ def reembed_command(app: App, requested: str | None) -> None:
             "a cairn daemon serves this home with its model loaded; stop it first"
             " (cairn daemon stop), then run cairn reembed"
         )
-    shown = [-1]
-
-    def progress(done: int, total: int) -> None:
-        step = max(total // 20, 1)
-        if done == total or done // step != shown[0]:
-            shown[0] = done // step
-            click.echo(f"cairn: reembed: {done}/{total} memories embedded", err=True)
-
-    done = reembed(app, requested, progress)
+    with drawn(app, "re-embedding") as update:
+        done = reembed(app, requested, update)
     data = {
         "store": str(done.path),
         "changed": done.changed,

@@ -98,7 +98,8 @@ def rebuild(app: App, from_markdown: bool) -> None:
         from cairn.projection import MarkdownProjection
 
         mem = Memory(app.provider())
-        count = MarkdownProjection.for_memory(app.home, mem).restore_records(mem)
+        with progress_bar(app, "restoring"):  # the import of what the files hold
+            count = MarkdownProjection.for_memory(app.home, mem).restore_records(mem)
         emit(app, {"restored": count}, f"restored {count} memories from Markdown")
         return
     with progress_bar(app, "rebuilding"):
