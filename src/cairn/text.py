@@ -62,7 +62,12 @@ def words(text: str) -> list[str]:
     return out
 
 
-_HUMP = lazy_compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]")
+# A camelCase hump somewhere: a lower-case letter then a capital, or two capitals then a
+# lower-case letter ("getUser", "HTTPServer"). Written to start at the capital, so the
+# engine skips to the capitals instead of trying both branches at every character.
+_HUMP = lazy_compile(r"[A-Z](?:(?<=[a-z][A-Z])|(?=[A-Z][a-z]))")
+# The words of an ASCII text: the letters and digits ``_WORD`` finds there.
+_ASCII_WORD = lazy_compile(r"[A-Za-z0-9]+")
 _CAMEL_PART = lazy_compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
@@ -74,7 +79,13 @@ def index_terms(text: str) -> list[str]:
     (``getUserName`` -> ``getusername get user name``); compound code identifiers also
     whole (``cart_batch_v2.go``), so an exact identifier outranks its parts.
     """
-    normal = text if text.isascii() else unicodedata.normalize("NFKC", text)
+    if text.isascii():  # the common case: no normal form, no CJK, case folded at once
+        out = _ASCII_WORD.findall(text.lower())
+        if _HUMP.search(text):
+            _humps(_ASCII_WORD.findall(text), out)
+        out.extend(m.lower() for m in COMPOUND_IDENTIFIER.findall(text))
+        return out
+    normal = unicodedata.normalize("NFKC", text)
     tokens = _WORD.findall(normal)
     if normal.isascii() or _CJK.search(normal) is None:
         out = [t.casefold() for t in tokens]
@@ -88,15 +99,20 @@ def index_terms(text: str) -> list[str]:
             else:
                 out.append(token.casefold())
     if _HUMP.search(normal):  # one pass over the text spares most texts the loop below
-        for token in tokens:
-            tail = token[1:]
-            # A capital after the first letter, in a word not all capitals: camelCase.
-            if tail != tail.lower() and not token.isupper():
-                parts = _CAMEL_PART.findall(token)
-                if len(parts) > 1:
-                    out.extend(p.casefold() for p in parts)
+        _humps(tokens, out)
     out.extend(m.casefold() for m in COMPOUND_IDENTIFIER.findall(normal))
     return out
+
+
+def _humps(tokens: list[str], out: list[str]) -> None:
+    """Add the humps of each camelCase word of ``tokens`` to ``out``, case folded."""
+    for token in tokens:
+        tail = token[1:]
+        # A capital after the first letter, in a word not all capitals: camelCase.
+        if tail != tail.lower() and not token.isupper():
+            parts = _CAMEL_PART.findall(token)
+            if len(parts) > 1:
+                out.extend(p.casefold() for p in parts)
 
 
 def text_hash(body: str) -> str:

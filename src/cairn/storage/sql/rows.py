@@ -6,6 +6,7 @@ keeps them as 0 and 1)."""
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
@@ -59,14 +60,29 @@ def to_db(name: str, value: Any) -> Any:
     return value
 
 
+_fields_of = operator.attrgetter(*RECORD_COLUMNS)
+
+
 def record_values(record: Record) -> list[Any]:
-    return [to_db(n, getattr(record, n)) for n in RECORD_COLUMNS]
+    """The record's columns in RECORD_COLUMNS order, each as :func:`to_db` gives it
+    (positional, the conversions at their places: a bulk write makes one per record)."""
+    values = list(_fields_of(record))
+    for at in _LISTS:
+        value = values[at]
+        values[at] = json.dumps(list(value), ensure_ascii=False) if value else "[]"
+    values[_SOURCE] = json.dumps(values[_SOURCE] or {}, ensure_ascii=False, sort_keys=True)
+    values[_PINNED] = bool(values[_PINNED])
+    return values
 
 
-# Where the converted columns sit in a ``SELECT_RECORD`` row (the row id comes first).
-_JSON_LIST_AT = tuple(1 + RECORD_COLUMNS.index(name) for name in sorted(JSON_LIST_FIELDS))
-_SOURCE_AT = 1 + RECORD_COLUMNS.index("source")
-_PINNED_AT = 1 + RECORD_COLUMNS.index("pinned")
+# Where the converted columns sit among RECORD_COLUMNS, and in a ``SELECT_RECORD`` row
+# (the row id comes first).
+_LISTS = tuple(RECORD_COLUMNS.index(name) for name in sorted(JSON_LIST_FIELDS))
+_SOURCE = RECORD_COLUMNS.index("source")
+_PINNED = RECORD_COLUMNS.index("pinned")
+_JSON_LIST_AT = tuple(1 + at for at in _LISTS)
+_SOURCE_AT = 1 + _SOURCE
+_PINNED_AT = 1 + _PINNED
 
 
 def record_from_row(row: Sequence[Any]) -> tuple[int, Record]:
@@ -86,10 +102,12 @@ def record_from_row(row: Sequence[Any]) -> tuple[int, Record]:
     return int(values[0]), Record(*values[1:])
 
 
+_event_fields = operator.attrgetter(*EVENT_COLUMNS[1:-1])  # all but seq and the payload
+
+
 def event_values(event: Event) -> tuple[Any, ...]:
-    data = event.to_dict()
-    data["payload"] = json.dumps(event.payload, ensure_ascii=False, sort_keys=True)
-    return tuple(data[name] for name in EVENT_COLUMNS[1:])
+    payload = json.dumps(event.payload, ensure_ascii=False, sort_keys=True)
+    return (*_event_fields(event), payload)
 
 
 def event_from_row(row: Sequence[Any]) -> Event:
