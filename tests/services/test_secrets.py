@@ -65,6 +65,32 @@ def test_scrub_walks_strings_lists_and_objects() -> None:
     assert SecretGuard().scrub("allow", fields) == (fields, ())
 
 
+def test_a_short_text_found_clean_is_scanned_once_and_a_secret_every_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cairn.services import secrets
+
+    scanned: list[str] = []
+    scan = secrets.redact
+
+    def counted(text: str) -> tuple[str, list[str]]:
+        scanned.append(text)
+        return scan(text)
+
+    monkeypatch.setattr(secrets, "redact", counted)
+    monkeypatch.setattr(secrets, "_clean", set())
+    item = {"project_id": "tenant-1/billing-v2", "tags": [f"pw={PASSWORD}"]}
+    for _ in range(3):  # three items of one bulk write
+        out, kinds = SecretGuard().scrub("redact", item)
+        assert out == {"project_id": "tenant-1/billing-v2", "tags": ["pw=[REDACTED:password]"]}
+        assert kinds == ("password",)
+    assert scanned.count("tenant-1/billing-v2") == 1
+    assert scanned.count(f"pw={PASSWORD}") == 3  # a secret is never kept: found every time
+    assert secrets._clean == {"tenant-1/billing-v2"}
+    with pytest.raises(InvalidInput, match="the tags hold a secret"):
+        SecretGuard().scrub("refuse", item)
+
+
 def test_refuse_names_the_field_and_not_the_secret() -> None:
     with pytest.raises(InvalidInput) as caught:
         SecretGuard().scrub("refuse", {"body": "fine", "external_ref": TOKEN}, where="line 3")

@@ -30,13 +30,26 @@ class SecretRefused(InvalidInput):
 _SHORTEST = 7
 
 
+# Short texts that hold no secret, as found: a bulk write repeats its project ids, source
+# keys and channels, tags and selector words on every item, and each is scanned once.
+# Only texts found clean are kept (never a secret), at most _CLEAN_KEPT of them.
+_CLEAN_CHARS = 120
+_CLEAN_KEPT = 20_000
+_clean: set[str] = set()
+
+
 def _scrubbed(value: Any, kinds: list[str]) -> Any:
     """``value`` with every string in it redacted (lists, tuples and objects walked)."""
     if isinstance(value, str):
-        if len(value) < _SHORTEST:
+        if len(value) < _SHORTEST or value in _clean:
             return value
         out, found = redact(value)
-        kinds += found
+        if found:
+            kinds += found
+        elif len(value) <= _CLEAN_CHARS:
+            if len(_clean) >= _CLEAN_KEPT:
+                _clean.clear()
+            _clean.add(value)
         return out
     if isinstance(value, Mapping):
         return {_scrubbed(k, kinds): _scrubbed(v, kinds) for k, v in value.items()}
