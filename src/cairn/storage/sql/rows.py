@@ -49,12 +49,18 @@ def insert_event(dialect: Dialect) -> str:
     return f"INSERT INTO events({', '.join(names)}) VALUES ({dialect.marks(len(names))})"
 
 
+# json.dumps(value, ensure_ascii=False[, sort_keys=True]) with the encoder made once, not
+# on every call (a bulk write encodes a few values per record): the same text.
+_as_list = json.JSONEncoder(ensure_ascii=False).encode
+_as_object = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
+
 def to_db(name: str, value: Any) -> Any:
     if name in JSON_LIST_FIELDS:
         # Most lists are empty: skipping the encoder for them is a fifth of a bulk write.
-        return json.dumps(list(value), ensure_ascii=False) if value else "[]"
+        return _as_list(list(value)) if value else "[]"
     if name == "source":
-        return json.dumps(value or {}, ensure_ascii=False, sort_keys=True)
+        return _as_object(value or {})
     if name == "pinned":
         return bool(value)
     return value
@@ -69,8 +75,8 @@ def record_values(record: Record) -> list[Any]:
     values = list(_fields_of(record))
     for at in _LISTS:
         value = values[at]
-        values[at] = json.dumps(list(value), ensure_ascii=False) if value else "[]"
-    values[_SOURCE] = json.dumps(values[_SOURCE] or {}, ensure_ascii=False, sort_keys=True)
+        values[at] = _as_list(list(value)) if value else "[]"
+    values[_SOURCE] = _as_object(values[_SOURCE] or {})
     values[_PINNED] = bool(values[_PINNED])
     return values
 
@@ -106,7 +112,7 @@ _event_fields = operator.attrgetter(*EVENT_COLUMNS[1:-1])  # all but seq and the
 
 
 def event_values(event: Event) -> tuple[Any, ...]:
-    payload = json.dumps(event.payload, ensure_ascii=False, sort_keys=True)
+    payload = _as_object(event.payload)
     return (*_event_fields(event), payload)
 
 
