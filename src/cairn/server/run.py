@@ -20,7 +20,6 @@ import os
 import shutil
 import signal
 import socket
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -41,6 +40,7 @@ from cairn.server.app import MAX_BODY_BYTES, create_app, store_sizes
 from cairn.server.auth import TokenStore, tokens_path
 from cairn.server.metrics import MULTIPROCESS_ENV, Metrics
 from cairn.server.progress import ProgressBoard
+from cairn.server.run_folders import make_run_folder, sweep_orphans
 from cairn.server.tokens import server_tokens
 
 if TYPE_CHECKING:
@@ -214,7 +214,8 @@ def serve(
         if tcp:
             sockets.append(listen(host, port))
         if workers > 1:  # a poll may reach another worker than the one doing the work
-            progress_folder = tempfile.mkdtemp(prefix="cairn-progress-")
+            sweep_orphans()  # what a killed multi-worker run left behind
+            progress_folder = make_run_folder("progress")
         settings = Settings(
             # what the config sets, not its defaults: a config that names no embedder
             # still names none in the serving process (the store chooses one then)
@@ -242,7 +243,7 @@ def serve(
             open_engine(config, home, path).close()  # a store that cannot open fails here
             os.environ[SETTINGS_ENV] = json.dumps(asdict(settings))
             # One folder of samples for this run's workers: a scrape reads them all.
-            metrics_folder = tempfile.mkdtemp(prefix="cairn-metrics-")
+            metrics_folder = make_run_folder("metrics")
             os.environ[MULTIPROCESS_ENV] = metrics_folder
             app = f"{__name__}:worker_app"
     except BaseException:
