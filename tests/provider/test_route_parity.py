@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -616,6 +617,7 @@ def test_the_agent_hooks_do_alike_on_every_route(parity: Parity, routes: Routes)
     assert "always run the linter" in hook("prompt", "prompt-rule").out.lower()
     listed = p.run("--json", "list")
     assert any("linter" in m["body"] for m in listed.json()), listed
+    assert any("run the linter" in text for text in _hooks_markdown(p).values())
     hook("prompt", "prompt-task")
     hook("prompt", "prompt-one-off")
     hook("prompt", "prompt-forget")
@@ -624,6 +626,7 @@ def test_the_agent_hooks_do_alike_on_every_route(parity: Parity, routes: Routes)
     hook("stop", "stop", transcript_path=str(transcript))  # the same stop: nothing more
     hook("session-start", "session-start-compact")
     hook("prompt", "prompt-rule", prompt="not json \x00 at all")
+    _hooks_markdown(p)  # and after the last of them
     p.run("--json", "list", "--all")
     journals = {name: route.cli("--json", "journal") for name, route in p.routes.items()}
     COMPARED.add("journal")
@@ -654,6 +657,19 @@ def test_the_agent_hooks_do_alike_on_every_route(parity: Parity, routes: Routes)
     assert logged["local"] == ["cairn.errors.InvalidInput: task contains a NUL byte"], logged
     assert logged["daemon"] == logged["local"] == logged["remote"], logged
     p.check()
+
+
+def _hooks_markdown(p: Parity) -> dict[str, str]:
+    """The home's Markdown after the hooks so far, alike in-process and in the daemon. The
+    daemon refreshes it right after a hook's reply (the host does not wait for the files):
+    in a moment its files are the in-process hooks' files."""
+    files = {name: _markdown(p.routes[name]) for name in ("local", "daemon")}
+    deadline = time.monotonic() + 30
+    while files["daemon"] != files["local"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+        files["daemon"] = _markdown(p.routes["daemon"])
+    assert files["daemon"] == files["local"]
+    return files["local"]
 
 
 def _hook_errors(route: Route) -> list[str]:

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -84,6 +86,32 @@ class LocalProvider:
             agent=check_name("agent", agent) if agent is not None else self.agent,
             owner=False,
         )
+
+    def files_later(self) -> tuple[LocalProvider, Callable[[], list[str]]]:
+        """This provider with the derived files' refresh (the Markdown projection) of its
+        writes held back, and the call that runs it (its warnings). For a caller that
+        shows no warning and answers before the files matter: the daemon's hook route
+        sends the host its reply first, then refreshes. The refresh follows the store's
+        change feed, so a write of another request meanwhile waits for the files' lock
+        and finds them current, and nothing it would write is lost by waiting."""
+        held: list[Namespace] = []
+
+        def hold(ns: Namespace) -> list[str]:
+            if ns not in held:
+                held.append(ns)
+            return []
+
+        def refresh() -> list[str]:
+            warnings: list[str] = []
+            for ns in held:
+                warnings += self._s.after_write(ns)
+            held.clear()
+            return warnings
+
+        later = LocalProvider(
+            replace(self._s, after_write=hold), tenant=self.tenant, agent=self.agent, owner=False
+        )
+        return later, refresh
 
     # -- status --------------------------------------------------------------------------
 

@@ -34,7 +34,7 @@ from cairn.server.auth import is_local, local_binding
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from cairn.server.app import Engine
+    from cairn.provider.local import LocalProvider
     from cairn.server.metrics import Metrics
 
 log = logging.getLogger("cairn.server")
@@ -174,10 +174,11 @@ class LocalSocket:
 
 
 def add_local_routes(
-    app: FastAPI, engine: Engine, home: Path, socket_path: str, metrics: Metrics
+    app: FastAPI, engine: LocalProvider, home: Path, socket_path: str, metrics: Metrics
 ) -> None:
     """``GET /local/daemon`` (who serves) and ``POST /local/hook/{host}/{kind}`` (a whole
     agent hook run here, on the warm engine), on the socket only: over TCP they are 404."""
+    from starlette.background import BackgroundTask
     from starlette.concurrency import run_in_threadpool
 
     from cairn.errors import CairnError
@@ -214,9 +215,12 @@ def add_local_routes(
             return error_reply(404, "not_found", f"no hook {host} {kind}")
         raw = await request.body()
         tenant, agent = binding.tenant, binding.agent or "default"
+        # The host waits for the reply, not for the home's Markdown files (a hook shows no
+        # warning of theirs): they are refreshed right after the reply is sent.
+        provider, refresh = engine.bound(tenant=tenant, agent=agent).files_later()
 
         def work() -> str:
-            client = Client(engine.bound(tenant=tenant, agent=agent), attribution=COMMAND_LINE)
+            client = Client(provider, attribution=COMMAND_LINE)
             return run_hook(host, kind, raw, lambda: client, home)
 
         output = await run_in_threadpool(work)
@@ -227,4 +231,8 @@ def add_local_routes(
             extra={"route": "/local/hook", "operation": kind, "status": 200,
                    "ms": round(seconds * 1000, 2), "tenant": tenant, "token": "local"},
         )  # fmt: skip
-        return Response(output.encode("utf-8"), media_type="text/plain; charset=utf-8")
+        return Response(
+            output.encode("utf-8"),
+            media_type="text/plain; charset=utf-8",
+            background=BackgroundTask(refresh),  # on a worker thread, after the reply
+        )
