@@ -5,6 +5,7 @@ process turns back into the same values."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -125,3 +126,50 @@ def test_through_another_process_the_api_gets_the_same_values(tmp_path: Path) ->
         record = mem.list()[0]
         far_expanded = there.value(c.ExpandQuery, record_id=record.id)
         assert isinstance(far_expanded, Expanded) and far_expanded.record == record
+
+
+def test_a_recall_is_sent_as_its_models_would_send_it_byte_for_byte(tmp_path: Path) -> None:
+    """The server sends a recall's JSON without building its models: the same bytes as
+    the models', for delivered, ranked-only, dropped and trusted-external memories, a
+    non-ASCII body and a non-finite score (null, as the models send it)."""
+    with _memory(tmp_path) as mem:
+        mem.store("部署前先跑测试 — run the tests before every deploy", tags=["测试"])
+        mem.store("An external note on deploys", trust="external")
+        for query, extra in (
+            ("how do I install dependencies and deploy?", {}),
+            ("deploy tests", {"max_results": 1}),
+            ("deploy", {"include_trust": ["system", "learned", "external"]}),
+            ("nothing at all matches this", {}),
+        ):
+            request = c.RecallQuery(query=query, **extra)
+            result = mem.provider.serve(request)
+            assert isinstance(result, RecallResult)
+            models = wire.recall_response(result).model_dump_json().encode()
+            assert wire.recall_json(result) == models
+            sent, timings = mem.provider.query_json(request)
+            assert json.loads(sent)["ranked"] == json.loads(models)["ranked"]
+            assert timings is not None and "total" in timings
+        result = mem.recall("deploy")
+        assert result.ranked
+        first = result.ranked[0]
+        odd = replace(
+            first, breakdown=replace(first.breakdown, final=float("inf")), fused=float("nan")
+        )
+        strange = replace(result, ranked=(odd, *result.ranked[1:]))
+        sent = wire.recall_json(strange)
+        assert sent == wire.recall_response(strange).model_dump_json().encode()
+        assert json.loads(sent)["ranked"][0]["score"] is None
+        # a value the serializer does not know takes the models' path, as before
+        unknown = replace(result, trace=({"odd": object()},))
+        with pytest.raises(Exception) as refused:
+            wire.recall_response(unknown).model_dump_json()
+        with pytest.raises(type(refused.value)):
+            wire.recall_json(unknown)
+
+
+def test_other_views_are_sent_as_their_models(tmp_path: Path) -> None:
+    with _memory(tmp_path) as mem:
+        for request in (c.ListQuery(), c.JournalQuery(), c.ShowQuery(record_id=mem.list()[0].id)):
+            sent, timings = mem.provider.query_json(request)
+            assert sent == mem.provider.query(request).model_dump_json().encode()
+            assert timings is None

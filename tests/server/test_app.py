@@ -236,7 +236,7 @@ def test_a_defect_is_a_500_with_its_request_id_and_a_logged_traceback(
         def bound(self, **_: Any) -> Any:
             return self
 
-        def query(self, request: Any) -> Any:
+        def query_json(self, request: Any) -> Any:
             raise RuntimeError("a bug")
 
         def status(self) -> Any:
@@ -270,7 +270,7 @@ class Flaky:
         class Bound:
             def __getattr__(self, name: str) -> Any:
                 real = getattr(inner, name)
-                if name not in ("query", "apply", "status"):
+                if name not in ("query", "query_json", "apply", "status"):
                     return real
 
                 def call(*args: Any) -> Any:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from cairn.engine.recall.pipeline import RecallResult
 from cairn.errors import InvalidInput
 from cairn.identifiers import check_name
 from cairn.model import Namespace
@@ -27,7 +28,7 @@ from cairn.provider.contract import learning as lc
 from cairn.provider.contract import projects as pc
 from cairn.provider.engine import Engine, Handler, Ports, Progress, Services
 from cairn.provider.registry import ROUTES, Kind, route_of
-from cairn.provider.views import response
+from cairn.provider.views import response, response_json
 from cairn.services.languages import language_warning
 from cairn.services.projects import Projects
 from cairn.services.typed_ids import Ids
@@ -155,6 +156,14 @@ class LocalProvider:
         """The contract's response, for a route that sends it on (server, daemon, MCP)."""
         resolved, value = self._served(request)
         return response(resolved, value)  # type: ignore[return-value]
+
+    def query_json(self, request: QueryRequest) -> tuple[bytes, dict[str, float] | None]:
+        """:meth:`query`'s response as the JSON a route sends on (the server), with no
+        model of it built (:func:`cairn.provider.views.response_json`), and a recall's
+        stage timings (None for another view)."""
+        resolved, value = self._served(request)
+        timings = value.timings_ms if isinstance(value, RecallResult) else None
+        return response_json(resolved, value), timings
 
     def serve(self, request: QueryRequest) -> Any:
         """The engine's own value of a query, for a caller in this process (a

@@ -16,6 +16,7 @@ from cairn.provider.contract import ConstraintModel, DeliveredModel, TaskQuery, 
 from cairn.provider.wire import (
     application_model,
     event_model,
+    recall_json,
     recall_response,
     record_model,
     tombstone_model,
@@ -150,3 +151,11 @@ def response(request: BaseModel, value: Any) -> BaseModel:
     if isinstance(value, BaseModel):
         return value
     return RESPONSES[type(request)](request, value)
+
+
+def response_json(request: BaseModel, value: Any) -> bytes:
+    """:func:`response` as the JSON a route sends (``model_dump_json``), byte for byte; a
+    recall's without building its models (:func:`cairn.provider.wire.recall_json`)."""
+    if type(request) is c.RecallQuery and not isinstance(value, BaseModel):
+        return recall_json(value)
+    return response(request, value).model_dump_json().encode()

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
+import pydantic_core
 from pydantic import BaseModel
 
 from cairn.engine.recall.pipeline import Candidate, RecallResult
@@ -120,6 +121,58 @@ def recall_response(result: RecallResult) -> RecallResponse:
         rerank=result.rerank,
         failures=dict(result.failures),
     )
+
+
+def recall_json(result: RecallResult) -> bytes:
+    """``recall_response(result).model_dump_json()``, byte for byte, without building the
+    models: the same fields in the same order, serialized by the same serializer. A
+    recall's response holds its scoring pool (~50 records, ~100 KB): the ~130 models
+    cost more than the serialization (measured: 4.6 against 1.7 ms a recall at 100k).
+    A value the serializer does not know (which the models would refuse or warn about)
+    takes the models' path."""
+    records: dict[tuple[str, int], dict[str, Any]] = {}  # a delivered one is also ranked
+    data = {
+        "contract": c.CONTRACT_VERSION,
+        "view": "recall",
+        "query": result.query,
+        "preamble": result.preamble,
+        "memories": [_recalled_data(x, records) for x in result.memories],
+        "ranked": [_recalled_data(x, records) for x in result.ranked],
+        "trace": list(result.trace),
+        "timings_ms": result.timings_ms,
+        "rerank": result.rerank,
+        "failures": result.failures,
+    }
+    try:
+        return pydantic_core.to_json(data, inf_nan_mode="null")
+    except pydantic_core.PydanticSerializationError:
+        return recall_response(result).model_dump_json().encode()
+
+
+def _recalled_data(
+    cand: Candidate, records: dict[tuple[str, int], dict[str, Any]]
+) -> dict[str, Any]:
+    """The fields of :func:`recalled`'s model, in its order, as plain values."""
+    key = cand.record.id, cand.record.version
+    record = records.get(key)
+    if record is None:
+        record = records[key] = cand.record.to_dict()
+    r = cand.relevance
+    return {
+        "record": record,
+        "score": cand.score,
+        "fused": cand.fused,
+        "ranks": cand.ranks,
+        "factors": cand.breakdown.as_dict(),
+        "relevance": {
+            "score": r.score,
+            "evidence": r.evidence,
+            "cosine": r.cosine,
+            "coverage": r.coverage,
+            "surprise": r.surprise,
+        },
+        "line": cand.line,
+    }
 
 
 def to_candidate(model: RecalledModel) -> Candidate:

@@ -61,11 +61,18 @@ PARSE_ON_LOOP_BYTES = 64 * 2**10  # larger bodies are parsed on a worker thread
 RETRY_AFTER_S = 2  # what a 503 asks a client to wait: a restart or a full pool passes soon
 
 
+class Served(Provider, Protocol):
+    """A provider the server sends answers of: a query's as the JSON it sends, and a
+    recall's stage timings (for the metrics), with no model of the response built."""
+
+    def query_json(self, request: Any) -> tuple[bytes, dict[str, float] | None]: ...
+
+
 class Engine(Protocol):
     """What the server needs of the engine: a provider per tenant (``LocalProvider`` over
     any storage pair)."""
 
-    def bound(self, *, tenant: str | None = None, agent: str | None = None) -> Provider: ...
+    def bound(self, *, tenant: str | None = None, agent: str | None = None) -> Served: ...
 
     def status(self) -> c.StatusResponse: ...
 
@@ -199,7 +206,7 @@ def create_app(
                 raise Refused(413, "too_large", f"the body is over {max_body_bytes:,} bytes")
         return bytes(body)
 
-    def provider_for(binding: Binding, request: Any) -> Provider:
+    def provider_for(binding: Binding, request: Any) -> Served:
         asked = getattr(request, "agent", None)
         if binding.agent is not None and asked not in (None, binding.agent):
             raise Refused(403, "forbidden", f"this token acts only as agent {binding.agent!r}")
@@ -260,7 +267,6 @@ def create_app(
                 parsed = parse_request(body, tag, models)
             seen["operation"] = parsed.view if is_query else parsed.mutation
             provider = provider_for(binding, parsed)
-            call = provider.query if is_query else provider.apply
             if not is_local(request.scope, local_socket):
                 # Outcomes count per (session, sender) the server knows: the token's.
                 parsed = attribute(parsed, token_session(binding.token_id))
@@ -270,15 +276,15 @@ def create_app(
                     key = parsed.idempotency_key
                     with board.running(binding.tenant, key) as report:
                         provider.progress = report
-                        done = _json(answered_once_more(call, parsed))
+                        done = _json(answered_once_more(provider.apply, parsed))
                         final = board.read(binding.tenant, key)
                     if final is not None and final[1] > 0:  # drawn even if never polled
                         done.headers[PROGRESS_HEADER] = f"{final[0]}/{final[1]}"
                     return done
-                response = answered_once_more(call, parsed)
-                if isinstance(response, c.RecallResponse):
-                    seen["timings"] = response.timings_ms
-                return _json(response)
+                if not is_query:
+                    return _json(answered_once_more(provider.apply, parsed))
+                sent, seen["timings"] = answered_once_more(provider.query_json, parsed)
+                return Response(sent, media_type="application/json")
 
             return await run_in_threadpool(work)
 
