@@ -5,7 +5,7 @@ import sqlite3
 
 import pytest
 
-from cairn.storage.inprocess import keyword_index
+from cairn.storage.inprocess import keyword_partition
 from cairn.storage.inprocess.keyword_index import KeywordIndex
 from cairn.storage.terms import analyse
 
@@ -87,7 +87,7 @@ def test_scores_equal_fts5_bm25(terms: list[str]) -> None:
 
 
 def test_delta_and_merge_rank_like_one_bulk_load(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(keyword_index, "_MIN_DELTA", 50)  # merge often
+    monkeypatch.setattr(keyword_partition, "_MIN_DELTA", 50)  # merge often
     texts = corpus(600, seed=3)
     bulk, trickle = KeywordIndex(), KeywordIndex()
     load(bulk, list(range(1, 601)), texts)
@@ -101,7 +101,7 @@ def test_delta_and_merge_rank_like_one_bulk_load(monkeypatch: pytest.MonkeyPatch
 
 
 def test_tenants_scope_liveness_and_purge(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(keyword_index, "_MIN_DELTA", 0)  # every settle merges
+    monkeypatch.setattr(keyword_partition, "_MIN_DELTA", 0)  # every settle merges
     index = KeywordIndex()
     texts = ["kestrel one", "kestrel two", "kestrel three", "kestrel four", "kestrel five"]
     load(
@@ -133,7 +133,7 @@ def test_tenants_scope_liveness_and_purge(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_scores_of_given_rows_equal_search_scores(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(keyword_index, "_MIN_DELTA", 100)  # a base and a delta both hold rows
+    monkeypatch.setattr(keyword_partition, "_MIN_DELTA", 100)  # a base and a delta both hold rows
     texts = corpus(500, seed=11)
     index = KeywordIndex()
     load(index, list(range(1, 301)), texts[:300])
@@ -150,7 +150,7 @@ def test_scores_of_given_rows_equal_search_scores(monkeypatch: pytest.MonkeyPatc
 def test_dead_postings_leave_once_most_and_come_back_with_their_row(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(keyword_index, "_MIN_DELTA", 0)  # every settle merges into the base
+    monkeypatch.setattr(keyword_partition, "_MIN_DELTA", 0)  # every settle merges into the base
     index = KeywordIndex()
     load(index, [1, 2, 3, 4], ["kestrel"] * 4)  # one posting each
     load(index, [2, 3, 4], ["kestrel"] * 3, live=[False] * 3)
@@ -221,7 +221,7 @@ def test_held_terms_equal_what_analysing_each_text_finds() -> None:
 
 
 def test_held_terms_read_the_delta_and_the_merged_base_alike(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(keyword_index, "_MIN_DELTA", 10)
+    monkeypatch.setattr(keyword_partition, "_MIN_DELTA", 10)
     index = KeywordIndex()
     for start in range(1, 200, 13):  # batches: some merge into the base, the last stay a delta
         load_records(index, list(range(start, start + 13)), [True] * 13)
@@ -264,3 +264,85 @@ def test_eligible_keeps_the_rows_of_the_partition_in_scope_in_their_order() -> N
     assert index.eligible("t", "a", "unknown", asked, live=True) == [far, 1]
     assert index.eligible("t", "a", None, [], live=True) == []
     assert index.eligible("nobody", "a", None, asked, live=False) == []
+
+
+def _state(index: KeywordIndex) -> dict[str, object]:
+    """Everything a sync leaves in the index, settled: codes, where each row is, and per
+    partition its slots' columns, counts and postings."""
+    parts = []
+    for part in index._partitions:
+        part.settle()
+        n = part.size
+        segments = [
+            (s.keys.tolist(), s.starts.tolist(), s.slots.tolist(), s.tfs.tolist())
+            for s in (part.base, part.delta)
+            if s is not None
+        ]
+        columns = [getattr(part, c)[:n].tolist() for c in ("rows", "length", "distinct")]
+        columns += [getattr(part, c)[:n].tolist() for c in ("project", "live", "indexed")]
+        parts.append((part.id, n, columns, part.live_count, part.live_length, segments))
+    rows = sorted({r for p in index._partitions for r in p.rows[: p.size].tolist()})
+    where = {r: index._locate(r) for r in rows}
+    return {"codes": dict(index._codes), "where": where, "partitions": parts}
+
+
+def _one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sync with every new row added as a changed row is (the reference)."""
+
+    def each(self: KeywordIndex, at: range, columns: object, fresh: object) -> None:
+        for i in at:
+            self._sync_one(i, columns, fresh)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(KeywordIndex, "_add_new", each)
+
+
+def test_new_rows_added_a_run_at_a_time_leave_the_state_of_one_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A first load (every row new), then a batch mixing changes of held rows, purges,
+    moves to another tenant, rows past the dense range and new rows, then a batch that
+    names one row twice: the same codes, places, columns, counts and postings."""
+    monkeypatch.setattr(keyword_partition, "_MIN_DELTA", 300)  # merges happen within the loads
+    rng = random.Random(5)
+    texts = corpus(1500, seed=5)
+    tenants = ["t", "u", "v"]
+    projects = [None, "p1", "p2", "p3"]
+    first = list(range(1, 1001))
+    far = [10**12 + n for n in range(5)]  # located through the sparse map
+
+    def batch(rows: list[int], purge: set[int] = frozenset()) -> list[object]:  # type: ignore[assignment]
+        analysed = [analyse([texts[r % len(texts)]]) for r in rows]
+        return [
+            rows,
+            [rng.choice(tenants) for _ in rows],
+            [rng.choice(["a", "b"]) for _ in rows],
+            [rng.choice(projects) for _ in rows],
+            [rng.random() < 0.8 for _ in rows],
+            [None if r in purge else a[0] for r, a in zip(rows, analysed, strict=True)],
+            [None if r in purge else a[1] for r, a in zip(rows, analysed, strict=True)],
+            [None if r in purge else a[2] for r, a in zip(rows, analysed, strict=True)],
+        ]
+
+    second_rows = [*rng.sample(first, 300), *far, *range(1001, 1400), *rng.sample(first, 50)]
+    second_rows = list(dict.fromkeys(second_rows))
+    rng.shuffle(second_rows)
+    batches = [
+        batch(first),
+        batch(second_rows, purge=set(rng.sample(second_rows, 40))),
+        batch([*range(1400, 1450), 1420, *range(1450, 1500)]),  # 1420 twice
+        batch(list(range(1500, 1510)), purge={1503}),
+    ]
+    runs, single = KeywordIndex(), KeywordIndex()
+    for columns in batches:
+        runs.sync(*columns)  # type: ignore[arg-type]
+    with monkeypatch.context() as patched:
+        _one_by_one(patched)
+        for columns in batches:
+            single.sync(*columns)  # type: ignore[arg-type]
+    assert _state(runs) == _state(single)
+    assert runs._sparse and set(runs._sparse) <= set(far)  # those took the sparse map's path
+    for tenant in tenants:
+        for terms in (["deploy", "museum"], ["sqlite", "cache"]):
+            assert runs.search(tenant, "a", "p1", terms, 40) == single.search(
+                tenant, "a", "p1", terms, 40
+            )

@@ -37,210 +37,22 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cairn.bm25 import idf, share
-from cairn.storage.inprocess.arrays import capacity_for, grown
-from cairn.storage.inprocess.segments import Segment
+from cairn.storage.inprocess.keyword_partition import Partition
 from cairn.storage.terms import query_keys, term_key
 
-_MIN_DELTA = 50_000  # postings a delta may hold before it is merged into the base
 _DENSE_SLACK = 1 << 20
 _OFFSET_BITS = 32
 _SLOT_MASK = (1 << _OFFSET_BITS) - 1
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
-
-class Partition:
-    """The memories of one tenant and agent: per-slot row, length, scope and liveness."""
-
-    def __init__(self, partition_id: int) -> None:
-        self.id = partition_id
-        self.size = 0
-        self.rows = np.zeros(1024, dtype=np.int64)
-        self.length = np.zeros(1024, dtype=np.float32)
-        self.distinct = np.zeros(1024, dtype=np.int32)  # distinct term keys of the row
-        self.project = np.zeros(1024, dtype=np.int32)  # 0 = global scope
-        self.live = np.zeros(1024, dtype=bool)
-        self.indexed = np.zeros(1024, dtype=bool)  # its postings are in a segment
-        self.live_count = 0
-        self.live_length = 0.0
-        self.base: Segment | None = None
-        self.delta: Segment | None = None
-        self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self._pending_count = 0
-
-    def grow(self, needed: int) -> None:
-        if needed > len(self.rows):
-            size = capacity_for(len(self.rows), needed)
-            for attr in ("rows", "length", "distinct", "project", "live", "indexed"):
-                setattr(self, attr, grown(getattr(self, attr), size, self.size))
-
-    def set_state(self, slot: int, live: bool, project: int) -> None:
-        if live != bool(self.live[slot]):
-            sign = 1 if live else -1
-            self.live_count += sign
-            self.live_length += sign * float(self.length[slot])
-            self.live[slot] = live
-        self.project[slot] = project
-
-    def add_postings(self, slots: np.ndarray, keys: np.ndarray, tfs: np.ndarray) -> None:
-        if len(keys):
-            self._pending.append((keys, slots, tfs))
-            self._pending_count += len(keys)
-        self.indexed[slots] = True
-        if self._pending_count > self._merge_at():
-            # A large load merges as it goes, never holding it all unsorted. (Merging
-            # straight into the base at 1/4 growth copied less but raised the peak RSS
-            # of a 1M load by ~200 MiB, too close to the 3 GB budget.)
-            self.settle()
-
-    def _merge_at(self) -> int:
-        return max(_MIN_DELTA, len(self.base) // 16 if self.base is not None else 0)
-
-    def settle(self) -> None:
-        """Fold pending postings into the delta, or the delta into the base when large."""
-        if not self._pending:
-            return
-        keys, slots, tfs = (np.concatenate(c) for c in zip(*self._pending, strict=True))
-        self._pending.clear()
-        self._pending_count = 0
-        fresh = Segment.build(keys, slots, tfs)
-        del keys, slots, tfs
-        delta = fresh if self.delta is None else Segment.merge(self.delta, fresh)
-        if len(delta) <= self._merge_at():
-            self.delta = delta
-            return
-        self.delta = None
-        base = delta if self.base is None else Segment.merge(self.base, delta)
-        self.base = None
-        del delta
-        # Rows no longer live (superseded, forgotten, evicted) keep their postings until
-        # they are most of the base; then they leave, and a row that comes back later
-        # is indexed again from record_terms by the sync.
-        keep = self.live[base.slots]
-        if np.count_nonzero(keep) * 2 < len(keep):
-            self.indexed[base.slots[~keep]] = False
-            base = base.without(keep)
-        self.base = base
-
-    def document_counts(self, keys: np.ndarray) -> np.ndarray:
-        """Live memories containing each key."""
-        counts = np.zeros(len(keys), dtype=np.int64)
-        for segment in (self.base, self.delta):
-            if segment is None:
-                continue
-            for i, found in enumerate(segment.postings(keys)):
-                if found is not None:
-                    counts[i] += int(np.count_nonzero(self.live[found[0]]))
-        return counts
-
-    def scores_for(self, keys: np.ndarray, slots: np.ndarray) -> np.ndarray:
-        """BM25 of these (live) slots for the query keys, 0 where none matches."""
-        out = np.zeros(len(slots), dtype=np.float64)
-        if self.live_count == 0 or len(keys) == 0 or len(slots) == 0:
-            return out
-        n_docs = self.live_count
-        avgdl = self.live_length / n_docs if self.live_length > 0 else 1.0
-        position = np.full(self.size, -1, dtype=np.int64)  # slot -> index into ``slots``
-        position[slots] = np.arange(len(slots))
-        for i, df in enumerate(self.document_counts(keys).tolist()):
-            if df == 0:
-                continue
-            for segment in (self.base, self.delta):
-                found = None if segment is None else segment.postings(keys[i : i + 1])[0]
-                if found is None:
-                    continue
-                at = position[found[0]]
-                hit = at >= 0
-                if not hit.any():
-                    continue
-                wanted = at[hit]
-                out[wanted] += share(
-                    found[1][hit].astype(np.float64),
-                    self.length[slots[wanted]],
-                    idf(n_docs, df),
-                    avgdl,
-                )
-        return out
-
-    def holding(self, keys: np.ndarray, slots: np.ndarray) -> np.ndarray:
-        """Which of these (indexed) slots hold each key: one row per slot, one column per key."""
-        held = np.zeros((len(slots), len(keys)), dtype=bool)
-        if len(keys) == 0 or len(slots) == 0:
-            return held
-        position = np.full(self.size, -1, dtype=np.int64)  # slot -> index into ``slots``
-        position[slots] = np.arange(len(slots))
-        for segment in (self.base, self.delta):
-            if segment is None:
-                continue
-            for j, found in enumerate(segment.postings(keys)):
-                if found is not None:
-                    at = position[found[0]]
-                    held[at[at >= 0], j] = True
-        return held
-
-    def search(self, keys: np.ndarray, project: int | None, limit: int) -> list[tuple[int, float]]:
-        if self.live_count == 0 or limit <= 0 or len(keys) == 0:
-            return []
-        n_docs = self.live_count
-        avgdl = self.live_length / n_docs if self.live_length > 0 else 1.0
-        gathered: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(len(keys))]
-        for segment in (self.base, self.delta):
-            if segment is None:
-                continue
-            for i, found in enumerate(segment.postings(keys)):
-                if found is not None:
-                    gathered[i].append(found)
-        slot_parts: list[np.ndarray] = []
-        score_parts: list[np.ndarray] = []
-        for parts in gathered:
-            if not parts:
-                continue
-            slots = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
-            tfs = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
-            tfs = tfs.astype(np.float32)
-            alive = self.live[slots]
-            df = int(np.count_nonzero(alive))
-            if df == 0:
-                continue
-            if df < len(slots):
-                slots, tfs = slots[alive], tfs[alive]
-            score_parts.append(share(tfs, self.length[slots], idf(n_docs, df), avgdl))
-            slot_parts.append(slots)
-        if not slot_parts:
-            return []
-        slots = np.concatenate(slot_parts)
-        scores = np.concatenate(score_parts)
-        if project is not None:
-            proj = self.project[slots]
-            keep = (proj == 0) | (proj == project)
-            slots, scores = slots[keep], scores[keep]
-            if len(slots) == 0:
-                return []
-        if len(slot_parts) > 1:
-            # Sum per document: sort-based when the matches are few, a dense bincount
-            # over the partition when they are many.
-            if len(slots) * 16 < self.size:
-                uniq, inverse = np.unique(slots, return_inverse=True)
-                scores = np.bincount(inverse, weights=scores, minlength=len(uniq))
-                slots = uniq
-            else:
-                dense = np.bincount(slots, weights=scores, minlength=self.size)
-                slots = np.flatnonzero(dense)
-                scores = dense[slots]
-        k = min(limit, len(slots))
-        if k < len(slots):
-            # Everything tied with the k-th best stays in, so ties break by row below and
-            # not by where argpartition happened to put them.
-            cut = np.partition(scores, len(scores) - k)[len(scores) - k]
-            best = np.flatnonzero(scores >= cut)
-        else:
-            best = np.arange(len(slots))
-        # Ties break by row (older first), like FTS5's rowid order.
-        rows = self.rows[slots[best]]
-        picked = scores[best]
-        order = np.lexsort((rows, -picked))[:k]
-        return list(zip(rows[order].tolist(), picked[order].tolist(), strict=True))
+# a sync's columns (rows, tenants, agents, projects, live, lengths, keys, counts), and the
+# postings it gathers per partition (slots, key blobs, count blobs)
+_Columns = tuple[
+    Sequence[int], Sequence[str], Sequence[str], Sequence[str | None], Sequence[bool],
+    Sequence[int | None], Sequence[bytes | None], Sequence[bytes | None],
+]  # fmt: skip
+_Fresh = dict[Partition, tuple[list[int], list[bytes], list[bytes]]]
 
 
 class KeywordIndex:
@@ -284,13 +96,17 @@ class KeywordIndex:
             return int(self._loc[row])
         return self._sparse.get(row, -1)
 
-    def _place(self, row: int, packed: int) -> None:
+    def _reach(self, row: int) -> None:
+        """Room for ``row`` in the dense map when it is near enough (else it goes sparse)."""
         if row >= len(self._loc) and row < 2 * len(self._loc) + _DENSE_SLACK:
             grown = np.full(max(row + 1, 2 * len(self._loc)), -1, dtype=np.int64)
             grown[: len(self._loc)] = self._loc
             self._loc = grown
             for moved in [r for r in self._sparse if r < len(grown)]:
                 grown[moved] = self._sparse.pop(moved)
+
+    def _place(self, row: int, packed: int) -> None:
+        self._reach(row)
         if 0 <= row < len(self._loc):
             self._loc[row] = packed
         elif packed < 0:
@@ -310,49 +126,104 @@ class KeywordIndex:
         counts: Sequence[bytes | None],
     ) -> None:
         """Apply changed rows; a row without terms (purged) leaves the index."""
-        fresh: dict[Partition, tuple[list[int], list[bytes], list[bytes]]] = {}
-        for i, row in enumerate(rows):
-            packed = self._locate(row)
-            part = self._partition_for(tenants[i], agents[i])
-            project = self._code(projects[i])
-            if packed >= 0:
-                old = self._partitions[packed >> _OFFSET_BITS]
-                slot = packed & _SLOT_MASK
-                if keys[i] is None or old is not part:
-                    old.set_state(slot, False, 0)  # purged, or moved: the slot stays dead
-                    self._place(row, -1)
-                    if keys[i] is None:
-                        continue
-                else:
-                    old.set_state(slot, bool(live[i]), project)
-                    if old.indexed[slot] or not live[i]:
-                        continue
-                    # Back to life after its postings left with a merge: index them again.
-                    entry = fresh.setdefault(part, ([], [], []))
-                    entry[0].append(slot)
-                    entry[1].append(keys[i] or b"")
-                    entry[2].append(counts[i] or b"")
-                    continue
-            if keys[i] is None:
+        fresh: _Fresh = {}
+        # Rows this index does not hold yet (all of them in a new process's first load)
+        # are added a run at a time, in the order given; the others one by one.
+        located = self._locate_many(np.asarray(rows, dtype=np.int64)).tolist()
+        unique = len(set(rows)) == len(rows)  # else one by one: a row's 2nd sees its 1st
+        columns = (rows, tenants, agents, projects, live, lengths, keys, counts)
+        i = 0
+        while i < len(rows):
+            end = i
+            while unique and end < len(rows) and located[end] < 0 and keys[end] is not None:
+                end += 1
+            if end > i:
+                self._add_new(range(i, end), columns, fresh)
+                i = end
                 continue
-            part.grow(part.size + 1)
-            slot = part.size
-            part.size += 1
-            part.rows[slot] = row
-            part.length[slot] = float(lengths[i] or 0)
-            part.distinct[slot] = len(keys[i] or b"") // 8
-            part.set_state(slot, bool(live[i]), project)
-            self._place(row, (part.id << _OFFSET_BITS) | slot)
-            entry = fresh.setdefault(part, ([], [], []))
-            entry[0].append(slot)
-            entry[1].append(keys[i] or b"")
-            entry[2].append(counts[i] or b"")
+            self._sync_one(i, columns, fresh)
+            i += 1
         for part, (slots, key_blobs, count_blobs) in fresh.items():
             sizes = np.fromiter((len(b) // 8 for b in key_blobs), np.int64, len(key_blobs))
             key_arr = np.frombuffer(b"".join(key_blobs), dtype="<i8").astype(np.int64)
             tf_arr = np.frombuffer(b"".join(count_blobs), dtype="<u2").astype(np.uint16)
             slot_arr = np.repeat(np.asarray(slots, dtype=np.int32), sizes)
             part.add_postings(slot_arr, key_arr, tf_arr)
+
+    def _add_new(self, at: range, columns: _Columns, fresh: _Fresh) -> None:
+        """Rows ``at`` (none of them held here, each with terms) as new slots: what
+        :meth:`_sync_one` does to each, by partition and in their order, column-wise."""
+        rows, tenants, agents, projects, live, lengths, keys, counts = columns
+        members: dict[Partition, list[int]] = {}
+        codes: dict[int, int] = {}  # named in the same order as one by one
+        for i in at:
+            members.setdefault(self._partition_for(tenants[i], agents[i]), []).append(i)
+            codes[i] = self._code(projects[i])
+        for part, chosen in members.items():
+            n, start = len(chosen), part.size
+            part.grow(start + n)
+            part.size += n
+            end = start + n
+            part.rows[start:end] = [rows[i] for i in chosen]
+            part.length[start:end] = [float(lengths[i] or 0) for i in chosen]
+            part.distinct[start:end] = [len(keys[i] or b"") // 8 for i in chosen]
+            part.project[start:end] = [codes[i] for i in chosen]
+            alive = np.fromiter((bool(live[i]) for i in chosen), dtype=bool, count=n)
+            part.live[start:end] = alive
+            part.live_count += int(np.count_nonzero(alive))
+            # whole token counts: the sum is exact in any order
+            part.live_length += float(part.length[start:end][alive].astype(np.float64).sum())
+            slots = np.arange(start, end, dtype=np.int64)
+            placed = part.rows[start:end]
+            self._reach(int(placed.max()))
+            packed = (part.id << _OFFSET_BITS) | slots
+            dense = (placed >= 0) & (placed < len(self._loc))
+            self._loc[placed[dense]] = packed[dense]
+            for j in np.flatnonzero(~dense).tolist():
+                self._sparse[int(placed[j])] = int(packed[j])
+            entry = fresh.setdefault(part, ([], [], []))
+            entry[0].extend(slots.tolist())
+            entry[1].extend([keys[i] or b"" for i in chosen])
+            entry[2].extend([counts[i] or b"" for i in chosen])
+
+    def _sync_one(self, i: int, columns: _Columns, fresh: _Fresh) -> None:
+        rows, tenants, agents, projects, live, lengths, keys, counts = columns
+        row = rows[i]
+        packed = self._locate(row)
+        part = self._partition_for(tenants[i], agents[i])
+        project = self._code(projects[i])
+        if packed >= 0:
+            old = self._partitions[packed >> _OFFSET_BITS]
+            slot = packed & _SLOT_MASK
+            if keys[i] is None or old is not part:
+                old.set_state(slot, False, 0)  # purged, or moved: the slot stays dead
+                self._place(row, -1)
+                if keys[i] is None:
+                    return
+            else:
+                old.set_state(slot, bool(live[i]), project)
+                if old.indexed[slot] or not live[i]:
+                    return
+                # Back to life after its postings left with a merge: index them again.
+                entry = fresh.setdefault(part, ([], [], []))
+                entry[0].append(slot)
+                entry[1].append(keys[i] or b"")
+                entry[2].append(counts[i] or b"")
+                return
+        if keys[i] is None:
+            return
+        part.grow(part.size + 1)
+        slot = part.size
+        part.size += 1
+        part.rows[slot] = row
+        part.length[slot] = float(lengths[i] or 0)
+        part.distinct[slot] = len(keys[i] or b"") // 8
+        part.set_state(slot, bool(live[i]), project)
+        self._place(row, (part.id << _OFFSET_BITS) | slot)
+        entry = fresh.setdefault(part, ([], [], []))
+        entry[0].append(slot)
+        entry[1].append(keys[i] or b"")
+        entry[2].append(counts[i] or b"")
 
     def document_counts(
         self, tenant: str, agent: str, terms: Sequence[str]
