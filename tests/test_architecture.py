@@ -386,6 +386,7 @@ def test_interfaces_go_through_the_provider() -> None:
             "cairn.provider",
             "cairn.daemon",
             "cairn.compose",
+            "cairn.embedder_choice",  # the composition root's: which model a store records
             "cairn.repair",  # cairn doctor --repair
             "cairn.engine",
             "cairn.adapters",

@@ -22,6 +22,7 @@ import importlib.util
 import os
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from cairn.adapters.chosen import Choice
 
@@ -93,3 +94,12 @@ def decide(texts: Sequence[str], environ: Mapping[str, str] | None = None) -> Ch
     if not found:
         return Choice(DEFAULT, "first texts", "no Chinese")
     return Choice(DEFAULT, "first texts", "Chinese or mixed in under a fifth of them")
+
+
+def recorded_in(path: Path) -> str | None:
+    """The model id the SQLite store file at ``path`` records (None: no such file, or no
+    vector written yet), read without opening the engine: a command that loads its model
+    early on a thread tells from this alone, where it can, which model that is."""
+    from cairn.storage.sqlite.reembed import recorded_embedder
+
+    return recorded_embedder(path)

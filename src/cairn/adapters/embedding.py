@@ -191,8 +191,11 @@ class MiniLmOnnxEmbedder:
         if self._session is None or self._tokenizer is None:
             with self._lock:
                 if self._session is None or self._tokenizer is None:
+                    # The session first: most of its build runs without the GIL, beside
+                    # whatever Python the process runs meanwhile (a command's imports).
+                    session = _load_session(self._resolve_model_path(), self._threads)
                     self._tokenizer = _load_tokenizer()
-                    self._session = _load_session(self._resolve_model_path(), self._threads)
+                    self._session = session
         return self._session, self._tokenizer
 
     def _resolve_model_path(self) -> Path:
