@@ -23,8 +23,12 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cairn.adapters.chosen import Choice
+
+if TYPE_CHECKING:
+    from cairn.config import Config
 
 MULTILINGUAL = "use-multilingual"
 DEFAULT = "minilm-onnx"
@@ -103,3 +107,21 @@ def recorded_in(path: Path) -> str | None:
     from cairn.storage.sqlite.reembed import recorded_embedder
 
     return recorded_embedder(path)
+
+
+def minilm_settings(config: Config, home: Path) -> tuple[int, int | None] | None:
+    """(batch size, threads) of the MiniLM model a process of ``config`` on ``home``'s
+    store embeds with, as :func:`cairn.compose.make_embedder` builds it; None for any
+    other embedder (the hashing one, another model, a remote store, or a new store whose
+    first texts choose)."""
+    from cairn.adapters.embedding import BATCH
+    from cairn.reembed import chooses_yet, follow_store
+
+    path = Path(config.memory.store.path or home / "memory.db")
+    if chooses_yet(config, path, home):
+        return None  # a new store: its first texts choose the model
+    config = follow_store(config, path, home)  # a store switched by `cairn reembed`
+    settings = config.memory.embeddings
+    if settings.provider != "minilm-onnx" or config.memory.remote.endpoint is not None:
+        return None
+    return settings.batchSize or BATCH, settings.threads

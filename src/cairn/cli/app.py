@@ -20,9 +20,8 @@ from cairn.cli.terminal import visible
 from cairn.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from cairn.adapters.embedding import Embedder
+    from cairn.cli.early_model import EarlyModel
     from cairn.config import Config
     from cairn.daemon.client import Daemon
     from cairn.provider import Provider
@@ -39,8 +38,7 @@ class App:
     _provider: Provider | None = None
     _config: Config | None = None
     warnings: list[str] = field(default_factory=list)
-    _model: Future[Embedder | None] | None = None
-    _early: Future[_Early | None] | None = None  # the model the thread guessed, at once
+    _loading: EarlyModel | None = None  # the model, loading on a thread of its own
     _daemon: tuple[Daemon | None] | None = None  # looked for once: (found or None,)
     names_cache: dict[str, str] | None = None  # projects' readable names (cli.project)
     _client: Client | None = None
@@ -95,35 +93,18 @@ class App:
         """This command will embed text: start loading the model now, on a thread of its
         own, while the engine is imported, the repository found and the store opened —
         so the command waits for the longer of the two, not for both. Only commands that
-        embed ask for it (a thread left loading would hold up a command that does not)."""
-        if self._model is not None or self._provider is not None or self.daemon():
+        embed ask for it (a thread left loading would hold up a command that does not).
+        The entry point may have started it already (:mod:`cairn.cli.early_model`)."""
+        if self._loading is not None or self._provider is not None or self.daemon():
             return  # through the daemon: its model is loaded already
-        from concurrent.futures import Future, ThreadPoolExecutor
+        from cairn.cli import early_model
 
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cairn-model")
-        self._early = Future()
-        self._model = pool.submit(_load_model, self.home, self.config_path, self._early)
-        pool.shutdown(wait=False)
+        self._loading = early_model.adopt(self.home, self.config_path) or early_model.start(
+            self.home, self.config_path
+        )
 
     def _embedder(self) -> Embedder | None:
-        """The model :meth:`will_embed` loads (None: the provider builds its own). When
-        the thread could tell the model from the home alone (no config file, the store
-        records MiniLM), the store opens now, while the model still loads (its first
-        embed waits for the load), once this thread's reading of the config agrees."""
-        if self._model is None or self._early is None:
-            return None
-        early = self._early.result()  # set before the thread loads anything
-        if early is None:
-            return self._model.result()
-        guessed, model = early
-        wanted = _model_settings(self.home, self.config_path)
-        if wanted == guessed:
-            return model
-        if wanted is None:
-            return None
-        from cairn.adapters.embedding import MiniLmOnnxEmbedder
-
-        return MiniLmOnnxEmbedder(batch_size=wanted[0], threads=wanted[1])
+        return self._loading.embedder() if self._loading is not None else None
 
     @property
     def client(self) -> Client:
@@ -209,90 +190,6 @@ def reembed(app: App, requested: str | None, progress: Callable[[int, int], None
     return reembed_store(
         app.config(), app.home, requested, config_file=config_file, progress=progress
     )
-
-
-# (batch size, threads) of the MiniLM model a command loads
-_Settings = tuple[int, "int | None"]
-_Early = tuple[_Settings, "Embedder"]
-
-
-def _model_settings(home: Path, config_path: str | None) -> _Settings | None:
-    """The MiniLM model's settings as the config and the store say (None: let the
-    provider build its own embedder — the hashing one, another model, a remote store, a
-    new store whose first texts choose, or any failure, which the provider then reports)."""
-    try:
-        from cairn.compose import chooses_yet, follow_store
-        from cairn.config import resolve_config
-
-        config = resolve_config(home, config_path)
-        path = Path(config.memory.store.path or home / "memory.db")
-        if chooses_yet(config, path, home):
-            return None  # a new store: its first texts choose the model (cairn.compose)
-        # a store switched by `cairn reembed` keeps its own model
-        config = follow_store(config, path, home)
-        settings = config.memory.embeddings
-        if settings.provider != "minilm-onnx" or getattr(
-            getattr(config.memory, "remote", None), "endpoint", None
-        ):
-            return None
-        from cairn.adapters.embedding import BATCH
-
-        # as cairn.compose.make_embedder builds it
-        return settings.batchSize or BATCH, settings.threads
-    except Exception:
-        return None
-
-
-def _guess_settings(home: Path, config_path: str | None) -> _Settings | None:
-    """What :func:`_model_settings` says, told without the config's models: a home with
-    no config file and nothing in the environment that changes the store, whose store
-    records MiniLM, gets the defaults (None: cannot tell this way)."""
-    import os
-
-    if (
-        config_path is not None
-        or os.environ.get("CAIRN_CONFIG")
-        or os.environ.get("CAIRN_DATABASE_URL", "").strip()  # cairn.config.DATABASE_URL_ENV
-        or (home / "config.yaml").exists()
-    ):
-        return None
-    from cairn.adapters.embedding import BATCH, MODEL_ID
-    from cairn.embedder_choice import recorded_in
-
-    return (BATCH, None) if recorded_in(home / "memory.db") == MODEL_ID else None
-
-
-def _load_model(
-    home: Path, config_path: str | None, early: Future[_Early | None]
-) -> Embedder | None:
-    """The configured embedding model, loaded (None: see :func:`_model_settings`). When
-    its settings can be told from the home alone, the model is handed to ``early`` before
-    it loads, so the store need not wait for the load to open."""
-    guessed: _Early | None = None
-    try:
-        settings = _guess_settings(home, config_path)
-        if settings is not None:
-            from cairn.adapters.embedding import MiniLmOnnxEmbedder
-
-            guessed = settings, MiniLmOnnxEmbedder(batch_size=settings[0], threads=settings[1])
-    except Exception:
-        guessed = None
-    finally:
-        early.set_result(guessed)
-    try:
-        if guessed is None:
-            settings = _model_settings(home, config_path)
-            if settings is None:
-                return None
-            from cairn.adapters.embedding import MiniLmOnnxEmbedder
-
-            model: Embedder = MiniLmOnnxEmbedder(batch_size=settings[0], threads=settings[1])
-        else:
-            model = guessed[1]
-        model.embed(["warm up"])  # loads the tokenizer and the model
-        return model
-    except Exception:
-        return None  # a model that failed to load fails again, and is reported, in use
 
 
 pass_app = click.make_pass_decorator(App)

@@ -91,6 +91,7 @@ def fast_hook(argv: list[str]) -> str | None:
     home = _home(options)
     info = probe.serving_info(home, options.get("--config"))
     if info is None:
+        _load_model_early(home, options)  # the whole command line runs the hook here
         return None
     raw = sys.stdin.buffer.read()
     tenant = options.get("--tenant", "default")
@@ -124,7 +125,10 @@ def fast_recall(argv: list[str]) -> str | None:
 
     home = _home(options)
     info = probe.serving_info(home, options.get("--config"))
-    if info is None or info.get("version") != __version__:
+    if info is None:
+        _load_model_early(home, options)  # the whole command line recalls in-process
+        return None
+    if info.get("version") != __version__:
         return None
     from pathlib import Path
 
@@ -150,6 +154,23 @@ def fast_recall(argv: list[str]) -> str | None:
     for lane, why in failures.items():
         out += f"\n(the {lane} lane failed: {why})"
     return visible(out)
+
+
+def _load_model_early(home: str, options: dict[str, str]) -> None:
+    """Start loading the embedding model for the command that runs next, before click and
+    the contract's models are imported (:mod:`cairn.cli.early_model`) — only for a home
+    whose model that command can tell at once: no config file (so no daemon to start)."""
+    if "--config" in options or os.environ.get("CAIRN_CONFIG"):
+        return
+    if os.environ.get("CAIRN_DATABASE_URL", "").strip():
+        return
+    if os.path.exists(os.path.join(home, "config.yaml")):
+        return
+    from pathlib import Path
+
+    from cairn.cli import early_model
+
+    early_model.start(Path(home), None, for_command=True)
 
 
 def fast_version(argv: list[str]) -> str | None:
