@@ -55,9 +55,18 @@ def test_the_contract_schema_states_the_counts() -> None:
 
 
 def _literal_bounds(tree: ast.AST) -> list[str]:
-    """``max_length=<number>`` anywhere, and an assignment of the purge marker's text."""
+    """``max_length=<number>`` anywhere, a check of ``cairn.validation`` given a number of
+    100 or more as its bound, and an assignment of the purge marker's text."""
     found = []
     for node in ast.walk(tree):
+        call = node if isinstance(node, ast.Call) else None
+        called = call.func.id if call is not None and isinstance(call.func, ast.Name) else ""
+        if isinstance(node, ast.Call) and called.startswith("check_"):
+            found += [
+                f"line {arg.lineno}: {called}(..., {arg.value})"
+                for arg in node.args[1:]
+                if isinstance(arg, ast.Constant) and type(arg.value) is int and arg.value >= 100
+            ]
         if (
             isinstance(node, ast.keyword)
             and node.arg == "max_length"
@@ -84,6 +93,11 @@ def test_no_module_writes_a_bound_down_again() -> None:
 def test_the_scan_finds_a_bound_written_down() -> None:
     tree = ast.parse(
         'from pydantic import Field\nX = Field(max_length=10_000)\nR = "[permanently forgotten]"\n'
+        'check_line("project id", value, 4096)\ncheck_int("n", value, 0, 10)\n'
     )
     found = _literal_bounds(tree)
-    assert found == ["line 2: max_length=10000", "line 3: '[permanently forgotten]'"]
+    assert found == [
+        "line 2: max_length=10000",
+        "line 3: '[permanently forgotten]'",
+        "line 4: check_line(..., 4096)",
+    ]

@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from cairn.errors import InvalidInput
 from cairn.identifiers import check_name
 from cairn.limits import MAX_INT32, REDACTED
 from cairn.model import Record, Tombstone
+from cairn.provider import contract as c
+from cairn.provider.client import invalid
 from cairn.text import text_hash
 from cairn.validation import (
     check_body,
@@ -25,6 +28,7 @@ from cairn.validation import (
     check_limit,
     check_line,
     check_source,
+    check_stored,
     check_stored_time,
     check_text,
     check_text_list,
@@ -34,7 +38,6 @@ from cairn.validation import (
     split_lines,
     validate_export_record,
     validate_export_tombstone,
-    validate_memory_fields,
 )
 from cairn.visible import has_visible
 
@@ -66,9 +69,12 @@ def refused(call: Any, *args: Any, **kwargs: Any) -> str:
 
 
 def memory(**fields: Any) -> dict[str, Any]:
-    return validate_memory_fields(
-        {"body": "x", **fields}, where="memories.jsonl:7", max_body_chars=100
-    )
+    """A memory's fields as the contract checks them (cairn.provider.checked), each
+    refusal in the check's one line."""
+    try:
+        return c.MemoryFields.model_validate({"body": "x", **fields}).model_dump()
+    except ValidationError as exc:
+        raise invalid(exc) from None
 
 
 # -- the examples of the report, as messages ----------------------------------------------
@@ -77,13 +83,13 @@ def memory(**fields: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"tags": "abc"}, "memories.jsonl:7: tags must be a list of text, not a string"),
-        ({"tags": 5}, "memories.jsonl:7: tags must be a list of text, not an integer"),
-        ({"source": "abc"}, "memories.jsonl:7: source must be an object, not a string"),
-        ({"occurred_at": 12345}, "memories.jsonl:7: occurred_at must be an ISO-8601 time"),
-        ({"path_patterns": "src/**"}, "memories.jsonl:7: path_patterns must be a list of text"),
-        ({"pinned": "no"}, "memories.jsonl:7: pinned must be true or false, not a string"),
-        ({"position": 1e400}, "memories.jsonl:7: position must be an integer, not a number"),
+        ({"tags": "abc"}, "tags must be a list of text, not a string"),
+        ({"tags": 5}, "tags must be a list of text, not an integer"),
+        ({"source": "abc"}, "source must be an object, not a string"),
+        ({"occurred_at": 12345}, "occurred_at must be an ISO-8601 time"),
+        ({"path_patterns": "src/**"}, "path_patterns must be a list of text"),
+        ({"pinned": "no"}, "pinned must be true or false, not a string"),
+        ({"position": 1e400}, "position must be an integer, not a number"),
         ({"occurred_at": "0999-01-01"}, "is outside the years 1000 to 9999"),
         ({"body": "\ud800"}, "body is not valid UTF-8 text (a lone surrogate U+D800)"),
         ({"title": "\udfff"}, "title is not valid UTF-8 text"),
@@ -108,23 +114,22 @@ def test_a_memory_comes_back_in_its_stored_form() -> None:
         episode_id="ep",
         pinned=True,
     )
-    assert out["tags"] == ("a", "b")
-    assert out["operations"] == ("deploy", "commit")
-    assert out["path_patterns"] == ("src/**",)
+    assert out["tags"] == ["a", "b"]
+    assert out["operations"] == ["deploy", "commit"]
+    assert out["path_patterns"] == ["src/**"]
     assert out["occurred_at"] == "2023-05-08T11:56:00.000000Z"
     assert out["source"] == {"who": "alice", "n": [1, 2.5, None]}
     assert out["position"] == 0 and out["pinned"] is True
-    assert set(out) == {
-        "body", "kind", "title", "tags", "trust", "occurred_at", "source", "external_ref",
-        "pinned", "memory_type", "scope", "project_id", "path_patterns", "operations",
-        "phases", "task_types", "episode_id", "position",
-    }  # fmt: skip
 
 
 def test_a_missing_body_and_a_body_over_the_limit_are_refused() -> None:
-    assert "body is required" in refused(validate_memory_fields, {}, where="", max_body_chars=9)
-    assert "101 characters; the limit is 100" in refused(memory, body="x" * 101)
-    assert memory(body="x" * 100)["body"] == "x" * 100
+    with pytest.raises(ValidationError) as caught:
+        c.MemoryFields.model_validate({})
+    assert str(invalid(caught.value)) == "body is required"
+    # the store's own limit (memory.store.maxBodyChars) holds on the write path
+    assert "101 characters; the limit is 100" in refused(check_stored, {"body": "x" * 101},
+                                                         max_body_chars=100)  # fmt: skip
+    check_stored({"body": "x" * 100}, max_body_chars=100)
 
 
 # -- field checkers ---------------------------------------------------------------------------
@@ -381,7 +386,7 @@ def test_text_with_nothing_visible_is_refused_by_every_text_check(value: str) ->
         lambda: check_body(value, 100),
         lambda: check_line("title", value, 100),
         lambda: check_text_list("tags", [value], 100),
-        lambda: validate_memory_fields({"body": value}, where="x:1", max_body_chars=100),
+        lambda: memory(body=value),
     ):
         with pytest.raises(InvalidInput, match=r"visible|empty"):
             check()

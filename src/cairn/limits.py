@@ -31,6 +31,8 @@ MAX_SELECTOR_CHARS: Final = 500  # one path pattern, operation, phase or task ty
 MAX_REF_CHARS: Final = 2000  # an external reference
 MAX_COMMAND_CHARS: Final = 2000  # the command an observed task ran
 MAX_PROJECT_ID_CHARS: Final = 500
+MAX_PROJECT_NAME_CHARS: Final = 200  # a project's readable name (acme/app)
+MAX_REMOTE_CHARS: Final = 1000  # a repository's normalised remote
 MAX_TIME_CHARS: Final = 64  # an ISO-8601 time as text
 
 # -- names and ids ------------------------------------------------------------------------

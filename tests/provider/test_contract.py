@@ -66,8 +66,9 @@ def test_requests_parse_from_json_and_refuse_unknown_fields() -> None:
 def test_the_engine_refuses_what_the_schema_lets_through(mem: Memory) -> None:
     with pytest.raises(InvalidInput, match="no memory"):
         mem.provider.apply(c.CorrectRequest(idempotency_key="k", record_id="01NOPE", text="x"))
-    with pytest.raises(InvalidInput, match="empty"):
-        mem.provider.apply(c.RememberRequest(idempotency_key="k", body="   "))
+    with pytest.raises(ValidationError) as caught:  # the contract itself refuses a blank body
+        c.RememberRequest(idempotency_key="k", body="   ")
+    assert str(invalid(caught.value)) == "body is empty"
 
 
 def test_json_schemas_exist_for_every_request_and_response() -> None:
@@ -167,3 +168,152 @@ def test_an_observation_is_checked_once_at_the_contract(fields: dict, message: s
 def test_a_blank_note_stands_for_none() -> None:
     request = lc.ObserveRequest(idempotency_key="k", success=True, note="  ")
     assert request.note == "  "  # the service journals no note for it
+
+
+BAD_MEMORIES = [
+    ({"body": "   "}, "body is empty"),
+    ({"body": "a\x00b"}, "body contains a NUL byte"),
+    (
+        {"body": "[permanently forgotten]"},
+        "body cannot be '[permanently forgotten]': cairn marks purged memories with it",
+    ),
+    ({"title": "two\nlines"}, "title contains the character U+000A (it must be one line)"),
+    ({"title": "x" * 1001}, "title is 1,001 characters; the limit is 1,000"),
+    ({"tags": ["ok", " "]}, "tags[1] is empty"),
+    ({"tags": ["x" * 201]}, "tags[0] is 201 characters; the limit is 200"),
+    ({"tags": ["t"] * 101}, "tags has 101 items; the limit is 100"),
+    (
+        {"operations": ["de\u200bploy"]},
+        "operations[0] 'de\\u200bploy' holds an invisible character",
+    ),
+    ({"occurred_at": "yesterday"}, "occurred_at is not an ISO-8601 time: 'yesterday'"),
+    (
+        {"occurred_at": "0999-01-01"},
+        "occurred_at '0999-01-01' is outside the years 1000 to 9999 (UTC)",
+    ),
+    ({"source": {"who": "a\nb"}}, "source.who contains the character U+000A (it must be one line)"),
+    ({"episode_id": "two words"}, "episode_id 'two words' must be printable, without spaces"),
+    ({"scope": "project"}, "a project-scoped memory needs a project id"),
+    ({"project_id": "git:x"}, "project_id is given but scope is 'global'"),
+]
+
+
+@pytest.mark.parametrize(("fields", "message"), BAD_MEMORIES)
+@pytest.mark.parametrize("mutation", ["remember", "store", "ingest"])
+def test_a_memory_is_checked_once_at_the_contract(
+    mutation: str, fields: dict, message: str
+) -> None:
+    """The request model refuses a bad memory when it is built (the client) and when it is
+    parsed (the server, the daemon's socket), in the check's one line; an ingest names
+    the item. The write path below takes the fields as they are."""
+    from cairn.provider.client import build
+
+    memory = {"body": "Always use pnpm", **fields}
+    if mutation == "ingest":
+        data = {"mutation": "ingest", "idempotency_key": "k", "items": [{"body": "fine"}, memory]}
+        message = f"item 2: {message}"
+    else:
+        data = {"mutation": mutation, "idempotency_key": "k", **memory}
+    model = c.IngestRequest if mutation == "ingest" else type(c.parse_apply(
+        {"mutation": mutation, "idempotency_key": "k", "body": "x"}
+    ))  # fmt: skip
+    with pytest.raises(InvalidInput) as built:
+        build(model, {k: v for k, v in data.items() if k != "mutation"})
+    assert str(built.value) == message
+    with pytest.raises(ValidationError) as parsed:
+        c.parse_apply(data)
+    assert str(invalid(parsed.value)) == message
+
+
+def test_a_correction_is_checked_once_at_the_contract() -> None:
+    for fields, message in [
+        ({"text": " "}, "body is empty"),
+        ({"title": "x" * 1001}, "title is 1,001 characters; the limit is 1,000"),
+        ({"phases": ["a\tb"]}, "phases[0] contains the character U+0009"),
+    ]:
+        data = {"mutation": "correct", "idempotency_key": "k", "record_id": "r", "text": "x"}
+        with pytest.raises(ValidationError) as parsed:
+            c.parse_apply({**data, **fields})
+        assert str(invalid(parsed.value)) == message
+
+
+def test_a_memory_arrives_in_its_stored_form() -> None:
+    request = c.RememberRequest(
+        idempotency_key="k",
+        body="x",
+        tags=[" a "],
+        operations=[" DEPLOY "],
+        path_patterns=[" src/** "],
+        occurred_at="2023-05-08T13:56:00+02:00",
+        scope="project",
+        project_id=" git:abc ",
+    )
+    assert request.tags == ["a"] and request.operations == ["deploy"]
+    assert request.path_patterns == ["src/**"] and request.project_id == "git:abc"
+    assert request.occurred_at == "2023-05-08T11:56:00.000000Z"
+
+
+@pytest.mark.parametrize(("fields", "message"), BAD_MEMORIES[:6])
+def test_a_refused_memory_changes_nothing_on_any_route(
+    mem: Memory, fields: dict, message: str
+) -> None:
+    mem.remember("Always use pnpm")
+    before = (mem.provider.status().counts, [e.event_id for e in mem.journal()])
+    body = fields.get("body", "Deploy with make")
+    rest = {k: v for k, v in fields.items() if k != "body"}
+    for write in (mem.remember, mem.store):
+        with pytest.raises(InvalidInput) as caught:
+            write(body, **rest)
+        assert str(caught.value) == message
+    assert (mem.provider.status().counts, [e.event_id for e in mem.journal()]) == before
+
+
+def test_the_limits_hold_after_the_redaction(mem: Memory) -> None:
+    """A marker can be longer than the secret it replaces: what is stored is held to the
+    limits again on the write path, after the secret policy, and a refusal stores nothing."""
+    title = "x" * 982 + " password=hunter22"  # 1,000 characters: the limit
+    before = mem.provider.status().counts
+    with pytest.raises(InvalidInput, match="title is 1,011 characters; the limit is 1,000"):
+        mem.store("Deploy with make", title=title)
+    assert mem.provider.status().counts == before and mem.journal() == []
+    done = mem.store("Deploy with make", title=title[11:])  # 1,000 once redacted
+    assert done.title is not None and done.title.endswith("password=[REDACTED:password]")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"view": "recall", "query": "a\x00b"}, "the query contains a NUL byte"),
+        ({"view": "recall", "query": "ab\x07"}, "the query contains the character U+0007"),
+        (
+            {"view": "recall", "query": "x", "project_id": "a\nb"},
+            "project id contains the character U+000A (it must be one line)",
+        ),
+        ({"view": "task", "task": " "}, "task is empty"),
+        (
+            {"view": "task", "task": "x", "session_id": "a b"},
+            "session id 'a b' must be printable, without spaces",
+        ),
+        (
+            {"view": "task", "task": "x", "paths": ["a\u200bb"]},
+            "paths[0] 'a\\u200bb' holds an invisible character",
+        ),
+        ({"view": "task", "task": "x", "phase": " "}, "phase is empty"),
+        ({"view": "expand", "record_id": "r", "task": "a\x00"}, "task contains a NUL byte"),
+    ],
+)
+def test_a_query_is_checked_once_at_the_contract(data: dict, message: str) -> None:
+    """What a recall, a task or an expansion asks with is checked where its request is
+    built or parsed; the recall and task services take it as it is."""
+    with pytest.raises(ValidationError) as parsed:
+        c.parse_query(data)
+    assert str(invalid(parsed.value)) == message
+
+
+def test_a_query_arrives_as_the_services_read_it() -> None:
+    assert c.parse_query({"view": "recall", "query": "  "}).query == "  "  # recalls nothing
+    task = c.TaskQuery(task="ship it", operation=" Deploy ", phase="CI", task_type="Fix")
+    assert (task.operation, task.phase, task.task_type) == ("deploy", "ci", "fix")
+    with pytest.raises(ValidationError) as parsed:
+        c.parse_apply({"mutation": "signal", "idempotency_key": "k", "text": "  "})
+    assert str(invalid(parsed.value)) == "the statement is empty"

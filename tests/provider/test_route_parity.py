@@ -205,6 +205,75 @@ def test_bad_input_is_the_same_one_line_error_everywhere(parity: Parity) -> None
     p.check()
 
 
+HUGE = 10_000_000  # characters: the secret scan of a body this long took minutes
+OVER = f"body is {HUGE:,} characters; the limit is 100,000"  # memory.store.maxBodyChars
+
+
+def test_a_body_over_the_limit_fails_fast_alike_on_every_route(parity: Parity) -> None:
+    """A body of 10M characters is refused in the one line of the store's limit before
+    anything reads the whole of it (the secret scan, the statement reader), on every
+    route and by every command and tool that writes one, and nothing changes."""
+    import asyncio
+    import time
+
+    p = parity
+    p.run("remember", "Use tabs in Makefiles.", keep={"rule": first_id})
+    before = {n: r.cli("--json", "journal").out for n, r in p.routes.items()}
+    huge = b"x" * HUGE
+    for args, stdin, message in (
+        (("remember", "-"), huge, OVER),
+        (("--json", "remember", "-", "--kind", "fact"), huge, OVER),
+        (("correct", Var("rule"), "-"), huge, OVER),
+        (("signal", "-"), huge, f"the statement is {HUGE:,} characters; the limit is 100,000"),
+        (("ingest", "-"), json.dumps({"body": "x" * HUGE}).encode(), f"-:1: {OVER}"),
+    ):
+        started_at = time.monotonic()
+        result = p.run(*args, stdin=stdin, code=2)
+        took = time.monotonic() - started_at
+        said = (
+            json.dumps({"error": message, "code": 2})
+            if args[0] == "--json"
+            else f"cairn: error: {message}"
+        )
+        assert (result.out, result.err) == ("", said + "\n"), args
+        assert took < 60, f"{args}: {took:.1f} s on the three routes"  # minutes each before
+
+    async def mcp(route: Route) -> list[tuple[bool, str]]:
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "cairn.cli.main", "--tenant", route.tenant, "mcp"],
+            env=route.subprocess_env(), cwd=str(route.repo),
+        )  # fmt: skip
+        seen = []
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            rid = p.vars[route.name]["rule"]
+            for name, args in (
+                ("memory_store", {"body": "x" * HUGE}),
+                ("memory_store", {"body": "x" * HUGE, "stated_by_user": True}),
+                ("memory_correct", {"record_id": rid, "text": "x" * HUGE}),
+            ):
+                result = await session.call_tool(name, args)
+                text = "\n".join(getattr(c, "text", "") for c in result.content)
+                seen.append((result.is_error, text))
+        return seen
+
+    async def all_routes() -> list[list[tuple[bool, str]]]:
+        return list(await asyncio.gather(*(mcp(r) for r in p.routes.values())))
+
+    COMPARED.add("mcp")
+    for route, seen in zip(p.routes, asyncio.run(all_routes()), strict=True):
+        assert all(error for error, _ in seen), (route, seen)
+        assert [text for _, text in seen] == [f"error: {OVER}"] * 3, (route, seen)
+    after = {n: r.cli("--json", "journal").out for n, r in p.routes.items()}
+    for n in after:
+        a, b = json.loads(before[n]), json.loads(after[n])
+        assert a == b, (n, [e for e in b if e not in a], [e for e in a if e not in b])
+    p.check()
+
+
 def test_recall_context_expand_feedback_signal_explain_ask(parity: Parity) -> None:
     p = parity
     p.run("remember", "Always use pnpm to install dependencies.", keep={"rule": first_id})

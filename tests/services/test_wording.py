@@ -6,12 +6,13 @@ from typing import Any
 
 import pytest
 
+from cairn.model import MemoryInput
 from cairn.services.wording import NoRepository, Words, read_words
-from cairn.validation import validate_memory_fields
+from cairn.services.writes import stored_form
 
 
 def fields(body: str, **given: Any) -> dict[str, Any]:
-    return validate_memory_fields({"body": body, **given}, where="", max_body_chars=10_000)
+    return stored_form(MemoryInput(body=body, **given))
 
 
 def test_a_rule_in_this_repo_is_bound_to_the_repository_it_was_said_in() -> None:

@@ -128,3 +128,45 @@ def test_a_retry_on_another_day_is_the_same_request(mem: Memory, clock) -> None:
     assert again.id == first.id and again.source == first.source
     with pytest.raises(Conflict):
         mem.store("we moved here last year", event_id="k1")
+
+
+def test_a_body_over_the_limit_is_refused_before_anything_reads_it(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """10M characters: every write refuses them in the one line of the store's limit
+    (memory.store.maxBodyChars) before the secret scan or the statement reader reads the
+    whole text (the scan of such a body took minutes), and nothing is written."""
+    from cairn.services import secrets, signals
+
+    huge = "x" * 10_000_000
+    read: list[int] = []
+    scan, reader = secrets.redact, signals.read_statement
+
+    def counted_scan(text: str) -> tuple[str, list[str]]:
+        read.append(len(text))
+        return scan(text)
+
+    def counted_reader(text: str) -> object:
+        read.append(len(text))
+        return reader(text)
+
+    monkeypatch.setattr(secrets, "redact", counted_scan)
+    monkeypatch.setattr(signals, "read_statement", counted_reader)
+    rule = mem.remember("Use tabs in Makefiles.")
+    before = [e.event_id for e in mem.journal()]
+    over = "is 10,000,000 characters; the limit is 100,000"
+    for write, said in (
+        (lambda: mem.remember(huge), f"body {over}"),
+        (lambda: mem.store(huge, title="t"), f"body {over}"),
+        (
+            lambda: mem.store_many([MemoryInput(body="ok"), MemoryInput(body=huge)]),
+            f"item 2: body {over}",
+        ),
+        (lambda: mem.correct(rule.id, huge), f"body {over}"),
+        (lambda: mem.signal(huge), f"the statement {over}"),
+    ):
+        with pytest.raises(InvalidInput) as caught:
+            write()
+        assert str(caught.value) == said
+    assert max(read, default=0) < 10_000_000, "the whole body was read"
+    assert [e.event_id for e in mem.journal()] == before

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from cairn.hooks.events import HookEvent
 from cairn.hooks.transcript import Turn
-from cairn.limits import MAX_LIST_ITEMS, MAX_QUERY_CHARS
+from cairn.limits import MAX_COMMAND_CHARS, MAX_KEY_CHARS, MAX_LIST_ITEMS, MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
     from cairn.provider.client import Client
@@ -65,8 +65,8 @@ def observation(
     return {
         "type": "episode.completed",
         "success": success,
-        "episode_id": f"{event.host}:{event.session_id}"[:200],
-        "session_id": event.session_id[:200],
+        "episode_id": f"{event.host}:{event.session_id}"[:MAX_KEY_CHARS],
+        "session_id": event.session_id[:MAX_KEY_CHARS],
         "content_trust": "external" if reads_outside(turn) else "learned",
         "tools": sorted({t.name for t in turn.tools if t.name})[:MAX_LIST_ITEMS],
         "steps": len(turn.tools),
@@ -89,7 +89,7 @@ def verified_by(turn: Turn) -> str | None:
     command = judged[-1].input.get("command")
     if not isinstance(command, str) or VERIFIER.search(command) is None:
         return None
-    return _clip(command, 2000)
+    return _clip(command, MAX_COMMAND_CHARS)
 
 
 def record_turn(

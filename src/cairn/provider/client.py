@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 from cairn.errors import InvalidInput, StorageError
 from cairn.identifiers import new_ulid
 from cairn.provider.attribution import Attribution, attribute
+from cairn.provider.checked import CHECK_ERROR
 from cairn.provider.registry import route_of
 from cairn.validation import kind_of
 
@@ -186,7 +187,9 @@ def invalid(exc: ValidationError) -> InvalidInput:
     ctx = err.get("ctx") or {}
     value = err.get("input")
     shown = repr(value)[:60]
-    if kind == "literal_error":
+    if kind == CHECK_ERROR:  # cairn.validation's own line for the field
+        message = str(ctx.get("message"))
+    elif kind == "literal_error":
         message = f"unknown {label} {shown} (expected one of: {ctx.get('expected')})"
     elif kind == "string_unicode":
         message = f"{label} is not valid UTF-8 text"

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from cairn.errors import InvalidInput
 from cairn.limits import (
     MAX_BODY_CHARS,
     MAX_ID_CHARS,
@@ -17,6 +18,21 @@ from cairn.limits import (
     MAX_PAGE,
     MAX_QUERY_CHARS,
     MAX_SHORT_CHARS,
+)
+from cairn.provider.checked import (
+    Body,
+    EpisodeId,
+    Operations,
+    Paths,
+    Phases,
+    ProjectId,
+    Ref,
+    Source,
+    Tags,
+    TaskTypes,
+    Title,
+    When,
+    refusal,
 )
 
 CONTRACT_VERSION = "cairn.provider.v1"
@@ -40,9 +56,9 @@ class Model(BaseModel):
 
 
 # Requests are strict: a boolean is true or false (never "no" or 0), an integer is not
-# 1.0 or "3", a list is a list. What the values mean is checked by the services
-# (cairn.validation), the same for every interface; an observation's already here, when
-# its request is built (contract/learning.py), and the learning service takes it as valid.
+# 1.0 or "3", a list is a list. What the values mean is checked here too, once for every
+# route, by cairn.validation's check of each field (provider/checked.py; an observation's
+# in contract/learning.py): the services take a request's values as valid.
 STRICT = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
 
@@ -155,28 +171,38 @@ class EventModel(Model):
 
 
 class MemoryFields(Model):
-    """A memory to write: the body and every optional field a caller may set."""
+    """A memory to write: the body and every optional field a caller may set, each
+    checked here once for every route (:mod:`cairn.provider.checked`) and held in the
+    form cairn stores."""
 
     model_config = STRICT
 
-    body: Text
+    body: Body
     kind: Kind | None = None  # remember: preference; store and ingest: fact
-    title: Short | None = None
-    tags: list[Short] = []
+    title: Title | None = None
+    tags: Tags = []
     trust: Trust = "learned"
-    occurred_at: Short | None = None
-    source: dict[str, Any] | None = None
-    external_ref: Short | None = None
+    occurred_at: When | None = None
+    source: Source | None = None
+    external_ref: Ref | None = None
     pinned: bool = False
     memory_type: Literal["semantic", "episodic", "procedural", "working"] | None = None
     scope: Scope = "global"
-    project_id: Short | None = None
-    path_patterns: list[Short] = []
-    operations: list[Short] = []
-    phases: list[Short] = []
-    task_types: list[Short] = []
-    episode_id: Short | None = None
+    project_id: ProjectId | None = None
+    path_patterns: Paths = []
+    operations: Operations = []
+    phases: Phases = []
+    task_types: TaskTypes = []
+    episode_id: EpisodeId | None = None
     position: int | None = Field(None, ge=0, le=MAX_INT32)
+
+    @model_validator(mode="after")
+    def _placed(self) -> MemoryFields:
+        if self.scope == "project" and self.project_id is None:
+            raise refusal(InvalidInput("a project-scoped memory needs a project id"))
+        if self.scope == "global" and self.project_id is not None:
+            raise refusal(InvalidInput("project_id is given but scope is 'global'"))
+        return self
 
 
 class WordsFields(Model):
@@ -185,4 +211,4 @@ class WordsFields(Model):
     ``current_project_id``, the repository the words were said in."""
 
     read_words: bool = False
-    current_project_id: Short | None = None
+    current_project_id: ProjectId | None = None

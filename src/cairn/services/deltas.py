@@ -21,7 +21,7 @@ from cairn.engine.learning.corroboration import corroborate
 from cairn.engine.learning.deltas import Delta, doc_id, is_doc, selector_of
 from cairn.engine.learning.observations import observation_of
 from cairn.errors import Conflict, InvalidInput, NotFound
-from cairn.limits import MAX_QUERY_CHARS
+from cairn.limits import MAX_KEY_CHARS, MAX_QUERY_CHARS, MAX_TITLE_CHARS
 from cairn.model import (
     DEFAULT_MEMORY_TYPE,
     DOC_KINDS,
@@ -74,7 +74,7 @@ class Deltas:
         if not self._config.agent(ns.agent).learning.enabled:
             raise Conflict("learning is off for this agent: learned docs stay as they are")
         evidence = tuple(
-            dict.fromkeys(check_text("evidence", e, 200).strip() for e in item.evidence)
+            dict.fromkeys(check_text("evidence", e, MAX_KEY_CHARS).strip() for e in item.evidence)
         )
         if item.op == "create":
             self._statement(item)
@@ -127,7 +127,7 @@ class Deltas:
     def _title(self, title: str | None) -> str | None:
         if not title:
             return None
-        checked = check_text("title", title, 1000)
+        checked = check_text("title", title, MAX_TITLE_CHARS)
         return str(self._guard.scrub(self._secrets, {"title": checked})[0]["title"])
 
     def _create(

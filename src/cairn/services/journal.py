@@ -12,6 +12,7 @@ from cairn.adapters.chosen import ChosenEmbedder
 from cairn.adapters.embedding import Embedder
 from cairn.engine.apply import apply_events
 from cairn.identifiers import new_ulid
+from cairn.limits import MAX_KEY_CHARS
 from cairn.model import Event, Namespace, Record
 from cairn.services.store_roles import Transactions
 from cairn.timeutil import to_iso
@@ -73,7 +74,7 @@ class Journal:
     ) -> Event:
         now = self.now()
         if event_id is not None:
-            check_line("idempotency key", event_id, 200)
+            check_line("idempotency key", event_id, MAX_KEY_CHARS)
         if session_id is not None:
             check_token("session id", session_id)
         return Event(

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from cairn.adapters.repository import repository_identity
 from cairn.errors import InvalidInput
+from cairn.limits import MAX_PROJECT_NAME_CHARS, MAX_REMOTE_CHARS, MAX_SHORT_CHARS
 from cairn.model import Namespace
 from cairn.services.journal import Journal
 from cairn.services.store_roles import RecordsAndHistory
@@ -64,8 +65,8 @@ class Projects:
             raise InvalidInput(f"not a project id: {project_id[:40]!r}")
         told = ProjectName(
             project_id,
-            check_line("project name", name.strip(), 200),
-            check_line("remote", remote, 1000) if remote else None,
+            check_line("project name", name.strip(), MAX_PROJECT_NAME_CHARS),
+            check_line("remote", remote, MAX_REMOTE_CHARS) if remote else None,
         )
         if not told.name:
             raise InvalidInput("a project name is needed")
@@ -95,7 +96,11 @@ class Projects:
         listed = RecordQuery(ns.tenant, ns.agent, project_id=wanted, include_inactive=True, limit=1)
         if wanted and self._records.list_records(listed):  # an id memories are bound to
             return ProjectName(wanted, wanted)
-        if not PROJECT_ID.fullmatch(wanted) and len(wanted) < 4096 and "\x00" not in wanted:
+        if (
+            not PROJECT_ID.fullmatch(wanted)
+            and len(wanted) < MAX_SHORT_CHARS
+            and "\x00" not in wanted
+        ):
             folder = Path(wanted).expanduser()
             if folder.is_dir():
                 identity = repository_identity(folder)

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from cairn.errors import NotFound
 from cairn.identifiers import record_id_of
+from cairn.limits import MAX_SHORT_CHARS
 from cairn.model import Application, Event, Namespace, Record, Tombstone
 from cairn.storage.ports import (
     ApplicationLog,
@@ -59,7 +60,7 @@ class Reads:
             ("text", query.contains),
         ):
             if value is not None:
-                check_line(name, value, 4096)
+                check_line(name, value, MAX_SHORT_CHARS)
         return self._records.list_records(query)
 
     def tombstones(self, ns: Namespace, *, record_id: str | None = None) -> list[Tombstone]:
@@ -80,7 +81,7 @@ class Reads:
         if where is not None:
             for name, value in (("episode id", where.episode_id), ("session id", where.session_id)):
                 if value is not None:
-                    check_line(name, value, 4096)
+                    check_line(name, value, MAX_SHORT_CHARS)
         return self._records.events(
             ns.tenant, ns.agent, after_seq=after_seq, limit=limit, where=where
         )

@@ -1,4 +1,5 @@
-"""Recall as a service: the agent's settings, input checks, then the pipeline."""
+"""Recall as a service: the agent's settings, then the pipeline (the request was checked
+at the contract)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,9 @@ import numpy as np
 
 from cairn.config import Config, Rag
 from cairn.engine.recall.pipeline import MemoryRecall, RecallRequest, RecallResult
-from cairn.errors import InvalidInput
-from cairn.limits import MAX_QUERY_CHARS
-from cairn.model import TRUST_LEVELS, Namespace
+from cairn.model import Namespace
 from cairn.timeutil import parse_time
-from cairn.validation import check_choice, check_line, check_text, check_time
+from cairn.validation import check_time
 
 # Told each recall's latency by stage (telemetry: counts only, never the query).
 OnRecall = Callable[[Namespace, Mapping[str, float]], None]
@@ -46,24 +45,8 @@ class Recall:
     ) -> RecallResult:
         """The memories that apply to ``query``, inside the budget, with a trace
         (``as_of``: as memory stood then, evicted and superseded versions included)."""
-        if not isinstance(query, str):
-            raise InvalidInput("the query must be text")
-        if len(query) > MAX_QUERY_CHARS:
-            raise InvalidInput(f"the query is {len(query):,} characters; the limit is 10,000")
-        if "\x00" in query:
-            raise InvalidInput("the query contains a NUL byte")
-        if query.strip():  # an empty query is allowed (it recalls nothing)
-            check_text("the query", query, MAX_QUERY_CHARS)
-        if project_id is not None:
-            check_line("project id", project_id, 4096)
-        if include_trust is not None and not isinstance(include_trust, list | tuple):
-            raise InvalidInput("include_trust must be a list of trust levels")
-        if include_trust is not None:
-            for level in include_trust:
-                check_choice("trust level", level, TRUST_LEVELS)
-        for name, value in (("max results", max_results), ("max chars", max_chars)):
-            if value is not None and (isinstance(value, bool) or not 1 <= value <= 1_000_000):
-                raise InvalidInput(f"{name} must be between 1 and 1,000,000")
+        # The request was checked at the contract (provider/checked.py: the query's text,
+        # the project id; the counts and trust levels by their types).
         request = self._request(query, ns, project_id, max_results, max_chars, include_trust)
         # in range, as every time given, whether or not retrieval is on
         at = parse_time(check_time("as_of", as_of)) if as_of is not None else None

@@ -30,7 +30,6 @@ from cairn.model import MemoryInput, Namespace, Record, Tombstone
 from cairn.services.recall import Recall
 from cairn.services.writes import Corrected, Writes, Written
 from cairn.text import index_terms, normal_term
-from cairn.validation import check_line, check_text
 
 # What `--as` stores a statement as.
 STORE_AS: dict[str, MemoryKind] = {"rule": "policy", "preference": "preference", "fact": "fact"}
@@ -140,18 +139,10 @@ class Signals:
     ) -> SignalResult:
         """Read ``text`` and act on it. ``store_as`` (rule | preference | fact) stores it as
         that whatever the reading; ``scope`` (project | global) overrides where a rule goes."""
+        # The request was checked at the contract; the store's own limit is checked here.
         limit = self._config.memory.store.maxBodyChars
-        if not isinstance(text, str) or not text.strip():
-            raise InvalidInput("the statement is empty")
         if len(text) > limit:
             raise InvalidInput(f"the statement is {len(text):,} characters; the limit is {limit:,}")
-        check_text("the statement", text, limit)
-        if project_id is not None:
-            check_line("project id", project_id, 4096)
-        if store_as is not None and store_as not in STORE_AS:
-            raise InvalidInput(f"--as must be one of {', '.join(STORE_AS)}, not {store_as!r}")
-        if scope is not None and scope not in ("project", "global"):
-            raise InvalidInput(f"--scope must be project or global, not {scope!r}")
         reading = read_statement(text)
         if reading.signal == "correct" and store_as is None:
             corrected = self._correct(reading, ns, project_id, event_id)

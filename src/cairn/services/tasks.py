@@ -24,7 +24,7 @@ from cairn.engine.statements.selector_words import mentioned_actions
 from cairn.engine.statements.signals import classify_statement
 from cairn.errors import InvalidInput, NotFound
 from cairn.identifiers import new_ulid, record_id_of
-from cairn.limits import MAX_PATHS, MAX_QUERY_CHARS, MAX_SELECTOR_CHARS, MAX_SHORT_CHARS
+from cairn.limits import MAX_KEY_CHARS, MAX_NAME_CHARS
 from cairn.model import (
     NEGATIVE_OUTCOMES,
     OUTCOMES,
@@ -43,10 +43,7 @@ from cairn.storage.ports import RecordQuery, RuleQuery
 from cairn.timeutil import to_iso
 from cairn.validation import (
     check_choice,
-    check_line,
     check_text,
-    check_text_list,
-    check_token,
 )
 
 # Kinds a task receives by selector alone; facts and episodes come only through recall.
@@ -99,12 +96,6 @@ def _selector_of(record: Record) -> Selector:
     )
 
 
-def _word(name: str, value: str | None) -> str | None:
-    if value is None:
-        return None
-    return check_line(name, value, MAX_SELECTOR_CHARS).strip().lower()
-
-
 class Tasks:
     def __init__(
         self,
@@ -149,24 +140,15 @@ class Tasks:
         handle for ``feedback``; a ``preview`` (diagnosis) records none, so looking at
         what would apply never counts as a delivery.
         """
-        task = check_text("task", task, MAX_QUERY_CHARS)
-        if project_id is not None:
-            check_line("project id", project_id, 4096)
-        if session_id is not None:
-            check_token("session id", session_id)
-        paths = check_text_list(
-            "paths", paths, MAX_SHORT_CHARS, max_items=MAX_PATHS, printable=True
-        )
-        for name, budget in (("profile budget", profile_budget), ("task budget", task_budget)):
-            if isinstance(budget, bool) or not 0 <= budget <= 1_000_000:
-                raise InvalidInput(f"{name} must be between 0 and 1,000,000 characters")
+        # The request was checked at the contract (provider/checked.py), in the form the
+        # director compares: the task's text, its paths, its words lower-cased.
         operations, phases, task_types = mentioned_actions(task)  # named by the task's words
         conditions = TaskConditions(
             project_id=project_id,
             paths=tuple(normalize_path(p) for p in paths),
-            operation=_word("operation", operation),
-            phase=_word("phase", phase),
-            task_type=_word("task type", task_type),
+            operation=operation,
+            phase=phase,
+            task_type=task_type,
             mentioned_operations=operations,
             mentioned_phases=phases,
             mentioned_task_types=task_types,
@@ -289,7 +271,7 @@ class Tasks:
         if not record.is_live:
             raise InvalidInput(f"memory {record.id} is not active (forgotten or evicted)")
         if task is not None:
-            task = self._stored_task(check_text("task", task, MAX_QUERY_CHARS))
+            task = self._stored_task(task)
         application = Application(
             application_id=new_ulid(),
             tenant=ns.tenant,
@@ -383,10 +365,10 @@ class Tasks:
 
     def _provenance(self, ns: Namespace, session: str | None, sender: str | None) -> dict[str, Any]:
         learning = self._config.agent(ns.agent).learning
-        who = check_text("sender", sender or learning.owner, 200).strip()
+        who = check_text("sender", sender or learning.owner, MAX_NAME_CHARS).strip()
         trust = sender_trust(who, None, learning.senders, learning.defaultSenderTrust)
         provenance: dict[str, Any] = {
-            "session": check_text("session", session, 200) if session else None,
+            "session": check_text("session", session, MAX_KEY_CHARS) if session else None,
             "sender": who,
             "trust": trust.trust,
             "deterministic": False,  # a verdict reported by a caller is never a verifier's

@@ -17,6 +17,7 @@ from typing import Any
 
 from cairn.config import Config
 from cairn.errors import InvalidInput
+from cairn.limits import MAX_SHORT_CHARS
 from cairn.model import (
     EXPORT_FORMAT,
     Event,
@@ -64,7 +65,7 @@ class Transfer:
 
     def parse(self, lines: Iterable[str], ns: Namespace, *, source: str = "import") -> list[Event]:
         """Validate every line first; the events an import would append."""
-        check_line("import source", source, 4096)
+        check_line("import source", source, MAX_SHORT_CHARS)
         if isinstance(lines, str | bytes):
             raise InvalidInput("import takes the lines of an export, not one string")
         events: list[Event] = []

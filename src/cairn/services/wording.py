@@ -46,7 +46,7 @@ class Words:
 
 
 def read_words(fields: dict[str, Any], words: Words) -> dict[str, Any]:
-    """``fields`` (as :func:`cairn.validation.validate_memory_fields` returns them) with
+    """``fields`` (as :func:`cairn.services.writes.stored_form` puts them) with
     the selector and kind the body's words state added."""
     body: str = fields["body"]
     reading = read_statement(body)

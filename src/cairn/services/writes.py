@@ -10,17 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from cairn.config import Config
 from cairn.engine.relative_dates import dated_source
 from cairn.errors import Conflict, InvalidInput, NotFound
 from cairn.identifiers import new_ulid
-from cairn.limits import MAX_BATCH, MAX_SELECTOR_CHARS, MAX_TITLE_CHARS
 from cairn.model import (
     DEFAULT_MEMORY_TYPE,
-    KINDS,
-    ORIGINS,
     TOMBSTONE_REASONS,
     MemoryInput,
     Namespace,
@@ -43,11 +41,12 @@ from cairn.services.wording import Words, read_words
 from cairn.storage.ports import RecordQuery
 from cairn.text import text_hash
 from cairn.validation import (
-    check_body,
+    LOWER_SELECTORS,
+    SELECTORS,
     check_choice,
-    check_line,
-    check_text_list,
-    validate_memory_fields,
+    check_length,
+    check_stored,
+    check_time,
 )
 
 
@@ -120,19 +119,18 @@ class Writes:
     ) -> tuple[Record, tuple[str, ...]]:
         if not isinstance(item, MemoryInput):
             raise InvalidInput(f"a memory must be a MemoryInput, not {type(item).__name__}")
-        given = {name: getattr(item, name) for name in MemoryInput.__dataclass_fields__}
+        # The request was checked whole at the contract: here the fields are only put in
+        # their stored form, read as words, redacted, and then held to what every stored
+        # memory must be (check_stored: the limits hold after the redaction's markers).
+        fields = stored_form(item)
         limit = self._config.memory.store.maxBodyChars
-        fields = validate_memory_fields(given, where="", max_body_chars=limit)
+        check_length("body", fields["body"], limit)  # before the secret scan reads it all
         if words is not None:
             fields = read_words(fields, words)
-        check_choice("origin", origin, ORIGINS)
         texts = {name: fields[name] for name in STORED_TEXTS}
         texts, found = self._guard.scrub(self._config.memory.secrets, texts)
-        if found:  # a marker can be longer than what it replaced: the limits hold after it
-            read = {"scope": fields["scope"], "kind": fields["kind"]}  # the words' reading
-            again = {**given, **read, **texts}
-            checked = validate_memory_fields(again, where="", max_body_chars=limit)
-            fields = {**fields, **{name: checked[name] for name in STORED_TEXTS}}
+        fields = {**fields, **texts}
+        check_stored(fields, max_body_chars=limit)
         body, title = fields["body"], fields["title"]
         kind = fields["kind"]
         memory_type = fields["memory_type"] or DEFAULT_MEMORY_TYPE[kind]
@@ -285,11 +283,7 @@ class Writes:
         statement (None: as given). Nothing is written when any item is invalid or any
         step fails.
         """
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int):
-            raise InvalidInput("batch size must be a whole number")
-        if not 1 <= batch_size <= MAX_BATCH:
-            raise InvalidInput(f"batch size must be between 1 and {MAX_BATCH:,}")
-        listed = list(items)
+        listed = list(items)  # the batch size and each item were checked at the contract
         if keys is not None and len(keys) != len(listed):
             raise InvalidInput("one idempotency key per item is needed")
         if words is not None and len(words) != len(listed):
@@ -364,27 +358,27 @@ class Writes:
             return Corrected(current, changed=False)
         if current.forgotten_at:
             raise InvalidInput(f"memory {record_id} is forgotten; restore it before correcting")
-        body = check_body(body, self._config.memory.store.maxBodyChars)
-        check_choice("authority", authority, ("explicit", "inferred"))
         if authority == "inferred" and current.authority == "explicit":
             raise Conflict(  # a policy refusal, as every route reports it (409)
                 f"memory {record_id} is the user's own; inferred input never rewrites it"
             )
-        if title is not None:
-            check_line("title", title, MAX_TITLE_CHARS)
         new_title = title if title is not None else current.title
+        limit = self._config.memory.store.maxBodyChars
+        check_length("body", body, limit)  # before the secret scan reads all of it
         body, new_title, _ = self._guard.check(body, new_title, self._config.memory.secrets)
+        selected = {name: _selector_values(name, v) for name, v in (selectors or {}).items()}
+        check_stored({"body": body, "title": new_title, **selected}, max_body_chars=limit)
         changes: dict[str, Any] = {"body": body, "text_hash": text_hash(body)}
         when = current.occurred_at or current.recorded_at
         changes["source"] = dated_source(current.source, body, when)  # the new words' dates
         if title is not None:
             changes["title"] = new_title
         if kind is not None:
-            changes["kind"] = check_choice("kind", kind, KINDS)
+            changes["kind"] = kind
             if current.memory_type == DEFAULT_MEMORY_TYPE.get(current.kind):
                 changes["memory_type"] = DEFAULT_MEMORY_TYPE[kind]  # it followed the kind
-        for name, values in (selectors or {}).items():
-            changes[name] = list(_selector_values(name, values))
+        for name, values in selected.items():
+            changes[name] = list(values)
         if all(
             (tuple(v) if isinstance(v, list) else v) == getattr(current, k)
             for k, v in changes.items()
@@ -468,15 +462,32 @@ class Writes:
         return self._current(current.id, ns)
 
 
-SELECTOR_FIELDS = ("path_patterns", "operations", "phases", "task_types")
+SELECTOR_FIELDS = SELECTORS
 # The texts of a memory the secret policy covers: all but its choices, times and ids.
 STORED_TEXTS = ("body", "title", "tags", "source", "external_ref", "project_id", *SELECTOR_FIELDS)
 
 
+def stored_form(item: MemoryInput) -> dict[str, Any]:
+    """A memory's fields as cairn stores them: lists as tuples, the selectors compared
+    case-insensitively in lower case, the project id stripped, a time as canonical text.
+    The contract hands them so already; the services' own writers (a statement's rule, a
+    review's) are put so here. Nothing is checked: see check_stored."""
+    names = MemoryInput.__dataclass_fields__
+    fields: dict[str, Any] = {name: getattr(item, name) for name in names}
+    for name in ("tags", *SELECTOR_FIELDS):
+        fields[name] = tuple(fields[name])
+    for name in LOWER_SELECTORS:
+        fields[name] = tuple(v.lower() for v in fields[name])
+    if fields["project_id"] is not None:
+        fields["project_id"] = fields["project_id"].strip()
+    if isinstance(fields["occurred_at"], datetime):
+        fields["occurred_at"] = check_time("occurred_at", fields["occurred_at"])
+    if fields["source"] is not None:
+        fields["source"] = dict(fields["source"])
+    return fields
+
+
 def _selector_values(name: str, values: Sequence[str]) -> tuple[str, ...]:
-    if name not in SELECTOR_FIELDS:
-        raise InvalidInput(f"not a selector: {name}")
-    listed = check_text_list(name, values, MAX_SELECTOR_CHARS, printable=True)
-    checked = tuple(dict.fromkeys(listed))
     # Operations, phases and task types are compared case-insensitively; paths are not.
-    return checked if name == "path_patterns" else tuple(v.lower() for v in checked)
+    listed = tuple(v.lower() for v in values) if name in LOWER_SELECTORS else tuple(values)
+    return tuple(dict.fromkeys(listed))

@@ -9,7 +9,7 @@ passed these checks, no stored value can fail a later read, in this tenant or an
 
 By purpose: ``text`` (free text, lines, tokens, the error), ``values`` (choices, numbers,
 times, lists, the source object), ``files`` (paths, the memory file, JSON lines),
-``memory`` (a new memory's fields) and ``export`` (every field of an exported record or
+``memory`` (what a stored memory holds to) and ``export`` (every field of an exported record or
 tombstone). The checks are imported from here.
 """
 
@@ -30,11 +30,12 @@ from cairn.validation.files import (
 from cairn.validation.memory import (
     LOWER_SELECTORS,
     SELECTORS,
+    check_stored,
     refuse_unknown,
-    validate_memory_fields,
 )
 from cairn.validation.text import (
     check_body,
+    check_length,
     check_line,
     check_text,
     check_token,
@@ -65,11 +66,13 @@ __all__ = [
     "check_file_argument",
     "check_fraction",
     "check_int",
+    "check_length",
     "check_limit",
     "check_line",
     "check_path_or_none",
     "check_path_text",
     "check_source",
+    "check_stored",
     "check_stored_time",
     "check_text",
     "check_text_list",
@@ -84,5 +87,4 @@ __all__ = [
     "split_lines",
     "validate_export_record",
     "validate_export_tombstone",
-    "validate_memory_fields",
 ]

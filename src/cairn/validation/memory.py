@@ -1,4 +1,6 @@
-"""The fields of a new memory (``MemoryInput``) as one value, checked and in their stored form."""
+"""What every stored memory holds to (``check_stored``, on the write path after the secret
+policy), the selector fields, and the refusal of an unknown field. A new memory's fields
+are checked when its request is built or parsed (:mod:`cairn.provider.checked`)."""
 
 from __future__ import annotations
 
@@ -6,37 +8,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cairn.limits import (
-    MAX_INT32,
     MAX_PROJECT_ID_CHARS,
     MAX_REF_CHARS,
     MAX_SELECTOR_CHARS,
     MAX_TAG_CHARS,
     MAX_TITLE_CHARS,
 )
-from cairn.model import KINDS, MEMORY_TYPES, SCOPES, TRUST_LEVELS
 from cairn.validation.text import (
     check_body,
-    check_line,
-    check_token,
+    check_length,
     error_at,
-    kind_of,
     shown,
 )
 from cairn.validation.values import (
-    check_bool,
-    check_choice,
-    check_int,
     check_source,
-    check_text_list,
-    check_time,
-    optional,
 )
 
-_MEMORY_FIELDS = (
-    "body", "kind", "title", "tags", "trust", "occurred_at", "source", "external_ref",
-    "pinned", "memory_type", "scope", "project_id", "path_patterns", "operations", "phases",
-    "task_types", "episode_id", "position",
-)  # fmt: skip
 SELECTORS = ("path_patterns", "operations", "phases", "task_types")
 LOWER_SELECTORS = ("operations", "phases", "task_types")  # compared case-insensitively
 
@@ -48,49 +35,30 @@ def refuse_unknown(data: Mapping[str, Any], known: Sequence[str], where: str) ->
             raise error_at(where, f"unknown field {shown(key)}")
 
 
-def validate_memory_fields(
-    data: Mapping[str, Any], *, where: str, max_body_chars: int
-) -> dict[str, Any]:
-    """The fields of a new memory (``MemoryInput``), checked and in their stored form."""
-    if not isinstance(data, Mapping):
-        raise error_at(where, f"a memory must be an object, not {kind_of(data)}")
-    refuse_unknown(data, _MEMORY_FIELDS, where)
-    if "body" not in data:
-        raise error_at(where, "body is required")
-    get = data.get
-    # A null kind is the caller's default (the contract's: fact; remember: preference).
-    kind = check_choice("kind", get("kind") or "fact", KINDS, where=where)
-    scope = check_choice("scope", get("scope", "global"), SCOPES, where=where)
-    project_id = optional(
-        check_line, "project_id", get("project_id"), MAX_PROJECT_ID_CHARS, where=where
-    )
-    if scope == "project" and project_id is None:
-        raise error_at(where, "a project-scoped memory needs a project id")
-    if scope == "global" and project_id is not None:
-        raise error_at(where, "project_id is given but scope is 'global'")
-    out: dict[str, Any] = {
-        "body": check_body(data["body"], max_body_chars, where=where),
-        "kind": kind,
-        "title": optional(check_line, "title", get("title"), MAX_TITLE_CHARS, where=where),
-        "tags": check_text_list("tags", get("tags", ()), MAX_TAG_CHARS, where=where),
-        "trust": check_choice("trust level", get("trust", "learned"), TRUST_LEVELS, where=where),
-        "occurred_at": optional(check_time, "occurred_at", get("occurred_at"), where=where),
-        "source": check_source(get("source"), where=where),
-        "external_ref": optional(
-            check_line, "external_ref", get("external_ref"), MAX_REF_CHARS, where=where
-        ),
-        "pinned": check_bool("pinned", get("pinned", False), where=where),
-        "memory_type": optional(
-            check_choice, "memory type", get("memory_type"), MEMORY_TYPES, where=where
-        ),
-        "scope": scope,
-        "project_id": project_id.strip() if project_id else None,
-        "episode_id": optional(check_token, "episode_id", get("episode_id"), where=where),
-        "position": optional(check_int, "position", get("position"), 0, MAX_INT32, where=where),
-    }
-    for name in SELECTORS:
-        values = check_text_list(
-            name, get(name, ()), MAX_SELECTOR_CHARS, where=where, printable=True
-        )
-        out[name] = tuple(v.lower() for v in values) if name in LOWER_SELECTORS else values
-    return out
+# The bound of each stored text of a memory but its body (whose bound is the store's
+# memory.store.maxBodyChars), and of each item of its lists.
+TEXT_BOUNDS = {
+    "title": MAX_TITLE_CHARS,
+    "external_ref": MAX_REF_CHARS,
+    "project_id": MAX_PROJECT_ID_CHARS,
+}
+LIST_BOUNDS = {"tags": MAX_TAG_CHARS, **dict.fromkeys(SELECTORS, MAX_SELECTOR_CHARS)}
+
+
+def check_stored(fields: Mapping[str, Any], *, max_body_chars: int) -> None:
+    """What holds of every memory cairn stores, checked once on the write path after the
+    secret policy (a marker can be longer or shorter than what it replaced, and a
+    statement's words can add selectors): the body is text within the store's limit, not
+    blank and not the purge marker, and each other text is within its bound. The request
+    was checked whole at the contract; this is not that check again."""
+    check_body(fields["body"], max_body_chars)
+    for name, limit in TEXT_BOUNDS.items():
+        value = fields.get(name)
+        if value is not None:
+            check_length(name, value, limit)
+    for name, limit in LIST_BOUNDS.items():
+        for index, value in enumerate(fields.get(name) or ()):
+            check_length(f"{name}[{index}]", value, limit)
+    source = fields.get("source")
+    if source is not None:
+        check_source(source)

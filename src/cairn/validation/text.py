@@ -77,13 +77,20 @@ def _refuse_blank(name: str, value: str, where: str) -> None:
         )
 
 
+def check_length(name: str, value: str, limit: int, *, where: str = "") -> str:
+    """At most ``limit`` characters (every text check starts with it; the write path also
+    asks it first of a body, before the secret scan reads the whole of it)."""
+    if len(value) > limit:
+        raise error_at(where, f"{name} is {len(value):,} characters; the limit is {limit:,}")
+    return value
+
+
 def check_text(name: str, value: Any, limit: int, *, where: str = "") -> str:
     """Free text (a body, a query, a task): no NUL, controls or lone surrogates, and at
     least one visible character."""
     if not isinstance(value, str):
         raise error_at(where, f"{name} must be text, not {kind_of(value)}")
-    if len(value) > limit:
-        raise error_at(where, f"{name} is {len(value):,} characters; the limit is {limit:,}")
+    check_length(name, value, limit, where=where)
     _bad_character(name, value, _BAD_IN_TEXT, where)
     _refuse_blank(name, value, where)
     return value
@@ -104,8 +111,7 @@ def check_line(
     """One line of text (a title, a tag, a source field): no line breaks either."""
     if not isinstance(value, str):
         raise error_at(where, f"{name} must be text, not {kind_of(value)}")
-    if len(value) > limit:
-        raise error_at(where, f"{name} is {len(value):,} characters; the limit is {limit:,}")
+    check_length(name, value, limit, where=where)
     _bad_character(name, value, _BAD_IN_LINE, where)
     if not empty_ok:
         _refuse_blank(name, value, where)

@@ -14,6 +14,7 @@ from cairn.cli.progress import progress_bar
 from cairn.cli.project import resolve_project
 from cairn.cli.render import one_line
 from cairn.errors import CairnError, InvalidInput
+from cairn.limits import MAX_PAGE
 from cairn.provider import contract as c
 from cairn.validation import check_file_argument
 
@@ -170,7 +171,7 @@ def sync(app: App) -> None:
 
 @click.command()
 @click.option("--after", "after_seq", type=click.IntRange(0), default=0, help="After this seq.")
-@click.option("--limit", type=click.IntRange(1, 1_000_000), default=None)
+@click.option("--limit", type=click.IntRange(1, MAX_PAGE), default=None)
 @pass_app
 def journal(app: App, after_seq: int, limit: int | None) -> None:
     """The journal of this tenant and agent, oldest first."""

@@ -9,6 +9,7 @@ import click
 from cairn.cli.app import App, emit, pass_app, read_text_argument
 from cairn.cli.project import relative_paths, resolve_project, search_project_id
 from cairn.cli.render import one_line
+from cairn.limits import MAX_PAGE
 from cairn.model import OUTCOMES, TRUST_LEVELS
 from cairn.provider import contract as c
 
@@ -18,7 +19,7 @@ _PROJECT_HELP = "A folder in the repository, or its id (default: the current rep
 @click.command()
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(1, 1000), default=None, help="Max memories.")
-@click.option("--max-chars", type=click.IntRange(1, 1_000_000), default=None, help="Budget.")
+@click.option("--max-chars", type=click.IntRange(1, MAX_PAGE), default=None, help="Budget.")
 @click.option("--project", default=None, help=_PROJECT_HELP)
 @click.option(
     "--include-trust",

@@ -9,10 +9,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cairn.limits import MAX_PAGE, MAX_RESULTS
+from cairn.provider.checked import Asked, InProject
 from cairn.provider.models import (
     CONTRACT_VERSION,
     Name,
-    Query,
     RecordModel,
     RelevanceModel,
     Request,
@@ -31,8 +31,8 @@ class _Query(Request, _Model):
 
 class RecallQuery(_Query):
     view: Literal["recall"] = "recall"
-    query: Query
-    project_id: Short | None = None
+    query: Asked
+    project_id: InProject | None = None
     max_results: int | None = Field(None, ge=1, le=MAX_RESULTS)
     max_chars: int | None = Field(None, ge=1, le=MAX_PAGE)
     include_trust: list[Trust] | None = None

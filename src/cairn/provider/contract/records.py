@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.limits import MAX_BATCH
+from cairn.provider.checked import Body, Operations, Paths, Phases, TaskTypes, Title
 from cairn.provider.models import (
     CONTRACT_VERSION,
     Key,
@@ -20,7 +21,6 @@ from cairn.provider.models import (
     RecordModel,
     Request,
     Short,
-    Text,
     TombstoneModel,
     WordsFields,
 )
@@ -91,13 +91,13 @@ class CorrectRequest(_Mutation):
 
     mutation: Literal["correct"] = "correct"
     record_id: RecordId
-    text: Text
-    title: Short | None = None
+    text: Body
+    title: Title | None = None
     kind: Kind | None = None
-    path_patterns: list[Short] | None = None
-    operations: list[Short] | None = None
-    phases: list[Short] | None = None
-    task_types: list[Short] | None = None
+    path_patterns: Paths | None = None
+    operations: Operations | None = None
+    phases: Phases | None = None
+    task_types: TaskTypes | None = None
     authority: Literal["explicit", "inferred"] = "explicit"
 
 

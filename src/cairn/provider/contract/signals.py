@@ -8,14 +8,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from cairn.provider.checked import InProject, Statement
 from cairn.provider.models import (
     CONTRACT_VERSION,
     Key,
     Name,
     RecordModel,
     Request,
-    Short,
-    Text,
     TombstoneModel,
 )
 
@@ -31,8 +30,8 @@ class _Mutation(Request, _Model):
 
 class SignalRequest(_Mutation):
     mutation: Literal["signal"] = "signal"
-    text: Text
-    project_id: Short | None = None
+    text: Statement
+    project_id: InProject | None = None
     store_as: Literal["rule", "preference", "fact"] | None = None
     scope: Literal["project", "global"] | None = None
 

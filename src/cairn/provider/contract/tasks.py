@@ -10,15 +10,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.limits import MAX_PAGE
+from cairn.provider.checked import InProject, Operation, Phase, SessionId, Task, TaskPaths, TaskType
 from cairn.provider.models import (
     CONTRACT_VERSION,
     ApplicationModel,
     Name,
-    Query,
     RecordId,
     RecordModel,
     Request,
-    Short,
 )
 
 
@@ -32,13 +31,13 @@ class _Query(Request, _Model):
 
 class TaskQuery(_Query):
     view: Literal["task", "combined", "profile", "manifest"] = "task"
-    task: Query
-    project_id: Short | None = None
-    paths: list[Short] = []
-    operation: Short | None = None
-    phase: Short | None = None
-    task_type: Short | None = None
-    session_id: Short | None = None
+    task: Task
+    project_id: InProject | None = None
+    paths: TaskPaths = []
+    operation: Operation | None = None
+    phase: Phase | None = None
+    task_type: TaskType | None = None
+    session_id: SessionId | None = None
     profile_budget: int = Field(2000, ge=0, le=MAX_PAGE)
     task_budget: int = Field(6000, ge=0, le=MAX_PAGE)
     preview: bool = False  # diagnosis: what would be delivered, no application recorded
@@ -83,7 +82,7 @@ class TaskResponse(_Model):
 class ExpandQuery(_Query):
     view: Literal["expand"] = "expand"
     record_id: RecordId
-    task: Query | None = None
+    task: Task | None = None
 
 
 class ExpandResponse(_Model):
