@@ -97,11 +97,12 @@ class Server:
         config: dict[str, Any] | None = None,
         timeout: float = 60.0,
         test_embedder: bool = True,
-        learning_tick_s: float | None = None,
+        learning_tick_s: float | None = QUIET_TICK_S,
         workers: int | None = 1,
     ) -> Server:
         """``test_embedder`` False: no embedder in the config (the store chooses one).
-        ``learning_tick_s``: the learning schedule's tick (its default when None).
+        ``learning_tick_s``: the learning schedule's tick; once a day by default, so no
+        scheduled reflection or sweep races a test's reads (None: the server's own, 60 s).
         ``workers``: ``--workers`` unless ``args`` name it (None: the default, one per
         core); one process by default, so a test reads one engine's logs and gauges."""
         if workers is not None and "--workers" not in args:
