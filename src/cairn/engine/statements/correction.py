@@ -100,7 +100,7 @@ class Revision:
 
 _LEAD = (
     r"^\s*(?:(?:actually|no|nope|wait|sorry|oops|ok(?:ay)?|hmm|i meant|correction|change of plan"
-    r"|scratch that|on second thought)(?![A-Za-z])\s*[,，:：!—-]*\s*)*"
+    r"|scratch that|on second thought)(?![A-Za-z])\s*+[,，:：!—-]*\s*+)*"
     r"(?:不对|不是的|其实|等等|等一下|哦不|更正(?:一下)?|纠正(?:一下)?|改一下|我说错了|说错了|我的意思是"
     r"|我是说|[，,：:\s])*"
 )
@@ -110,7 +110,7 @@ _EDIT_FORMS: tuple[re.Pattern[str], ...] = tuple(
     for form in (
         rf"^{_ZH_BEFORE}(?P<old>.+?)\s*(?:改成|换成|改为|换为|变成|改用|换用)\s*(?P<new>.+)$",
         r"^(?:用|拿)\s*(?P<new>.+?)\s*(?:替换|代替|替代|取代|换掉)(?:掉)?\s*(?P<old>.+)$",
-        r"^(?:应该|应当|要|还是)?(?:用|使用|是)?\s*(?P<new>[^，,；;]+?)\s*[，,；;]?\s*(?:而)?"
+        r"^(?:应该|应当|要|还是)?(?:用|使用|是)?\s*(?P<new>[^，,；;]+?)(?<!\s)\s*+[，,；;]?\s*+(?:而)?"
         r"(?:不是|不用|别用|不要用|不再用)\s*(?P<old>.+)$",
         r"^(?:不用|别用|不要用|不是|不再用)\s*(?P<old>[^，,；;]+?)\s*[，,；;]\s*"
         r"(?:应该|应当|要|而是|改|就)?(?:用|使用|是)\s*(?P<new>.+)$",
@@ -118,8 +118,9 @@ _EDIT_FORMS: tuple[re.Pattern[str], ...] = tuple(
         r" (?P<new>.+)$",
         r"^(?:replace|swap) (?P<old>.+?) (?:with|for|by) (?P<new>.+)$",
         r"^(?:change|switch|update|set) (?P<old>.+?) to (?P<new>.+)$",
-        r"^instead of (?P<old>.+?)\s*[,，]?\s*(?:use|go with|pick|we use) (?P<new>.+)$",
-        r"^(?P<new>.+?)\s*[,，]?\s*(?:instead of|rather than|in place of|and not|not) (?P<old>.+)$",
+        r"^instead of (?P<old>.+?)(?<!\s)\s*+[,，]?\s*+(?:use|go with|pick|we use) (?P<new>.+)$",
+        r"^(?P<new>.+?)(?<!\s)\s*+[,，]?\s*+(?:instead of|rather than|in place of|and not|not)"
+        r" (?P<old>.+)$",
         r"^(?P<old>[^\s]+(?:\s[^\s]+)?)\s*(?:->|→|=>)\s*(?P<new>.+)$",
     )
 )

@@ -196,7 +196,7 @@ _LANGUAGE_IN = lazy_compile(
     re.IGNORECASE,
 )
 _LANGUAGE_CHOICE = lazy_compile(
-    r"\s*[,，]?\s*(?:not|instead|rather|over|而不是|不是)(?![A-Za-z])", re.IGNORECASE
+    r"\s*+[,，]?\s*+(?:not|instead|rather|over|而不是|不是)(?![A-Za-z])", re.IGNORECASE
 )
 _WRITE_IN = _en(r"(?:write|written|rewrite|port|implement)")
 _CASED_LANGUAGES = {"go": "Go", "c": "C"}  # "go" and "c" are words too

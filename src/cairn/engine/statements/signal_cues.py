@@ -28,6 +28,9 @@ class _Cue:
     pattern: re.Pattern[str]
     weight: float
     mode: _Mode = "plain"
+    # One of these is in every match: the cue is scanned only in a clause holding one, never
+    # in any_cue() (its pattern re-reads the clause from each place in it: minutes at 100k).
+    needs: tuple[str, ...] = ()
 
 
 # A kind must gather at least this much weighted evidence; weak or badly placed cues score
@@ -314,6 +317,7 @@ _CUES: tuple[_Cue, ...] = (
             r"[\w.-]+/[\w./*-]*\s*(?:下面|下|里面|里|中)[^，。；]{0,16}?(?:不要|别|不许|不准|禁止|不能)"
         ),
         0.8,
+        needs=("不要", "别", "不许", "不准", "禁止", "不能"),
     ),
     # A standing dislike, as "I hate …" is in English.
     _Cue("rule", _zh(r"我(?:个人)?(?:很|真的|最|特别|比较)?(?:讨厌|不喜欢|受不了)"), 0.6),
@@ -353,14 +357,15 @@ _CUES: tuple[_Cue, ...] = (
 
 @cache
 def any_cue() -> re.Pattern[str]:
-    """One pattern that matches where any cue's does, each cue in a group scoped with its
-    own flags: ``search`` over a clause finds nothing exactly when every cue's
-    ``finditer`` over it is empty, so the clauses no cue touches (most of them) are passed
-    over in one scan instead of one per cue. Built at first use, as the cues compile."""
-    parts = []
-    for cue in _CUES:
-        scope = "i" if cue.pattern.flags & re.IGNORECASE else ""
-        parts.append(f"(?{scope}:{cue.pattern.pattern})")
+    """One pattern that matches where any cue's does (but those with ``needs``), each in a
+    group scoped with its own flags: ``search`` over a clause finds nothing exactly when
+    every such cue's ``finditer`` over it is empty, so the clauses no cue touches (most of
+    them) are passed over in one scan instead of one per cue. Built at first use."""
+    parts = [
+        f"(?{'i' if cue.pattern.flags & re.IGNORECASE else ''}:{cue.pattern.pattern})"
+        for cue in _CUES
+        if not cue.needs
+    ]
     return re.compile("|".join(parts))
 
 
@@ -465,33 +470,3 @@ _QUOTE_PAIRS = (
     # Single quotes only when they sit at word edges, so apostrophes ("don't") survive.
     lazy_compile(r"(?<![A-Za-z0-9])'[^'\n]+'(?![A-Za-z0-9])"),
 )
-
-
-# --- language --------------------------------------------------------------------------------
-
-_CJK = lazy_compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_LATIN_WORD = lazy_compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
-# Everyday English words: Chinese messages are full of English jargon (pnpm, PR, merge), which
-# does not make them mixed; an English function word or cue does.
-_EN_COMMON = _words(
-    """the a an to of in on for with and or but not no is are was be this that it i you we
-    please always never from now time once just use run don't do does forget skip only today
-    rule why what how when where which who should can could would will my your our all every
-    fix add remove delete make keep before after then so if there here new old"""
-)
-
-
-def language_of(text: str) -> str:
-    """ "en", "zh" or "mixed": English jargon inside Chinese text does not make it mixed."""
-    cjk = len(_CJK.findall(text))
-    if cjk == 0:
-        return "en"
-    words = _LATIN_WORD.findall(text)
-    if not any(word.lower() in _EN_COMMON for word in words):
-        return "zh"
-    english_share = len(words) / (len(words) + cjk / 1.5)
-    if english_share < 0.1:
-        return "zh"
-    if english_share > 0.9:
-        return "en"
-    return "mixed"

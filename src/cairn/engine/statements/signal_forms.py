@@ -26,10 +26,10 @@ _CJK_CHAR = lazy_compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 UNMARKED_EDIT = 0.55
 
 # What chat puts after a verdict: "thanks", "thx", ":)", "哈", "！".
-_POLITE_END = r"(?:\s*(?:thanks|thank you|thx|please|pls|:\)|谢谢|哈|吧|啊|[。！!.~]))*\s*$"
+_POLITE_END = r"(?:\s*+(?:thanks|thank you|thx|please|pls|:\)|谢谢|哈|吧|啊|[。！!.~]))*\s*$"
 # "…那条不算了": a memory noun, then a verdict that it no longer holds.
 _ZH_VERDICT = lazy_compile(
-    r"(?P<object>.+?)\s*(?P<cue>(?:那条|这条|那个|这个|的)?\s*(?:规则|记忆|偏好|说法|约定|rule|note)?\s*"
+    r"(?P<object>.+?)(?<!\s)\s*+(?P<cue>(?:那条|这条|那个|这个|的)?\s*+(?:规则|记忆|偏好|说法|约定|rule|note)?\s*+"
     r"(?:就|也|都)?(?:不算了|不算数了?|不作数了?|作废(?:了|吧|掉)?|不要了|不用了|取消(?:了|吧|掉)?"
     r"|失效了?|撤销(?:了|吧)?|撤回(?:了|吧)?|不用管了|别管了|不适用了|过时了|没用了|废弃(?:了|吧)?))"
     rf"{_POLITE_END}"
@@ -39,13 +39,14 @@ _ZH_MEMORY_REF = lazy_compile(
     r"那条|这条|之前|刚才|以前|原来|说的|说过|提的|规则|记忆|约定|关于|(?<![A-Za-z])(?:rule|note)(?![A-Za-z])"
 )
 _ZH_DISMISS = lazy_compile(
-    r"\s*(?:请|麻烦|帮我|你)?\s*(?P<cue>作废|废弃|取消|撤销|撤回|别管|不用管|不要管|忽略|无视)"
+    r"\s*+(?:请|麻烦|帮我|你)?\s*+(?P<cue>作废|废弃|取消|撤销|撤回|别管|不用管|不要管|忽略|无视)"
     r"(?:掉|一下)?\s*(?P<object>(?:我)?(?:之前|刚才|以前|原来)?(?:说的|提的|讲的|定的|关于)?.+)$"
 )
 _EN_VERDICT = lazy_compile(
-    r"(?P<object>.+?)\s+(?P<cue>(?:no longer|doesn't|does not|don't|do not) (?:applies|apply|holds?"
-    r"|stands?|matters?|counts?)(?: anymore| any more)?|is (?:no longer valid|obsolete|outdated"
-    r"|void|dead|cancel(?:l)?ed|gone)|(?:is|are) not (?:a thing|valid) any ?more)"
+    r"(?P<object>.+?)(?<!\s)\s++(?P<cue>(?:no longer|doesn't|does not|don't|do not)"
+    r" (?:applies|apply|holds?|stands?|matters?|counts?)(?: anymore| any more)?"
+    r"|is (?:no longer valid|obsolete|outdated|void|dead|cancel(?:l)?ed|gone)"
+    r"|(?:is|are) not (?:a thing|valid) any ?more)"
     rf"{_POLITE_END}",
     _FLAGS,
 )
@@ -55,7 +56,7 @@ _EN_MEMORY_REF = lazy_compile(
     _FLAGS,
 )
 _EN_DISMISS = lazy_compile(
-    r"\s*(?:(?:please|pls|ok|okay|also|and|just|actually)\s*[,]?\s*)*"
+    r"\s*+(?:(?:please|pls|ok|okay|also|and|just|actually)\s*+[,]?\s*+)*"
     r"(?P<cue>never ?mind|nevermind|ignore|disregard|scrap|ditch|drop|cancel|revoke|retract"
     r"|throw out|toss|kill)\s+(?P<object>.+)$",
     _FLAGS,

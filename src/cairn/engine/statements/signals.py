@@ -36,8 +36,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from cairn.engine.statements.language import _CJK, _LATIN_WORD, language_of
 from cairn.engine.statements.signal_cues import (  # the grammar's tables
-    _CJK,
     _CLAUSE_JUNK,
     _CLAUSE_PUNCT,
     _CONCESSIVE,
@@ -54,7 +54,6 @@ from cairn.engine.statements.signal_cues import (  # the grammar's tables
     _EN_NOMINAL_BEFORE,
     _EN_REPORT,
     _FLAGS,
-    _LATIN_WORD,
     _NEGATED_BEFORE,
     _POLITE_QUESTION,
     _QUOTE_PAIRS,
@@ -69,7 +68,6 @@ from cairn.engine.statements.signal_cues import (  # the grammar's tables
     _Cue,
     _CueKind,
     any_cue,
-    language_of,
 )
 from cairn.engine.statements.signal_forms import _ZH_ASKS, _ends_in_cjk, _starts_in_cjk
 from cairn.engine.statements.signal_forms import match_unmarked_edit as _edit
@@ -111,12 +109,12 @@ class _Clause:
 _EN_LEADIN = (
     r"(?:(?:please|pls|ok(?:ay)?|also|and|now|just|actually|hey|so|oh|yes|"
     r"(?:you|u) (?:can|could|should|may|might)|(?:can|could|would) you|"
-    r"i (?:want|need) you to|go ahead and)\s*[,，]?\s*)*"
+    r"i (?:want|need) you to|go ahead and)\s*+[,，]?\s*+)*"
 )
 _ZH_LEADIN = r"(?:请|麻烦|帮我|那就|就|以后|今后|也|你可以|可以|好的|好|嗯|算了|还是)*[，,]?\s*"
 
 _FORGET_VERB = lazy_compile(
-    rf"\s*{_EN_LEADIN}(?P<verb>forget|unlearn|stop remembering|no longer remember|"
+    rf"\s*+{_EN_LEADIN}(?P<verb>forget|unlearn|stop remembering|no longer remember|"
     r"(?:don't|do not) remember)(?![A-Za-z])"
     rf"|\s*{_ZH_LEADIN}(?P<zverb>忘掉|忘记|忘了(?=吧|它|这|那|我|以前|之前)|"
     r"(?:别再|不要再|不用再|不必再|无需再|别|不要)记(?:住|着|得)?(?!录|下))",
@@ -125,7 +123,7 @@ _FORGET_VERB = lazy_compile(
 # "forget it" / "forget about it" standing alone is a dismissal ("never mind"), not a request.
 _FORGET_DISMISSAL = lazy_compile(r"\s*(?:about\s+)?it\s*(?:[,，.!。！—-]|$)", _FLAGS)
 _REMOVE_VERB = lazy_compile(
-    rf"\s*{_EN_LEADIN}(?P<verb>delete|remove|drop|erase|clear|discard|scrap|wipe|get rid of)"
+    rf"\s*+{_EN_LEADIN}(?P<verb>delete|remove|drop|erase|clear|discard|scrap|wipe|get rid of)"
     r"(?![A-Za-z])",
     _FLAGS,
 )
@@ -159,13 +157,13 @@ _STATEMENT_EDGE = ' \t,，:：;；.。!！?？"“”「」'
 # --- correction grammar ----------------------------------------------------------------------
 
 _CORRECTION_STRONG = lazy_compile(
-    r"\s*(?:(?:sorry|oops|wait|no|ok(?:ay)?|oh|hmm)\s*[,，!]?\s*)*"
+    r"\s*+(?:(?:sorry|oops|wait|no|ok(?:ay)?|oh|hmm)\s*+[,，!]?\s*+)*"
     r"(?P<cue>i meant(?! to(?![A-Za-z]))|what i meant (?:was|is)|correction\s*[:：—–-]"
     r"|let me correct (?:myself|that)|to correct (?:myself|what i said)|i misspoke"
     r"|i (?:was wrong|got (?:that|it) wrong)|scratch that|on second thought"
     r"|(?:change|update|amend|correct) (?:the|that|my) (?:[\w.-]+ ){0,3}?"
     r"(?:rule|preference|note|memory))(?![A-Za-z])"
-    r"|\s*(?P<zcue>更正(?:一下)?|纠正(?:一下)?|我?(?:刚才|之前)?说错了|我的意思是|我是说"
+    r"|\s*+(?P<zcue>更正(?:一下)?|纠正(?:一下)?|我?(?:刚才|之前)?说错了|我的意思是|我是说"
     r"|改一下(?:刚才|之前)?(?:那条|这条|说的)?)",
     _FLAGS,
 )
@@ -379,17 +377,23 @@ def _is_question(sentence: str) -> bool:
     return asks and not _POLITE_QUESTION.match(body)
 
 
+_GATED_CUES = tuple(c for c in _CUES if c.needs)  # scanned only where their words are
+
+
 def _scored_hits(masked: str) -> Iterator[_Hit]:
     instructing = [
         (start, end, _gives_instruction(masked, start, end))
         for start, end in _sentence_bounds(masked)
     ]
     for clause in _clauses(masked):
-        if any_cue().search(masked, clause.start, clause.end) is None:
+        words = masked[clause.start : clause.end]
+        gated = [c for c in _GATED_CUES if any(w in words for w in c.needs)]
+        if not gated and any_cue().search(masked, clause.start, clause.end) is None:
             continue  # no cue in the clause: each cue's scan below would find nothing
+        cues = [c for c in _CUES if not c.needs or c in gated]
         candidates = [
             (cue, match)
-            for cue in _CUES
+            for cue in cues
             for match in cue.pattern.finditer(masked, clause.start, clause.end)
         ]
         # Longest phrase first, so "from now on" is not also read as "for now" and "就这一次"
