@@ -33,3 +33,17 @@ def language_of(text: str) -> str:
     if english_share > 0.9:
         return "en"
     return "mixed"
+
+
+def last_latin_word(text: str) -> str | None:
+    """The last of ``_LATIN_WORD.findall(text)``, read from the text's tail: a word never
+    holds a blank, so the words after a blank are those of the whole text after it (a
+    clause with a cue at every word read its whole beginning again for each)."""
+    tail = text[-256:]
+    blank = tail.find(" ")
+    if len(text) > len(tail) and blank >= 0:
+        found = _LATIN_WORD.findall(tail[blank:])
+        if found:
+            return str(found[-1])
+    words = _LATIN_WORD.findall(text)
+    return str(words[-1]) if words else None

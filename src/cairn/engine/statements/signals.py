@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from cairn.engine.statements.language import _CJK, _LATIN_WORD, language_of
+from cairn.engine.statements.language import _CJK, _LATIN_WORD, language_of, last_latin_word
 from cairn.engine.statements.signal_cues import (  # the grammar's tables
     _CLAUSE_JUNK,
     _CLAUSE_PUNCT,
@@ -454,8 +454,8 @@ def _context_factor(
 
 
 def _english_adverb_factor(cue_text: str, before: str, after: str) -> float:
-    words = [w.lower() for w in _LATIN_WORD.findall(before)]
-    previous = words[-1] if words else None
+    last = last_latin_word(before)
+    previous = last.lower() if last is not None else None
     if _ends_in_cjk(before):
         # Mixed text: "这个 repo 里 always 用 pnpm". The word before the adverb is Chinese
         # (a topic phrase), so the last Latin word ("repo") is not its subject.
@@ -477,9 +477,9 @@ def _english_adverb_factor(cue_text: str, before: str, after: str) -> float:
     if _starts_in_cjk(after):
         # "always 用 pnpm" instructs; "always 返回 None" describes, as in Chinese alone.
         return 0.3 if _ZH_DESCRIPTIVE_NEXT.match(after.lstrip()) else 1.0
-    following = _LATIN_WORD.findall(after)
-    if following:
-        nxt = following[0].lower()
+    following = _LATIN_WORD.search(after)
+    if following is not None:
+        nxt = following.group().lower()
         if nxt in {"always", "never", "ever"}:
             return 1.0
         third_person = nxt.endswith("s") and not nxt.endswith(("ss", "us", "is")) and len(nxt) > 3
