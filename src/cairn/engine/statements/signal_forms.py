@@ -123,3 +123,33 @@ def _ends_in_cjk(text: str) -> bool:
 def _starts_in_cjk(text: str) -> bool:
     stripped = text.lstrip()
     return bool(stripped) and bool(_CJK_CHAR.match(stripped[0]))
+
+
+# The markers of a correction (signals._match_correction).
+
+_CORRECTION_STRONG = lazy_compile(
+    r"\s*+(?:(?:sorry|oops|wait|no|ok(?:ay)?|oh|hmm)\s*+[,，!]?\s*+)*"
+    r"(?P<cue>i meant(?! to(?![A-Za-z]))|what i meant (?:was|is)|correction\s*[:：—–-]"
+    r"|let me correct (?:myself|that)|to correct (?:myself|what i said)|i misspoke"
+    r"|i (?:was wrong|got (?:that|it) wrong)|scratch that|on second thought"
+    r"|(?:change|update|amend|correct) (?:the|that|my) (?:[\w.-]+ ){0,3}?"
+    r"(?:rule|preference|note|memory))(?![A-Za-z])"
+    r"|\s*+(?P<zcue>更正(?:一下)?|纠正(?:一下)?|我?(?:刚才|之前)?说错了|我的意思是|我是说"
+    r"|改一下(?:刚才|之前)?(?:那条|这条|说的)?)",
+    _FLAGS,
+)
+_CORRECTION_WEAK = lazy_compile(
+    r"\s*(?P<cue>actually(?=[\s,，!])|(?:no|nope|wait|oops)(?=\s*[,，!])"
+    r"|(?:不对|不是的|其实|等等|等一下|哦不)(?:[，,\s]*不对)*)",
+    _FLAGS,
+)
+# "X, not Y" names the replaced value even without an instruction ("it's staging-2, not 1");
+# so do "make it X", "switch to X", "不对，是 X", "应该是 X".
+_REPLACED_VALUE = lazy_compile(
+    r"[,，]\s*(?:not|不是|而不是)\s*\S|^[\s,，:：]*(?:make (?:it|that)|switch to|go with"
+    r"|stick (?:to|with)|(?:change|set) (?:it|that) to|是|应该|应当|改成|换成)",
+    _FLAGS,
+)
+# Both branches of the strong marker open with the blanks before it, taken whole: a start
+# inside a run of them reaches the same place as the run's first (a line per clause).
+_BLANK_RUN = lazy_compile(r"\s*")

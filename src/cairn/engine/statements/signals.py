@@ -69,7 +69,15 @@ from cairn.engine.statements.signal_cues import (  # the grammar's tables
     _CueKind,
     any_cue,
 )
-from cairn.engine.statements.signal_forms import _ZH_ASKS, _ends_in_cjk, _starts_in_cjk
+from cairn.engine.statements.signal_forms import (
+    _BLANK_RUN,
+    _CORRECTION_STRONG,
+    _CORRECTION_WEAK,
+    _REPLACED_VALUE,
+    _ZH_ASKS,
+    _ends_in_cjk,
+    _starts_in_cjk,
+)
 from cairn.engine.statements.signal_forms import match_unmarked_edit as _edit
 from cairn.engine.statements.signal_forms import match_verdict_forget as _verdict
 from cairn.patterns import lazy_compile
@@ -154,43 +162,22 @@ _ZH_FORGET_TAIL = lazy_compile(
 )
 _STATEMENT_EDGE = ' \t,，:：;；.。!！?？"“”「」'
 
-# --- correction grammar ----------------------------------------------------------------------
-
-_CORRECTION_STRONG = lazy_compile(
-    r"\s*+(?:(?:sorry|oops|wait|no|ok(?:ay)?|oh|hmm)\s*+[,，!]?\s*+)*"
-    r"(?P<cue>i meant(?! to(?![A-Za-z]))|what i meant (?:was|is)|correction\s*[:：—–-]"
-    r"|let me correct (?:myself|that)|to correct (?:myself|what i said)|i misspoke"
-    r"|i (?:was wrong|got (?:that|it) wrong)|scratch that|on second thought"
-    r"|(?:change|update|amend|correct) (?:the|that|my) (?:[\w.-]+ ){0,3}?"
-    r"(?:rule|preference|note|memory))(?![A-Za-z])"
-    r"|\s*+(?P<zcue>更正(?:一下)?|纠正(?:一下)?|我?(?:刚才|之前)?说错了|我的意思是|我是说"
-    r"|改一下(?:刚才|之前)?(?:那条|这条|说的)?)",
-    _FLAGS,
-)
-_CORRECTION_WEAK = lazy_compile(
-    r"\s*(?P<cue>actually(?=[\s,，!])|(?:no|nope|wait|oops)(?=\s*[,，!])"
-    r"|(?:不对|不是的|其实|等等|等一下|哦不)(?:[，,\s]*不对)*)",
-    _FLAGS,
-)
-# "X, not Y" names the replaced value even without an instruction ("it's staging-2, not 1");
-# so do "make it X", "switch to X", "不对，是 X", "应该是 X".
-_REPLACED_VALUE = lazy_compile(
-    r"[,，]\s*(?:not|不是|而不是)\s*\S|^[\s,，:：]*(?:make (?:it|that)|switch to|go with"
-    r"|stick (?:to|with)|(?:change|set) (?:it|that) to|是|应该|应当|改成|换成)",
-    _FLAGS,
-)
-
 
 def _match_correction(original: str, masked: str) -> tuple[str, str, float] | None:
     """Return (cue, the corrected statement, confidence) when the user corrects a rule."""
     found: tuple[int, int, bool] | None = None
+    blanks_end = -1  # a start in the blanks a failed start began with fails alike
     for start, _ in _clause_spans(masked):
+        if start < blanks_end:
+            continue
         # Not bounded by the clause: "Correction:" ends at the colon that splits clauses.
         strong = _CORRECTION_STRONG.match(masked, start)
         if strong is not None:
             group = "cue" if strong.group("cue") else "zcue"
             found = (strong.start(group), strong.end(group), True)
             break
+        blanks = _BLANK_RUN.match(masked, start)  # r"\s*" always matches
+        blanks_end = blanks.end() if blanks is not None else start
     if found is None:
         weak = _CORRECTION_WEAK.match(masked)
         if weak is None:
