@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,44 @@ def test_version_alone_is_answered_as_click_answers_it_without_importing_click()
     code += " if m.startswith(('click', 'cairn.cli.main', 'cairn.engine'))))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == [whole, "[]"]
+
+
+_GC_AT_EXIT = """
+import atexit, gc, json, sys
+out, argv = sys.argv[1], sys.argv[2:]
+atexit.register(lambda: open(out, "w").write(json.dumps(
+    {"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()})))
+sys.argv = ["cairn", *argv]
+from cairn.cli.fast import main
+main()
+"""
+
+
+def test_a_plain_recall_runs_without_the_cyclic_collector_and_every_command_exits_frozen(
+    tmp_path: Path,
+) -> None:
+    """A process that is about to end does not walk its heap again: a plain recall (one
+    query and out) runs with the cyclic collector off, and every command of the whole
+    command line freezes what it holds before exit; a command that stays (``remember``
+    here) keeps the collector on while it runs."""
+    import json
+    import subprocess
+    import sys
+
+    home = make_home(tmp_path)
+
+    def at_exit(*argv: str) -> dict[str, object]:
+        out = tmp_path / "gc.json"
+        done = subprocess.run(
+            [sys.executable, "-c", _GC_AT_EXIT, str(out), *argv], capture_output=True,
+            text=True, env={**os.environ, "CAIRN_HOME": str(home)}, cwd=tmp_path, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        found: dict[str, object] = json.loads(out.read_text(encoding="utf-8"))
+        return found
+
+    remembered = at_exit("remember", "We deploy with blue-green releases.")
+    assert remembered["enabled"] is True and remembered["frozen"] != 0
+    recalled = at_exit("recall", "blue-green")
+    assert recalled["enabled"] is False and recalled["frozen"] != 0
+    assert at_exit("recall", "blue-green", "--limit", "3")["enabled"] is True
