@@ -32,6 +32,10 @@ SHAPES: list[tuple[Callable[[int], str], str]] = [
     (lambda n: "sorry, " * n + "i meant pnpm, not npm", "correct"),
     (lambda n: "x" * (n * 50), "neutral"),
     (lambda n: "中/" * (n * 20), "neutral"),
+    # A run of path characters, then the place cue's own words: the path part was re-read
+    # from every place in the run (100,000 characters: 21 s).
+    (lambda n: "src/" + "x" * (n * 50) + " / 下 不要", "neutral"),
+    (lambda n: "src/a" + " " * (n * 50) + "/ 下 不要", "neutral"),
 ]
 
 
@@ -49,6 +53,8 @@ def test_a_place_prohibition_is_still_read_with_its_words_anywhere_in_the_clause
         "src/api 下面的代码不要用全局变量",
         "代码都在src/里但是tests/下面不要动",
         "lib/下别改",
+        "/etc/nginx 下面不要改配置",
+        "我们项目所有的代码src/api下面不要用全局变量",
     ):
         assert read_statement(text).signal == "rule", text
 
