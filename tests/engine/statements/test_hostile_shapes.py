@@ -36,6 +36,8 @@ SHAPES: list[tuple[Callable[[int], str], str]] = [
     # from every place in the run (100,000 characters: 21 s).
     (lambda n: "src/" + "x" * (n * 50) + " / 下 不要", "neutral"),
     (lambda n: "src/a" + " " * (n * 50) + "/ 下 不要", "neutral"),
+    # Many cues in one clause: each was checked against every one taken before it.
+    (lambda n: "always " * (n * 7), "rule"),
 ]
 
 

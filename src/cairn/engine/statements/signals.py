@@ -80,6 +80,7 @@ from cairn.engine.statements.signal_forms import (
 )
 from cairn.engine.statements.signal_forms import match_unmarked_edit as _edit
 from cairn.engine.statements.signal_forms import match_verdict_forget as _verdict
+from cairn.engine.statements.spans import TakenSpans
 from cairn.patterns import lazy_compile
 
 __all__ = ["SignalClassification", "SignalKind", "classify_statement", "mask_quotes"]
@@ -386,11 +387,11 @@ def _scored_hits(masked: str) -> Iterator[_Hit]:
         # Longest phrase first, so "from now on" is not also read as "for now" and "就这一次"
         # not also as "这一次".
         candidates.sort(key=lambda item: (item[1].start() - item[1].end(), item[1].start()))
-        taken: list[tuple[int, int]] = []
+        taken = TakenSpans()
         for cue, match in candidates:
-            if any(match.start() < end and start < match.end() for start, end in taken):
+            if taken.overlaps(match.start(), match.end()):
                 continue
-            taken.append((match.start(), match.end()))
+            taken.take(match.start(), match.end())
             factor = _context_factor(cue, match, masked, clause, instructing)
             if factor > 0.0:
                 damping = 0.3 if clause.question else 1.0
