@@ -8,7 +8,8 @@ from pathlib import Path
 from cairn import Memory
 from cairn.adapters.hashing import HashingEmbedder
 from cairn.model import Record
-from cairn.storage.ports import RecordChange, RuleQuery
+from cairn.storage.ports import LaneFilter, RecordChange, RuleQuery
+from cairn.storage.sql.reads import SqlReads
 from cairn.storage.sqlite.record_store import SqliteRecordStore
 
 KINDS = ("policy", "preference", "profile", "skill")
@@ -119,3 +120,54 @@ def test_reads_inside_a_write_are_never_kept(tmp_path: Path) -> None:
     after = store.rule_candidates(query)
     assert after == warm == plain(store, query)
     store.close()
+
+
+def plain_rows(store: SqliteRecordStore, where: LaneFilter, rows: list[int]) -> list[object]:
+    """The shared SQL read's records by row, in its order, decoded from nothing."""
+    fresh = SqliteRecordStore(store.path)
+    try:
+        return list(SqlReads.records_by_rows(fresh, where, rows).items())
+    finally:
+        fresh.close()
+
+
+def all_rows(store: SqliteRecordStore) -> list[int]:
+    return [int(r[0]) for r in store._all("SELECT row FROM records ORDER BY row", ())]
+
+
+def test_records_by_rows_are_the_plain_read_and_never_stale(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    with Memory.open(path, config={}, embedder=HashingEmbedder()) as mem:
+        fill(mem)
+        mem.for_tenant("other").remember("Another tenant's rule", kind="policy")
+    reader = SqliteRecordStore(path)  # a long-lived process, its caches warm
+    mine, theirs = LaneFilter("default", "default"), LaneFilter("other", "default")
+    rows = all_rows(reader)
+    asked = [*reversed(rows[::3]), rows[1], rows[1], 10_000_000]  # repeats, a missing row
+    for where in (mine, theirs):
+        first = reader.records_by_rows(where, asked)
+        again = reader.records_by_rows(where, asked)  # from the decoded rows
+        assert list(first.items()) == list(again.items()) == plain_rows(reader, where, asked)
+    assert reader.records_by_rows(theirs, rows) and all(
+        r.tenant == "other" for r in reader.records_by_rows(theirs, rows).values()
+    )
+    with Memory.open(path, config={}, embedder=HashingEmbedder()) as writer:  # another one
+        target = reader.records_by_rows(mine, rows)[rows[4]]
+        writer.correct(target.id, "Rule corrected: run the whole suite")
+        writer.forget(reader.records_by_rows(mine, rows)[rows[6]].id)
+    rows = all_rows(reader)
+    after = reader.records_by_rows(mine, rows)
+    assert list(after.items()) == plain_rows(reader, mine, rows)
+    assert any(r.body == "Rule corrected: run the whole suite" for r in after.values())
+    try:
+        with reader.transaction() as tx:
+            found = tx.current("default", "default", target.id)
+            assert found is not None
+            tx.update_record(found[0], RecordChange(body="changed, then rolled back"))
+            inside = reader.records_by_rows(mine, [found[0]])
+            assert inside[found[0]].body == "changed, then rolled back"
+            raise RuntimeError("roll back")
+    except RuntimeError:
+        pass
+    assert list(reader.records_by_rows(mine, rows).items()) == plain_rows(reader, mine, rows)
+    reader.close()

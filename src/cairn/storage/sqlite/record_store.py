@@ -32,7 +32,14 @@ import numpy as np
 
 from cairn.errors import InvalidInput, StorageError
 from cairn.model import Record
-from cairn.storage.ports import ChangeBatch, FeedPosition, PendingPurge, RuleQuery, StoreStats
+from cairn.storage.ports import (
+    ChangeBatch,
+    FeedPosition,
+    LaneFilter,
+    PendingPurge,
+    RuleQuery,
+    StoreStats,
+)
 from cairn.storage.sql.dialect import SQLITE
 from cairn.storage.sql.journal import SqlJournal
 from cairn.storage.sql.reads import SqlReads
@@ -169,6 +176,32 @@ class SqliteRecordStore(SqlReads, SqlJournal, SqlUpkeep):
                 finally:
                     if self._conn.in_transaction:
                         self._conn.execute("COMMIT")
+
+    def records_by_rows(self, where: LaneFilter, rows: Sequence[int]) -> dict[int, Record]:
+        """The shared read's records, decoded once per row content (:mod:`.decoded`): a
+        recall reads its few dozen fused rows up to three times (the topic, the date
+        prior, the fetch), and the daemon's recalls keep finding the same memories."""
+        wanted = list(dict.fromkeys(int(r) for r in rows))
+        with self._lock:
+            if not wanted or self._conn.in_transaction:  # inside a write: nothing is kept
+                return super().records_by_rows(where, wanted)
+            with self._failing():
+                self._conn.execute("BEGIN")  # one snapshot: the listing and the rows read
+                try:
+                    listed = []
+                    for chunk in SQLITE.chunks(wanted):
+                        marks = ", ".join("?" * len(chunk))
+                        # As the shared read: by row id, then the namespace (its order too).
+                        listed += self._conn.execute(
+                            f"SELECT row, change_seq FROM records WHERE row IN ({marks})"
+                            " AND +tenant = ? AND +agent = ?",
+                            [*chunk, where.tenant, where.agent],
+                        ).fetchall()
+                    found = self._decoded.records(self._conn, listed)
+                finally:
+                    if self._conn.in_transaction:
+                        self._conn.execute("COMMIT")
+        return {int(row): record for (row, _), record in zip(listed, found, strict=True)}
 
     def vectors_by_hash(self, tenant: str, agent: str, model: str) -> dict[str, np.ndarray]:
         found = self._all(
