@@ -34,6 +34,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from cairn.engine.statements.language import _CJK, _LATIN_WORD, language_of, last_latin_word
@@ -204,7 +205,14 @@ def _match_correction(original: str, masked: str) -> tuple[str, str, float] | No
 
 
 def classify_statement(text: str, *, edits: bool = True) -> SignalClassification:
-    """Classify one statement (the module docstring); ``edits=False``: not as an unmarked edit."""
+    """Classify one statement (the module docstring); ``edits=False``: not as an unmarked edit.
+    A pure function of its arguments: a hook reads its prompt as a signal, then as a task."""
+    if len(text) > _KEPT_CHARS:
+        return _classify(text, edits)
+    return _kept(text, edits)
+
+
+def _classify(text: str, edits: bool) -> SignalClassification:
     stripped = text.strip()
     masked = mask_quotes(stripped)
     language = language_of(masked if masked.strip() else stripped)
@@ -484,3 +492,7 @@ def _is_fronted(before: str, cue_text: str) -> bool:
     if lowered.startswith(("just ", "only ")) or lowered.endswith(" only"):
         return True
     return all(word.lower() in _EN_FRONT_LEADS for word in _LATIN_WORD.findall(before))
+
+
+_KEPT_CHARS = 2000  # a longer text is classified again, not kept
+_kept = lru_cache(maxsize=64)(_classify)
