@@ -123,6 +123,27 @@ def test_a_prompt_that_states_a_rule_stores_it_for_this_repository(home: Path, r
     assert len([m for m in memories(home, repo) if "linter" in m["body"]]) == 1
 
 
+def test_a_prompt_holding_half_a_surrogate_pair_is_still_read_and_answered(
+    home: Path, repo: Path
+) -> None:
+    # json.dumps writes the lone half as the escape a host would send ("\\ud83d").
+    seed(home, repo)
+    out = hook(home, repo, "prompt", "prompt-rule", prompt="From now on, always lint \ud83d")
+    assert out is not None
+    assert out["systemMessage"].startswith("cairn remembered for this repository:")
+    stored = [m for m in memories(home, repo) if "lint" in m["body"]]
+    assert [m["body"] for m in stored] == ["From now on, always lint \ufffd"]
+    out = hook(
+        home,
+        repo,
+        "prompt",
+        "prompt-task",
+        session_id="a-session-given-nothing-yet",
+        prompt="Install the dependencies and run the tests. \udfff",
+    )
+    assert "pnpm" in context_of(out)
+
+
 def test_a_one_off_holds_for_this_task_only_and_is_never_stored(home: Path, repo: Path) -> None:
     seed(home, repo)
     before = len(memories(home, repo))

@@ -12,6 +12,7 @@ Empty output changes nothing. Another host is one more module like this one.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from cairn.hooks.events import HookEvent, HookInputError, HookKind, HookReply
@@ -23,6 +24,7 @@ EVENT_NAMES: dict[HookKind, str] = {
     "stop": "Stop",
 }
 MAX_INPUT_BYTES = 16 * 1024 * 1024  # an event is small; a prompt may hold a pasted file
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -44,7 +46,10 @@ def _text(data: dict[str, Any], key: str, *, required: bool = False) -> str | No
         return None
     if not isinstance(value, str):
         raise HookInputError(f"the {key} field is not a string")
-    return value
+    # A host that cuts a prompt may cut a surrogate pair in two, and JSON carries the half
+    # as an escape. Refused further in, the whole prompt would get no memory and store no
+    # rule, with only a log line to say so: the half is the character it cannot be.
+    return _LONE_SURROGATE.sub("\ufffd", value)
 
 
 def parse_event(kind: HookKind, raw: bytes) -> HookEvent:
