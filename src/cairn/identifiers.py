@@ -9,6 +9,10 @@ import time
 
 from cairn.errors import InvalidInput
 from cairn.limits import MAX_ID_CHARS, MAX_NAME_CHARS
+from cairn.patterns import lazy_compile
+
+# A project's id as cairn makes it from a repository (adapters/repository.py).
+PROJECT_ID = lazy_compile(r"(?:git|remote|path):[0-9a-f]{16}")
 
 
 def check_name(what: str, value: object) -> str:
@@ -30,11 +34,12 @@ def check_name(what: str, value: object) -> str:
 
 def record_id_of(text: object, what: str = "memory") -> str:
     """A memory (or application) id as stored: trimmed, upper case, bounded, printable."""
+    article = "an" if what[:1] in "aeiou" else "a"
     if not isinstance(text, str) or not text.strip():
-        raise InvalidInput(f"a {what} id is needed")
+        raise InvalidInput(f"{article} {what} id is needed")
     cleaned = text.strip().upper()
     if len(cleaned) > MAX_ID_CHARS or not cleaned.isprintable():
-        raise InvalidInput(f"not a {what} id: {text[:MAX_ID_CHARS]!r}")
+        raise InvalidInput(f"not {article} {what} id: {text[:MAX_ID_CHARS]!r}")
     return cleaned
 
 

@@ -46,6 +46,7 @@ MAX_ID_CHARS: Final = 64  # a memory's or an application's id
 MAX_LIST_ITEMS: Final = 100  # tags, selectors of one kind, journal types, tools of a turn
 MAX_PATHS: Final = 10_000  # the paths a task touches
 MAX_EVIDENCE_ITEMS: Final = 100_000
+MAX_CITED: Final = 1000  # the observations one learning delta cites as its evidence
 MAX_BATCH: Final = 100_000  # memories of one ingest call or one batch
 MAX_STEPS: Final = 100_000  # the steps an observed episode took
 MAX_RESULTS: Final = 1000  # what one recall returns

@@ -17,8 +17,9 @@ import pytest
 
 from cairn import Memory
 from cairn.adapters.hashing import HashingEmbedder
-from cairn.errors import Conflict
+from cairn.errors import Conflict, InvalidInput
 from cairn.provider.attribution import COMMAND_LINE, Attribution, attribute, token_session
+from cairn.provider.client import attributed
 from cairn.provider.contract import FeedbackRequest, TaskQuery
 from cairn.provider.contract.learning import ObserveRequest
 from cli_runner import invoke_cairn, use_test_embedder
@@ -55,6 +56,28 @@ def test_attribution_replaces_what_a_caller_claims() -> None:
     cli = attribute(said, COMMAND_LINE)
     assert (cli.session_id, cli.sender) == (None, None)
     assert attribute(claimed, None) is claimed  # the embedded library: its own word
+
+
+def test_what_a_serving_process_attributes_is_checked_as_the_request_is() -> None:
+    """A hook's session is its host's word: set on the request after it was built, it is
+    checked as the request's own field is (model_copy would take it unchecked, and the
+    journal no longer checks a session again), in the contract's one line."""
+    said = FeedbackRequest(
+        idempotency_key="k", application_id="01ARZ3NDEKTSV4RRFFQ69G5FAV", outcome="ignored"
+    )
+    seen = ObserveRequest(idempotency_key="k", success=True)
+    for request in (said, seen):
+        for session, message in (
+            ("a b", "session id 'a b' must be printable, without spaces"),
+            ("s\n1", "session id contains the character U+000A (it must be one line)"),
+            ("x" * 201, "session id is 201 characters; the limit is 200"),
+        ):
+            with pytest.raises(InvalidInput) as refused:
+                attributed(request, Attribution(session, verified=True))
+            assert str(refused.value) == message
+        with pytest.raises(InvalidInput, match=r"^sender contains a NUL byte$"):
+            attributed(request, Attribution("s1", sender="a\x00b"))
+        assert attributed(request, Attribution(" s1 ")).session_id == "s1"  # as stored
 
 
 def test_the_users_rules_outlive_failures_and_are_flagged(tmp_path: Path, clock) -> None:

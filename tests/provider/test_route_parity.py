@@ -611,6 +611,145 @@ def test_every_request_of_the_registry_is_served_alike_on_every_route(
             assert alike(a_, b_), f"{a[0]}:\n  local {a_!r}\n  {name} {b_!r}"
 
 
+# -- input the services take as the contract checked it -------------------------------------
+
+LINE = "the character U+000A (it must be one line)"
+# (request, its fields ("rid": the route's memory, "app": its application), the one line)
+REFUSED: list[tuple[type[Any], dict[str, Any], str]] = [
+    (c.ListQuery, {"tag": "a\nb"}, f"tag contains {LINE}"),
+    (c.ListQuery, {"tag": 5}, "tag must be text, not an integer"),
+    (c.ListQuery, {"text": "a\x00b"}, "text contains a NUL byte"),
+    (c.ListQuery, {"project_id": "x\ny"}, f"project id contains {LINE}"),
+    (c.ListQuery, {"as_of": "2026-13-45"}, "as_of is not an ISO-8601 time: '2026-13-45'"),
+    (c.JournalQuery, {"session_id": "a\nb"}, f"session id contains {LINE}"),
+    (c.JournalQuery, {"episode_id": "\x07"}, "episode id contains the character U+0007"),
+    (c.ShowQuery, {"record_id": "\x07abc"}, "not a memory id: '\\x07abc'"),
+    (c.ShowQuery, {"record_id": "  "}, "a memory id is needed"),
+    (c.ShowQuery, {"record_id": "rid", "as_of": "soon"}, "as_of is not an ISO-8601 time: 'soon'"),
+    (c.RecallQuery, {"query": "x", "as_of": "not a time"},
+     "as_of is not an ISO-8601 time: 'not a time'"),
+    (c.ForgetRequest, {"record_id": "rid", "reason": "x" * 300},
+     f"unknown reason {'x' * 300!r:.60} (expected one of: 'user-remove', 'markdown-delete' or "
+     "'negative-feedback')"),
+    (c.RememberRequest, {"body": "Use tabs.", "idempotency_key": "a\nb"},
+     f"idempotency key contains {LINE}"),
+    (c.FeedbackRequest, {"application_id": "app", "outcome": "ignored", "sender": "a\x00b"},
+     "sender contains a NUL byte"),
+    (c.FeedbackRequest, {"application_id": "app", "outcome": "ignored", "session_id": "a b"},
+     "session id 'a b' must be printable, without spaces"),
+    (c.FeedbackRequest, {"application_id": "\x01", "outcome": "ignored"},
+     "not an application id: '\\x01'"),
+    (lc.ObserveRequest, {"success": True, "occurred_at": "yesterday"},
+     "occurred_at is not an ISO-8601 time: 'yesterday'"),
+    (lc.ObserveRequest, {"success": True, "session_id": "a b"},
+     "session id 'a b' must be printable, without spaces"),
+    (lc.DeltaRequest, {"op": "create", "statement": "Rerun.", "project_id": "x\ny"},
+     f"project_id contains {LINE}"),
+    (lc.DeltaRequest, {"op": "create", "statement": "Rerun.", "evidence": ["e"] * 1001},
+     "evidence has 1,001 items; the limit is 1,000"),
+    (lc.DeltaRequest, {"op": "create", "statement": "Rerun.", "title": "a\nb"},
+     f"title contains {LINE}"),
+    (lc.ReviewRequest, {"transcript": "user: hi\x00"}, "transcript contains a NUL byte"),
+    (lc.AskQuery, {"question": "why?", "project_id": "x\ny"}, f"project id contains {LINE}"),
+    (pc.NameProjectRequest, {"project_id": "nope", "name": "app"}, "not a project id: 'nope'"),
+    (pc.NameProjectRequest, {"project_id": "git:0123456789abcdef", "name": "a\nb"},
+     f"project name contains {LINE}"),
+    (c.ImportRequest, {"lines": [], "source": "a\nb"}, f"import source contains {LINE}"),
+]  # fmt: skip
+
+
+# (a method of cairn.Memory, its arguments, the one line)
+API_REFUSED: list[tuple[str, tuple[str, ...], dict[str, Any], str]] = [
+    ("list", (), {"tag": "a\nb"}, f"tag contains {LINE}"),
+    ("get", ("\x07abc",), {}, "not a memory id: '\\x07abc'"),
+    ("forget", ("rid",), {"reason": "x" * 300}, REFUSED[11][2]),
+    ("remember", ("Use tabs.",), {"event_id": "a\nb"}, f"idempotency key contains {LINE}"),
+    ("feedback", ("app", "ignored"), {"sender": "a\x00b"}, "sender contains a NUL byte"),
+]
+
+
+def _journal(client: Any) -> list[str]:
+    return [e.event_id for e in client.value(c.JournalQuery)]
+
+
+def test_bad_ids_filters_keys_and_reasons_are_refused_alike_on_every_route(
+    parity: Parity, routes: Routes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the services take as the contract checked it (ids, filters, times, keys, a
+    forget's reason, who reported an outcome, a delta's fields, a project's name) is refused
+    in the contract's one line, alike in process, through the daemon, through the remote
+    provider, as raw HTTP to the server and by the command line; and nothing changes."""
+    from cairn.errors import InvalidInput
+    from cairn.memory import Memory
+    from cairn.provider.client import Client
+
+    tenant = parity.routes["local"].tenant
+    monkeypatch.setenv(TOKEN_ENV, parity.routes["remote"].env[TOKEN_ENV])
+    wrong: list[str] = []
+    for name, provider in _providers(routes, tenant):
+        client = Client(provider)
+        made = provider.apply(c.RememberRequest(body="Always use pnpm.", idempotency_key="r"))
+        ids = {"rid": made.record.id}
+        ids["app"] = (
+            provider.query(c.TaskQuery(task="install with pnpm")).resident[0].application_id
+        )
+        before = _journal(client)
+        for model, fields, message in REFUSED:
+            data = {k: ids.get(v, v) if isinstance(v, str) else v for k, v in fields.items()}
+            try:
+                if registry.BY_REQUEST[model].kind == "query":
+                    client.query(model, object, **data)
+                else:
+                    client.apply(model, object, data.pop("idempotency_key", None), **data)
+            except InvalidInput as exc:
+                if str(exc) != message:
+                    wrong.append(f"{name} {model.__name__}: {exc}")
+            else:
+                wrong.append(f"{name} {model.__name__} {fields}: served")
+        api = Memory(provider)  # the Python API over the same route
+        for method, args, keywords, message in API_REFUSED:
+            try:
+                getattr(api, method)(*(ids.get(a, a) for a in args), **keywords)
+            except InvalidInput as exc:
+                if str(exc) != message:
+                    wrong.append(f"{name} API {method}: {exc}")
+            else:
+                wrong.append(f"{name} API {method} {keywords}: served")
+        if name == "remote":  # the server's own parse, as JSON from any HTTP client
+            http = routes.server.client(parity.routes["remote"].env[TOKEN_ENV])
+            for model, fields, message in REFUSED:
+                route = registry.BY_REQUEST[model]
+                body = {k: ids.get(v, v) if isinstance(v, str) else v for k, v in fields.items()}
+                body[route.tag] = route.names[0]
+                if route.kind == "apply":
+                    body.setdefault("idempotency_key", f"http-{uuid.uuid4().hex}")
+                reply = http.post(route.path, json=body)
+                said = (reply.status_code, reply.json().get("error"))
+                if said != (400, message):
+                    wrong.append(f"HTTP {model.__name__}: {said}")
+        if _journal(client) != before:
+            wrong.append(f"{name}: the journal changed")
+    journals = {n: r.cli("--json", "journal").out for n, r in parity.routes.items()}
+    for args, message in (
+        (("list", "--tag", "a\nb"), f"tag contains {LINE}"),
+        (("show", "\x07abc"), "not a memory id: '\\x07abc'"),
+        (("observe", "--success", "--event-id", "a\nb"), f"idempotency key contains {LINE}"),
+        (("observe", "--success", "--session", "a b"),
+         "session id 'a b' must be printable, without spaces"),
+    ):  # fmt: skip
+        for name, route in parity.routes.items():  # each route answers exactly this
+            # outside the repository: there ``list`` names the project first (a write)
+            result = route.cli(*args, cwd=route.home)
+            if result != Result(2, "", f"cairn: error: {message}\n"):
+                wrong.append(f"cli on {name} {args}: {result}")
+    for name, route in parity.routes.items():
+        now = route.cli("--json", "journal").out
+        if now != journals[name]:
+            added = [e for e in json.loads(now) if e not in json.loads(journals[name])]
+            wrong.append(f"cli on {name}: the journal changed: {added}")
+    assert not wrong, "\n".join(wrong)
+
+
 def _markdown(route: Route) -> dict[str, str]:
     """The Markdown files of the route's tenant in its home, masked (path -> text)."""
     folder = route.home / "tenants" / route.tenant

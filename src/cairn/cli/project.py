@@ -8,15 +8,13 @@ again is a no-op), so every route shows ``app`` beside ``git:f46186c5…``."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from cairn.cli.app import App
 from cairn.errors import InvalidInput
+from cairn.identifiers import PROJECT_ID
 from cairn.validation import check_path_text
-
-_PROJECT_ID = re.compile(r"(?:git|remote|path):[0-9a-f]{16}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +86,7 @@ def resolve_project(app: App, value: str | None, *, required: bool = False) -> P
         return found
     check_path_text("--project", value)
     path = Path(value).expanduser()
-    if not _PROJECT_ID.fullmatch(value) and path.exists():
+    if not PROJECT_ID.fullmatch(value) and path.exists():
         found = _from_folder(app, path)
         if found is None:
             raise InvalidInput(f"{value} is not inside a git repository")

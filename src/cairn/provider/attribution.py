@@ -20,7 +20,9 @@ what the cairn process that sent the request attributed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
+
+from pydantic import BaseModel
 
 from cairn.provider.contract import FeedbackRequest
 from cairn.provider.contract.learning import ObserveRequest
@@ -43,15 +45,22 @@ def token_session(token_id: str) -> Attribution:
 
 
 def attribute(request: R, who: Attribution | None) -> R:
-    """``request`` with its attribution fields set from ``who`` (None: as given)."""
+    """``request`` with its attribution fields set from ``who`` (None: as given), checked
+    as the request's own fields are (a hook's session is its host's word): pydantic's
+    ValidationError for a value the contract refuses."""
     if who is None:
         return request
     if isinstance(request, ObserveRequest):
         update: dict[str, object] = {"session_id": who.session, "sender": who.sender}
         if not who.verified:
             update["deterministic"] = False
-        return request.model_copy(update=update)
+        return _with(request, update)
     if isinstance(request, FeedbackRequest):
-        update = {"session_id": who.session, "sender": who.sender}
-        return request.model_copy(update=update)
+        return _with(request, {"session_id": who.session, "sender": who.sender})
     return request
+
+
+def _with(request: R, update: dict[str, object]) -> R:
+    # model_copy(update=...) would take the values unchecked
+    model = cast(BaseModel, request)
+    return cast(R, type(model).model_validate({**model.model_dump(), **update}))

@@ -13,18 +13,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
 from cairn.errors import InvalidInput
+from cairn.identifiers import PROJECT_ID, record_id_of
 from cairn.limits import (
     MAX_BODY_CHARS,
+    MAX_CITED,
+    MAX_ID_CHARS,
     MAX_KEY_CHARS,
     MAX_LIST_ITEMS,
+    MAX_NAME_CHARS,
     MAX_PATHS,
     MAX_PROJECT_ID_CHARS,
+    MAX_PROJECT_NAME_CHARS,
     MAX_QUERY_CHARS,
     MAX_REF_CHARS,
+    MAX_REMOTE_CHARS,
+    MAX_SEARCH_CHARS,
     MAX_SELECTOR_CHARS,
     MAX_SHORT_CHARS,
     MAX_TAG_CHARS,
@@ -62,6 +69,19 @@ def checked(check: Callable[[Any], Any]) -> BeforeValidator:
     return BeforeValidator(run)
 
 
+def normalised(check: Callable[[Any], Any]) -> AfterValidator:
+    """The field's check, run after pydantic's own (its type and length, said as
+    pydantic says them); the value then in its stored form."""
+
+    def run(value: Any) -> Any:
+        try:
+            return check(value)
+        except InvalidInput as exc:
+            raise refusal(exc) from None
+
+    return AfterValidator(run)
+
+
 def _listed(name: str, limit: int, *, lower: bool = False) -> Callable[[Any], list[str]]:
     # tags are any one-line text; selectors are printable (they are matched as given)
     def check(values: Any) -> list[str]:
@@ -96,6 +116,11 @@ EpisodeId = Annotated[
     str, Field(max_length=MAX_KEY_CHARS), checked(lambda v: check_token("episode_id", v))
 ]
 Source = Annotated[dict[str, Any], checked(check_source)]
+IdempotencyKey = Annotated[  # matched as given: one line, bounded
+    str,
+    Field(min_length=1, max_length=MAX_KEY_CHARS),
+    checked(lambda v: check_line("idempotency key", v, MAX_KEY_CHARS)),
+]
 # A list's items are bounded by the check (their count, each one's length), so a refusal
 # reads as the check says it (``tags[3] is 300 characters``), not as pydantic's path.
 _ITEMS = Field(max_length=MAX_LIST_ITEMS)
@@ -143,6 +168,11 @@ InProject = Annotated[  # the project a query is asked in (an id, as the caller 
 SessionId = Annotated[
     str, Field(max_length=MAX_KEY_CHARS), checked(lambda v: check_token("session id", v))
 ]
+Sender = Annotated[  # who reported an observation or an outcome
+    str,
+    Field(max_length=MAX_NAME_CHARS),
+    checked(lambda v: check_text("sender", v, MAX_NAME_CHARS).strip()),
+]
 TaskPaths = Annotated[
     list[str],
     Field(max_length=MAX_PATHS),
@@ -155,3 +185,91 @@ TaskPaths = Annotated[
 Operation = Annotated[str, Field(max_length=MAX_SELECTOR_CHARS), checked(_word("operation"))]
 Phase = Annotated[str, Field(max_length=MAX_SELECTOR_CHARS), checked(_word("phase"))]
 TaskType = Annotated[str, Field(max_length=MAX_SELECTOR_CHARS), checked(_word("task type"))]
+
+AsOf = Annotated[  # as memory stood then: a time, as stored
+    str, Field(max_length=MAX_TIME_CHARS), checked(lambda v: check_time("as_of", v))
+]
+# A memory's or an application's id as stored: trimmed, upper case, printable.
+MemoryId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS), normalised(record_id_of)]
+ApplicationId = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_ID_CHARS),
+    normalised(lambda v: record_id_of(v, "application")),
+]
+
+# -- what a listing or the journal is filtered by (matched as given) -----------------------
+
+
+def _filter(name: str, limit: int) -> BeforeValidator:
+    return checked(lambda v: check_line(name, v, limit))
+
+
+def _searched(value: Any) -> str:
+    """The text a listing searches for: "" searches nothing."""
+    return value if value == "" else check_line("text", value, MAX_SEARCH_CHARS)
+
+
+TagFilter = Annotated[str, Field(max_length=MAX_SHORT_CHARS), _filter("tag", MAX_SHORT_CHARS)]
+Search = Annotated[str, Field(max_length=MAX_SEARCH_CHARS), checked(_searched)]
+EpisodeFilter = Annotated[
+    str, Field(max_length=MAX_SHORT_CHARS), _filter("episode id", MAX_SHORT_CHARS)
+]
+SessionFilter = Annotated[
+    str, Field(max_length=MAX_SHORT_CHARS), _filter("session id", MAX_SHORT_CHARS)
+]
+
+# -- a learning delta from outside, a transcript to review, a question ----------------------
+
+DeltaStatement = Annotated[
+    str,
+    Field(max_length=MAX_QUERY_CHARS),
+    checked(lambda v: check_text("statement", v, MAX_QUERY_CHARS).strip()),
+]
+DeltaTitle = Annotated[  # "" stands for none
+    str,
+    Field(max_length=MAX_TITLE_CHARS),
+    checked(lambda v: v if v == "" else check_line("title", v, MAX_TITLE_CHARS)),
+]
+Evidence = Annotated[  # the observations' event ids, each trimmed
+    list[str],
+    Field(max_length=MAX_CITED),
+    checked(lambda v: list(check_text_list("evidence", v, MAX_KEY_CHARS, max_items=MAX_CITED))),
+]
+Transcript = Annotated[
+    str,
+    Field(max_length=MAX_BODY_CHARS),
+    checked(lambda v: check_text("transcript", v, MAX_BODY_CHARS)),
+]
+Question = Annotated[
+    str,
+    Field(max_length=MAX_QUERY_CHARS),
+    checked(lambda v: check_text("question", v, MAX_QUERY_CHARS)),
+]
+
+# -- a project named, an import's source ------------------------------------------------------
+
+
+def _made_project_id(value: Any) -> str:
+    """A project id as cairn makes it from a repository (``git:`` and 16 hex digits)."""
+    text = check_line("project id", value, MAX_PROJECT_ID_CHARS)
+    if not PROJECT_ID.fullmatch(text):
+        raise InvalidInput(f"not a project id: {text[:40]!r}")
+    return text
+
+
+MadeProjectId = Annotated[str, Field(max_length=MAX_SHORT_CHARS), checked(_made_project_id)]
+ProjectName = Annotated[
+    str,
+    Field(max_length=MAX_SHORT_CHARS),
+    checked(lambda v: check_line("project name", v, MAX_PROJECT_NAME_CHARS).strip()),
+]
+Remote = Annotated[
+    str,
+    Field(max_length=MAX_SHORT_CHARS),
+    checked(lambda v: check_line("remote", v, MAX_REMOTE_CHARS)),
+]
+ImportSource = Annotated[
+    str,
+    Field(max_length=MAX_SHORT_CHARS),
+    checked(lambda v: check_line("import source", v, MAX_SHORT_CHARS)),
+]

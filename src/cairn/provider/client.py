@@ -113,7 +113,7 @@ class Client:
         this client says, its warnings collected)."""
         if route_of(request).kind == "query":
             return expect(self.provider.query(request), answer)  # type: ignore[arg-type]
-        response = self.provider.apply(attribute(request, self.attribution))  # type: ignore[arg-type]
+        response = self.provider.apply(attributed(request, self.attribution))  # type: ignore[arg-type]
         said = getattr(response, "warnings", None)
         if said:
             self.warnings += said
@@ -132,6 +132,14 @@ class Client:
         provider, self._provider = self._provider, None
         if provider is not None:
             provider.close()
+
+
+def attributed(request: T, who: Attribution | None) -> T:
+    """:func:`~cairn.provider.attribution.attribute`, a refusal the contract's one line."""
+    try:
+        return attribute(request, who)
+    except ValidationError as exc:
+        raise invalid(exc) from None
 
 
 def stable_key(tenant: str, agent: str, *parts: object) -> str:

@@ -26,7 +26,6 @@ from cairn.provider.contract import (
     TombstonesQuery,
 )
 from cairn.provider.engine import Engine, Handler
-from cairn.services.reads import time_of
 from cairn.services.tasks import TaskDelivery
 from cairn.storage.ports import EventFilter, RecordQuery
 
@@ -77,7 +76,7 @@ def list_(p: Engine, request: ListQuery, ns: Namespace) -> list[Record]:
         tag=request.tag,
         include_inactive=request.include_forgotten,
         owned=request.owned,
-        as_of=time_of(request.as_of),
+        as_of=request.as_of,
         contains=request.text or None,
         order=request.order,
         limit=request.limit,

@@ -11,9 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from cairn.errors import InvalidInput
 from cairn.limits import (
     MAX_BODY_CHARS,
-    MAX_ID_CHARS,
     MAX_INT32,
-    MAX_KEY_CHARS,
     MAX_NAME_CHARS,
     MAX_PAGE,
     MAX_QUERY_CHARS,
@@ -22,6 +20,8 @@ from cairn.limits import (
 from cairn.provider.checked import (
     Body,
     EpisodeId,
+    IdempotencyKey,
+    MemoryId,
     Operations,
     Paths,
     Phases,
@@ -46,8 +46,8 @@ Text = Annotated[str, Field(max_length=MAX_BODY_CHARS)]
 Short = Annotated[str, Field(max_length=MAX_SHORT_CHARS)]
 Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS)]  # a query, a task, a note
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
-Key = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS)]
-RecordId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
+Key = IdempotencyKey
+RecordId = MemoryId  # as stored: trimmed, upper case (provider/checked.py)
 Page = Annotated[int, Field(ge=1, le=MAX_PAGE)]  # what a listing or a journal page asks for
 
 

@@ -43,8 +43,8 @@ from starlette.concurrency import run_in_threadpool
 from cairn.errors import CairnError, InvalidInput, StorageUnavailable
 from cairn.provider import Provider
 from cairn.provider import contract as c
-from cairn.provider.attribution import attribute, token_session
-from cairn.provider.client import invalid
+from cairn.provider.attribution import token_session
+from cairn.provider.client import attributed, invalid
 from cairn.provider.registry import MUTATIONS, QUERIES
 from cairn.provider.remote import BULK_MUTATIONS, PROGRESS_HEADER, error_of, one_line
 from cairn.server.auth import Binding, TokenStore, is_local, local_binding
@@ -269,7 +269,7 @@ def create_app(
             provider = provider_for(binding, parsed)
             if not is_local(request.scope, local_socket):
                 # Outcomes count per (session, sender) the server knows: the token's.
-                parsed = attribute(parsed, token_session(binding.token_id))
+                parsed = attributed(parsed, token_session(binding.token_id))
 
             def work() -> Response:
                 if getattr(parsed, "mutation", None) in BULK_MUTATIONS:

@@ -12,11 +12,9 @@ from cairn.adapters.chosen import ChosenEmbedder
 from cairn.adapters.embedding import Embedder
 from cairn.engine.apply import apply_events
 from cairn.identifiers import new_ulid
-from cairn.limits import MAX_KEY_CHARS
 from cairn.model import Event, Namespace, Record
 from cairn.services.store_roles import Transactions
 from cairn.timeutil import to_iso
-from cairn.validation import check_line, check_token
 
 Clock = Callable[[], datetime]
 LinksFor = Callable[[str], bool]
@@ -72,11 +70,9 @@ class Journal:
         sender: str | None = None,
         episode_id: str | None = None,
     ) -> Event:
+        # A caller's key and session were checked at the contract (IdempotencyKey,
+        # SessionId; an attributed session too); cairn's own keys are hashes.
         now = self.now()
-        if event_id is not None:
-            check_line("idempotency key", event_id, MAX_KEY_CHARS)
-        if session_id is not None:
-            check_token("session id", session_id)
         return Event(
             event_id=event_id or new_ulid(),
             type=type_,

@@ -20,12 +20,10 @@ from cairn.config import AgentConfig, Config
 from cairn.engine.learning.lifecycle import LifecycleRules, Transition, transition
 from cairn.engine.learning.observations import sender_trust
 from cairn.engine.learning.sweep import Eviction, SweepRules, decide
-from cairn.identifiers import record_id_of
 from cairn.model import Namespace
 from cairn.services.journal import Journal
 from cairn.services.secrets import SecretGuard
 from cairn.services.store_roles import RecordsEventsApplications
-from cairn.timeutil import parse_time, to_iso
 
 # What an observation says in text, which the secret policy covers before it is journaled
 # (the sender is matched against learning.senders; sessions and episodes are ids).
@@ -62,7 +60,7 @@ class ObservationInput:
     applications: Sequence[str] = ()  # the deliveries this outcome judges
     application_id: str | None = None  # context.outcome
     outcome: str | None = None  # context.outcome
-    occurred_at: str | datetime | None = None
+    occurred_at: str | None = None  # as stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +123,7 @@ class Learning:
             return Observed(event_id, kept=False, reason="learning is off for this agent")
         if self._records.event(ns.tenant, ns.agent, event_id) is not None:
             return Observed(event_id, kept=False, duplicate=True, reason="already observed")
-        occurred = to_iso(parse_time(item.occurred_at)) if item.occurred_at else None
+        occurred = item.occurred_at or None  # as stored (the contract's When)
         event = self._journal.event(
             item.type,
             payload,
@@ -174,12 +172,11 @@ class Learning:
         applications: list[str] = []
         if item.type == "context.outcome":
             assert item.application_id is not None and item.outcome is not None
-            application_id = record_id_of(item.application_id, "application")
+            application_id = item.application_id  # trimmed, upper case: the contract's
             outcome = item.outcome
             success = outcome == "used-successfully" if success is None else success
         else:
-            applications = [record_id_of(a, "application") for a in item.applications]
-            applications = list(dict.fromkeys(applications))
+            applications = list(dict.fromkeys(item.applications))
         note = item.note.strip() if item.note is not None and item.note.strip() else None
         payload: dict[str, Any] = {
             "success": success,

@@ -9,21 +9,19 @@ same names, a rebuild keeps them, and a renamed folder or remote simply names it
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from cairn.adapters.repository import repository_identity
 from cairn.errors import InvalidInput
-from cairn.limits import MAX_PROJECT_NAME_CHARS, MAX_REMOTE_CHARS, MAX_SHORT_CHARS
+from cairn.identifiers import PROJECT_ID
+from cairn.limits import MAX_SHORT_CHARS
 from cairn.model import Namespace
 from cairn.services.journal import Journal
 from cairn.services.store_roles import RecordsAndHistory
 from cairn.storage.ports import EventFilter, RecordQuery
-from cairn.validation import check_line
 
 NAMED = "project.named"
-PROJECT_ID = re.compile(r"(?:git|remote|path):[0-9a-f]{16}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,16 +58,9 @@ class Projects:
     def name(
         self, project_id: str, name: str, remote: str | None, ns: Namespace, *, event_id: str
     ) -> tuple[ProjectName, bool]:
-        """Name a project; False when it already had exactly this name and remote."""
-        if not PROJECT_ID.fullmatch(project_id):
-            raise InvalidInput(f"not a project id: {project_id[:40]!r}")
-        told = ProjectName(
-            project_id,
-            check_line("project name", name.strip(), MAX_PROJECT_NAME_CHARS),
-            check_line("remote", remote, MAX_REMOTE_CHARS) if remote else None,
-        )
-        if not told.name:
-            raise InvalidInput("a project name is needed")
+        """Name a project; False when it already had exactly this name and remote (the
+        id, the name and the remote as the contract checked them: NameProjectRequest)."""
+        told = ProjectName(project_id, name, remote or None)
         if self.known(ns).get(project_id) == told:
             return told, False
         payload = {"project_id": told.id, "name": told.name, "remote": told.remote}

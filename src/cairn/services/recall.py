@@ -12,7 +12,6 @@ from cairn.config import Config, Rag
 from cairn.engine.recall.pipeline import MemoryRecall, RecallRequest, RecallResult
 from cairn.model import Namespace
 from cairn.timeutil import parse_time
-from cairn.validation import check_time
 
 # Told each recall's latency by stage (telemetry: counts only, never the query).
 OnRecall = Callable[[Namespace, Mapping[str, float]], None]
@@ -41,15 +40,14 @@ class Recall:
         max_chars: int | None = None,
         include_trust: Sequence[str] | None = None,
         rag: Rag | None = None,
-        as_of: str | datetime | None = None,
+        as_of: str | None = None,
     ) -> RecallResult:
         """The memories that apply to ``query``, inside the budget, with a trace
         (``as_of``: as memory stood then, evicted and superseded versions included)."""
         # The request was checked at the contract (provider/checked.py: the query's text,
-        # the project id; the counts and trust levels by their types).
+        # the project id, the time as stored; the counts and trust levels by their types).
         request = self._request(query, ns, project_id, max_results, max_chars, include_trust)
-        # in range, as every time given, whether or not retrieval is on
-        at = parse_time(check_time("as_of", as_of)) if as_of is not None else None
+        at = parse_time(as_of) if as_of is not None else None
         if not self._config.agent(ns.agent).retrieval.enabled:
             return RecallResult(query, "", (), (), (), {}, None)
         rag = rag or self._config.agent(ns.agent).rag

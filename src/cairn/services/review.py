@@ -20,7 +20,6 @@ from cairn.engine.learning.extraction import Extracted, Skipped, extract
 from cairn.engine.learning.transcripts import read_transcript
 from cairn.engine.secrets import redact
 from cairn.engine.statements.reader import stored_body
-from cairn.limits import MAX_QUERY_CHARS
 from cairn.model import MemoryInput, Namespace, Record
 from cairn.services.journal import Journal
 from cairn.services.llm import LlmFeatures
@@ -29,9 +28,6 @@ from cairn.services.secrets import SecretRefused
 from cairn.services.wording import NoRepository, Words
 from cairn.services.writes import Writes
 from cairn.storage.ports import RecordQuery, Records
-from cairn.validation import check_text
-
-MAX_TRANSCRIPT_CHARS = 50_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +80,6 @@ class Review:
         fmt: str = "auto",
         project_id: str | None = None,
     ) -> Reviewed:
-        check_text("transcript", transcript, MAX_TRANSCRIPT_CHARS)
         turns = read_transcript(transcript, fmt)
         users = sum(t.role == "user" for t in turns)
         if not self._config.agent(ns.agent).learning.enabled:
@@ -163,7 +158,6 @@ class Review:
         return any(r.project_id == record.project_id for r in self._records.list_records(query))
 
     def ask(self, question: str, ns: Namespace, *, project_id: str | None = None) -> Asked:
-        question = check_text("question", question, MAX_QUERY_CHARS)
         if not self._config.agent(ns.agent).retrieval.enabled:
             off = Answer(False, "Retrieval is off for this agent: memory gives no answer.", ())
             return Asked(off)

@@ -23,11 +23,9 @@ from cairn.engine.selectors import (
 from cairn.engine.statements.selector_words import mentioned_actions
 from cairn.engine.statements.signals import classify_statement
 from cairn.errors import InvalidInput, NotFound
-from cairn.identifiers import new_ulid, record_id_of
-from cairn.limits import MAX_KEY_CHARS, MAX_NAME_CHARS
+from cairn.identifiers import new_ulid
 from cairn.model import (
     NEGATIVE_OUTCOMES,
-    OUTCOMES,
     Application,
     Constraint,
     Expanded,
@@ -41,10 +39,6 @@ from cairn.services.secrets import SecretGuard
 from cairn.services.store_roles import TaskReads
 from cairn.storage.ports import RecordQuery, RuleQuery
 from cairn.timeutil import to_iso
-from cairn.validation import (
-    check_choice,
-    check_text,
-)
 
 # Kinds a task receives by selector alone; facts and episodes come only through recall.
 DIRECTOR_KINDS = ("policy", "preference", "profile", "skill")
@@ -265,7 +259,7 @@ class Tasks:
 
     def expand(self, record_id: str, ns: Namespace, *, task: str | None = None) -> Expanded:
         """The full body, sources and verification of one item, recorded as an application."""
-        record = self._records.get(ns.tenant, ns.agent, record_id_of(record_id))
+        record = self._records.get(ns.tenant, ns.agent, record_id)
         if record is None or not record.body:
             raise NotFound(f"no memory with id {record_id}")
         if not record.is_live:
@@ -323,8 +317,7 @@ class Tasks:
         knows them (unknown: the owner, in no known session), judged at the sender's
         configured trust: it is an observed outcome like any other, so a failure counts
         only once corroborated. With learning off it is kept for telemetry only."""
-        check_choice("outcome", outcome, OUTCOMES)
-        app_id = record_id_of(application_id)
+        app_id = application_id  # the contract's: trimmed, upper case; the outcome a Literal
         known = next(
             (
                 a
@@ -365,10 +358,10 @@ class Tasks:
 
     def _provenance(self, ns: Namespace, session: str | None, sender: str | None) -> dict[str, Any]:
         learning = self._config.agent(ns.agent).learning
-        who = check_text("sender", sender or learning.owner, MAX_NAME_CHARS).strip()
+        who = (sender or learning.owner).strip()  # a sender the contract checked, or the owner
         trust = sender_trust(who, None, learning.senders, learning.defaultSenderTrust)
         provenance: dict[str, Any] = {
-            "session": check_text("session", session, MAX_KEY_CHARS) if session else None,
+            "session": session or None,
             "sender": who,
             "trust": trust.trust,
             "deterministic": False,  # a verdict reported by a caller is never a verifier's

@@ -19,7 +19,6 @@ from typing import Protocol, TypeVar
 from pydantic import BaseModel
 
 from cairn.errors import InvalidInput
-from cairn.identifiers import record_id_of
 from cairn.model import Namespace
 from cairn.storage.ports import ApplicationLog, RecordQuery, Records
 
@@ -46,8 +45,9 @@ class Ids:
         self._records = records
 
     def memory(self, text: str, ns: Namespace) -> str:
-        """The memory id ``text`` names (unchanged when it names none)."""
-        wanted = record_id_of(text)
+        """The memory id ``text`` names (unchanged when it names none); ``text`` as the
+        contract checked it (trimmed, upper case: provider/checked.py MemoryId)."""
+        wanted = text
         if self._records.get(ns.tenant, ns.agent, wanted) is not None:
             return wanted
         exact = self._records.applications_by_id(ns.tenant, ns.agent, [wanted])
@@ -69,8 +69,9 @@ class Ids:
         return found.pop() if found else wanted
 
     def application(self, text: str, ns: Namespace) -> str:
-        """The application id ``text`` names (unchanged when it names none)."""
-        wanted = record_id_of(text, "application")
+        """The application id ``text`` names (unchanged when it names none), as the
+        contract checked it (ApplicationId)."""
+        wanted = text
         if self._records.applications_by_id(ns.tenant, ns.agent, [wanted]):
             return wanted
         if not MIN_PREFIX <= len(wanted) < FULL_LENGTH:

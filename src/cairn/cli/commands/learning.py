@@ -149,10 +149,7 @@ def sweep(app: App, if_due: bool) -> None:
 
 
 def _eviction(app: App, record_id: str, mutation: str) -> None:
-    from cairn.identifiers import record_id_of
-
-    wanted = record_id_of(record_id)
-    current = app.client.query(c.ShowQuery, c.RecordResponse, record_id=wanted).record
+    current = app.client.query(c.ShowQuery, c.RecordResponse, record_id=record_id).record
     response = app.client.apply(
         c.EvictRequest,
         c.WriteResponse,
@@ -182,10 +179,7 @@ def unevict(app: App, record_id: str) -> None:
 
 
 def _pinning(app: App, record_id: str, mutation: str) -> None:
-    from cairn.identifiers import record_id_of
-
-    wanted = record_id_of(record_id)
-    current = app.client.query(c.ShowQuery, c.RecordResponse, record_id=wanted).record
+    current = app.client.query(c.ShowQuery, c.RecordResponse, record_id=record_id).record
     response = app.client.apply(
         c.PinRequest,
         c.WriteResponse,

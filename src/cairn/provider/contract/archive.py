@@ -8,12 +8,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from cairn.provider.checked import ImportSource
 from cairn.provider.models import (
     CONTRACT_VERSION,
     Key,
     Name,
     Request,
-    Short,
 )
 
 
@@ -43,7 +43,7 @@ class ExportResponse(_Model):
 class ImportRequest(_Mutation):
     mutation: Literal["import"] = "import"
     lines: list[str]
-    source: Short = "import"
+    source: ImportSource = "import"
 
 
 class ImportResponse(_Model):

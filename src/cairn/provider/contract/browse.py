@@ -9,11 +9,12 @@ Like every request they are strict and refuse unknown fields (see
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cairn.limits import MAX_INT32, MAX_JSON_INT, MAX_LIST_ITEMS, MAX_SEARCH_CHARS
+from cairn.limits import MAX_INT32, MAX_JSON_INT, MAX_LIST_ITEMS
+from cairn.provider.checked import AsOf, EpisodeFilter, InProject, Search, SessionFilter, TagFilter
 from cairn.provider.models import CONTRACT_VERSION as CONTRACT
 from cairn.provider.models import (
     ApplicationModel,
@@ -24,7 +25,6 @@ from cairn.provider.models import (
     RecordId,
     Request,
     Scope,
-    Short,
     TombstoneModel,
     Trust,
 )
@@ -45,18 +45,18 @@ class _Query(Request, _Model):
 
 class ListQuery(_Query):
     view: Literal["manage"] = "manage"
-    project_id: Short | None = None
+    project_id: InProject | None = None
     with_global: bool = False  # with project_id: global records too (what applies there)
     scope: Scope | None = None
     kinds: list[Kind] = []
     states: list[State] = []
     trust: list[Trust] = []
-    tag: Short | None = None
-    text: Annotated[str, Field(max_length=MAX_SEARCH_CHARS)] | None = None  # in body or title
+    tag: TagFilter | None = None
+    text: Search | None = None  # in body or title
     order: Order = "recorded"
     include_forgotten: bool = False
     owned: bool = False  # only what a person owns: their explicit statements and rules
-    as_of: Short | None = None
+    as_of: AsOf | None = None
     limit: Page | None = None
     offset: int = Field(0, ge=0, le=MAX_INT32)
 
@@ -70,8 +70,8 @@ class JournalQuery(_Query):
     before_seq: int | None = Field(None, ge=1, le=MAX_JSON_INT)
     newest_first: bool = False
     types: list[Name] = Field([], max_length=MAX_LIST_ITEMS)
-    episode_id: Short | None = None
-    session_id: Short | None = None
+    episode_id: EpisodeFilter | None = None
+    session_id: SessionFilter | None = None
     limit: Page | None = None
 
 

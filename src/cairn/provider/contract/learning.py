@@ -18,12 +18,28 @@ from cairn.limits import (
     MAX_COMMAND_CHARS,
     MAX_KEY_CHARS,
     MAX_LIST_ITEMS,
-    MAX_NAME_CHARS,
     MAX_QUERY_CHARS,
     MAX_SELECTOR_CHARS,
     MAX_SHORT_CHARS,
     MAX_STEPS,
     MAX_TAG_CHARS,
+)
+from cairn.provider.checked import (
+    ApplicationId,
+    DeltaStatement,
+    DeltaTitle,
+    Evidence,
+    InProject,
+    Operations,
+    Paths,
+    Phases,
+    ProjectId,
+    Question,
+    Sender,
+    SessionId,
+    TaskTypes,
+    Transcript,
+    When,
 )
 from cairn.provider.models import CONTRACT_VERSION as CONTRACT
 from cairn.provider.models import (
@@ -33,11 +49,8 @@ from cairn.provider.models import (
     RecordId,
     RecordModel,
     Request,
-    Short,
-    Text,
     Trust,
 )
-from cairn.provider.models import Query as Note
 from cairn.validation import check_text
 
 Observation = Literal[
@@ -68,8 +81,6 @@ def _text(name: str, limit: int) -> tuple[Any, AfterValidator]:
 
 
 _Episode = Annotated[str, *_text("episode id", MAX_KEY_CHARS)]
-_Session = Annotated[str, *_text("session", MAX_KEY_CHARS)]
-_Sender = Annotated[str, *_text("sender", MAX_NAME_CHARS)]
 _Command = Annotated[str, *_text("command", MAX_COMMAND_CHARS)]
 _Task = Annotated[str, *_text("task", MAX_QUERY_CHARS)]
 _Topic = Annotated[str, *_text("topic", MAX_TAG_CHARS)]
@@ -102,8 +113,8 @@ class ObserveRequest(_Mutation):
     type: Observation = "episode.completed"
     success: bool | None = None
     episode_id: _Episode | None = None
-    session_id: _Session | None = None
-    sender: _Sender | None = None
+    session_id: SessionId | None = None  # a token, as the journal keeps it
+    sender: Sender | None = None
     sender_trust: Trust | None = None
     content_trust: Trust = "learned"
     deterministic: bool = False
@@ -119,10 +130,10 @@ class ObserveRequest(_Mutation):
     operations: _Operations = []
     phases: _Phases = []
     task_types: _TaskTypes = []
-    applications: list[RecordId] = []
-    application_id: RecordId | None = None
+    applications: list[ApplicationId] = []
+    application_id: ApplicationId | None = None
     outcome: Outcome | None = None
-    occurred_at: Short | None = None
+    occurred_at: When | None = None
 
     @model_validator(mode="after")
     def _judges_something(self) -> ObserveRequest:
@@ -146,9 +157,9 @@ class SweepRequest(_Mutation):
 
 class ReviewRequest(_Mutation):
     mutation: Literal["review"] = "review"
-    transcript: Text
+    transcript: Transcript
     format: Literal["auto", "claude-jsonl", "messages"] = "auto"
-    project_id: Short | None = None
+    project_id: ProjectId | None = None
 
 
 class DeltaRequest(_Mutation):
@@ -156,14 +167,14 @@ class DeltaRequest(_Mutation):
     op: Literal["create", "update", "supersede", "forget"]
     target: RecordId | None = None
     kind: DocKind = "topic"
-    statement: Note | None = None
-    title: Short | None = None
-    project_id: Short | None = None
-    path_patterns: list[Short] = []
-    operations: list[Short] = []
-    phases: list[Short] = []
-    task_types: list[Short] = []
-    evidence: list[Key] = []
+    statement: DeltaStatement | None = None
+    title: DeltaTitle | None = None
+    project_id: ProjectId | None = None
+    path_patterns: Paths = []
+    operations: Operations = []
+    phases: Phases = []
+    task_types: TaskTypes = []
+    evidence: Evidence = []
 
 
 LearningApply = ObserveRequest | ReflectRequest | SweepRequest | ReviewRequest | DeltaRequest
@@ -246,8 +257,8 @@ class _Query(Request, _Model):
 
 class AskQuery(_Query):
     view: Literal["ask"] = "ask"
-    question: Note
-    project_id: Short | None = None
+    question: Question
+    project_id: InProject | None = None
 
 
 class TelemetryQuery(_Query):

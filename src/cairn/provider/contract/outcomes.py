@@ -8,15 +8,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from cairn.provider.checked import ApplicationId, Sender, SessionId
 from cairn.provider.models import (
     CONTRACT_VERSION,
     Key,
     Name,
     Outcome,
-    RecordId,
     RecordModel,
     Request,
-    Short,
 )
 
 
@@ -35,10 +34,10 @@ class _Mutation(Request, _Model):
 
 class FeedbackRequest(_Mutation):
     mutation: Literal["feedback"] = "feedback"
-    application_id: RecordId
+    application_id: ApplicationId
     outcome: Outcome
-    session_id: Short | None = None  # who judged it: set by the serving process (attribution)
-    sender: Short | None = None
+    session_id: SessionId | None = None  # who judged it: set by the serving process (attribution)
+    sender: Sender | None = None
 
 
 class FeedbackResponse(_Model):

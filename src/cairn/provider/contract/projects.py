@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from cairn.provider.checked import MadeProjectId, ProjectName, Remote
 from cairn.provider.models import CONTRACT_VERSION as CONTRACT
 from cairn.provider.models import Key, Name, Request, Short
 
@@ -46,9 +47,9 @@ class NameProjectRequest(Request, _Model):
     mutation: Literal["name_project"] = "name_project"
     idempotency_key: Key
     agent: Name | None = None
-    project_id: Short
-    name: Short
-    remote: Short | None = None
+    project_id: MadeProjectId
+    name: ProjectName
+    remote: Remote | None = None
 
 
 class NameProjectResponse(_Model):

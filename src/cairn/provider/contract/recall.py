@@ -9,14 +9,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cairn.limits import MAX_PAGE, MAX_RESULTS
-from cairn.provider.checked import Asked, InProject
+from cairn.provider.checked import Asked, AsOf, InProject
 from cairn.provider.models import (
     CONTRACT_VERSION,
     Name,
     RecordModel,
     RelevanceModel,
     Request,
-    Short,
     Trust,
 )
 
@@ -36,7 +35,7 @@ class RecallQuery(_Query):
     max_results: int | None = Field(None, ge=1, le=MAX_RESULTS)
     max_chars: int | None = Field(None, ge=1, le=MAX_PAGE)
     include_trust: list[Trust] | None = None
-    as_of: Short | None = None  # as memory stood then (evicted, superseded included)
+    as_of: AsOf | None = None  # as memory stood then (evicted, superseded included)
 
 
 class RecalledModel(_Model):

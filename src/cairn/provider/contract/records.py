@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.limits import MAX_BATCH
-from cairn.provider.checked import Body, Operations, Paths, Phases, TaskTypes, Title
+from cairn.provider.checked import AsOf, Body, Operations, Paths, Phases, TaskTypes, Title
 from cairn.provider.models import (
     CONTRACT_VERSION,
     Key,
@@ -20,7 +20,6 @@ from cairn.provider.models import (
     RecordId,
     RecordModel,
     Request,
-    Short,
     TombstoneModel,
     WordsFields,
 )
@@ -42,7 +41,7 @@ class _Mutation(Request, _Model):
 class ShowQuery(_Query):
     view: Literal["show"] = "show"
     record_id: RecordId
-    as_of: Short | None = None
+    as_of: AsOf | None = None
 
 
 class HistoryQuery(_Query):
