@@ -13,7 +13,6 @@ global options ``--home``, ``--tenant``, ``--agent``, ``--config``, ``--json`` a
 
 from __future__ import annotations
 
-import gc
 import io
 import os
 import sys
@@ -192,6 +191,8 @@ def main() -> None:
     if output is None:
         output = fast_recall(argv)
     if output is None:
+        import gc  # not before: a hook through the daemon imports nothing it does not use
+
         if parse_recall(argv) is not None:
             # A plain recall in this process, one query and out: the cyclic collector
             # would only walk the imports' and the index's objects again and again
