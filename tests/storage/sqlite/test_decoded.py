@@ -3,13 +3,18 @@ never a stale one, whoever wrote the file."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from cairn import Memory
 from cairn.adapters.hashing import HashingEmbedder
 from cairn.model import Record
 from cairn.storage.ports import LaneFilter, RecordChange, RuleQuery
 from cairn.storage.sql.reads import SqlReads
+from cairn.storage.sqlite import decoded
 from cairn.storage.sqlite.record_store import SqliteRecordStore
 
 KINDS = ("policy", "preference", "profile", "skill")
@@ -171,3 +176,59 @@ def test_records_by_rows_are_the_plain_read_and_never_stale(tmp_path: Path) -> N
         pass
     assert list(reader.records_by_rows(mine, rows).items()) == plain_rows(reader, mine, rows)
     reader.close()
+
+
+def test_a_listing_moved_on_by_the_rows_written_is_the_plain_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes of every kind by this store and by another connection, each followed by the
+    rule queries of a long-lived reader (small limits: listings at their limit too): the
+    listing moved on by the changed rows is always the one read afresh."""
+    path = tmp_path / "memory.db"
+    with Memory.open(path, config={}, embedder=HashingEmbedder()) as mem:
+        fill(mem)
+    moved: list[bool] = []
+    real = decoded._moved_on
+
+    def spy(*args: Any) -> Any:
+        found = real(*args)
+        moved.append(found is not None)
+        return found
+
+    monkeypatch.setattr(decoded, "_moved_on", spy)
+    queries = [
+        RuleQuery("default", "default", "shop", KINDS, limit=200),  # under its limit
+        RuleQuery("default", "default", "shop", KINDS, limit=8),  # at it
+        RuleQuery("default", "default", None, KINDS, operation="commit", limit=3),
+        RuleQuery("default", "default", "blog", ("policy",), limit=5),
+    ]
+    rng = random.Random(3)
+    with Memory.open(path, config={}, embedder=HashingEmbedder()) as mem:
+        reader = store_of(mem)  # the one a daemon reads and writes through
+        with Memory.open(path, config={}, embedder=HashingEmbedder()) as other:
+            for step in range(60):
+                writer = mem if step % 3 else other
+                live = reader.rule_candidates(queries[0]) + reader.rule_candidates(queries[3])
+                action = rng.choice(["remember", "correct", "forget", "feedback", "tenant"])
+                if action == "remember" or not live:
+                    scope = rng.choice(["project", "global"])
+                    writer.remember(
+                        f"New rule {step} for the build",
+                        kind=rng.choice(["policy", "preference"]),
+                        scope=scope,
+                        project_id=rng.choice(["shop", "blog"]) if scope == "project" else None,
+                        operations=rng.choice([[], ["commit"]]),
+                    )
+                elif action == "correct":
+                    writer.correct(rng.choice(live).id, f"Rule corrected at step {step}")
+                elif action == "forget":
+                    writer.forget(rng.choice(live).id)
+                elif action == "feedback":
+                    ctx = writer.context("commit the build", project_id="shop")
+                    for item in (ctx.resident + ctx.manifest)[:3]:
+                        writer.feedback(item.application_id, "used-successfully")
+                else:
+                    writer.for_tenant("other").remember(f"Their rule {step}", kind="policy")
+                for query in rng.sample(queries, 3):  # a query left out misses a step
+                    assert reader.rule_candidates(query) == plain(reader, query), (step, query)
+    assert any(moved) and not all(moved)  # moved on mostly, listed again at times

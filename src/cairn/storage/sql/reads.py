@@ -133,8 +133,14 @@ class SqlReads(SqlPart):
         return sql, params
 
     def rule_where(self, query: RuleQuery) -> tuple[str, list[Any]]:
-        """The WHERE, order and limit of :meth:`rule_candidates` (a store may read them its
-        own way, e.g. through a cache of decoded rows)."""
+        """The WHERE, order and limit of :meth:`rule_candidates`: :meth:`rule_condition`
+        by ``rank_hint`` (highest first), then ``id``."""
+        sql, params = self.rule_condition(query)
+        return sql + f" ORDER BY rank_hint DESC, id LIMIT {self._d.mark}", [*params, query.limit]
+
+    def rule_condition(self, query: RuleQuery) -> tuple[str, list[Any]]:
+        """The WHERE of :meth:`rule_candidates` (a store may read them its own way, e.g.
+        through a cache of decoded rows)."""
         d, m = self._d, self._d.mark
         kinds, values = d.one_of("kind", query.kinds)
         sql = (
@@ -152,8 +158,6 @@ class SqlReads(SqlPart):
                 holds, word = d.holds_word(column, value.lower())
                 sql += f" AND ({column} = '[]' OR {holds})"
                 params += word
-        sql += f" ORDER BY rank_hint DESC, id LIMIT {m}"
-        params.append(query.limit)
         return sql, params
 
     def rule_candidates(self, query: RuleQuery) -> list[Record]:

@@ -71,26 +71,88 @@ class DecodedRows:
 
 
 class Listings:
-    """Each query's ``(row, change_seq)`` listing, valid while the records table's stamp
-    (:data:`STAMP_SQL`) is the one it was listed under."""
+    """Each rule query's listing, by ``rank_hint`` (highest first) then ``id``: its
+    ``(row, change_seq)`` pairs, valid while the records table's stamp
+    (:data:`STAMP_SQL`) is the one it was listed under.
+
+    When only rows were written since (the stamp's generation held, its ``change_seq``
+    moved from S), the rows changed are exactly those stamped above S: the listing drops
+    them, adds back those of them the query still selects, and orders again. That is the
+    whole listing when the old one held fewer rows than its limit (every row it left out
+    did not match and has not changed); at the limit, when its last row still closes the
+    new one (a row left out ranked below it and has not changed). Else, or when many rows
+    changed, it is listed again."""
 
     def __init__(self, limit: int = LISTINGS_LIMIT) -> None:
         self._limit = limit
         self._stamp: tuple[object, object] | None = None
-        self._by_query: dict[Hashable, list[tuple[int, int]]] = {}
+        self._by_query: dict[Hashable, list[_Listed]] = {}
 
     def listing(
-        self, conn: sqlite3.Connection, query: Hashable, sql: str, params: Sequence[object]
+        self,
+        conn: sqlite3.Connection,
+        query: Hashable,
+        condition: str,
+        params: Sequence[object],
+        limit: int,
     ) -> list[tuple[int, int]]:
-        """``sql``'s ``(row, change_seq)`` rows for ``query``, listed again only when the
-        records table changed; the caller holds one read transaction around it."""
+        """The ``(row, change_seq)`` rows of ``SELECT ... FROM records`` + ``condition``
+        (a WHERE), at most ``limit``, for ``query``; the caller holds one read transaction
+        around it."""
         found = conn.execute(STAMP_SQL).fetchone()
         stamp = (found[0], found[1])
-        if stamp != self._stamp or len(self._by_query) >= self._limit:
-            self._by_query.clear()
+        before, kept = self._stamp, self._by_query.get(query)
+        if stamp != before:
+            if kept is not None and before is not None:
+                kept = _moved_on(conn, kept, before, stamp, condition, params, limit)
+            self._by_query.clear()  # the other queries are listed again when asked
             self._stamp = stamp
-        listed = self._by_query.get(query)
-        if listed is None:
-            listed = [(int(r), int(c)) for r, c in conn.execute(sql, params).fetchall()]
-            self._by_query[query] = listed
-        return listed
+        elif kept is None and len(self._by_query) >= self._limit:
+            self._by_query.clear()
+        if kept is None:
+            kept = conn.execute(
+                _LISTED + condition + " ORDER BY rank_hint DESC, id LIMIT ?", [*params, limit]
+            ).fetchall()
+        self._by_query[query] = kept
+        return [(int(row), int(seq)) for row, seq, _, _ in kept]
+
+
+_LISTED = "SELECT row, change_seq, rank_hint, id FROM records"
+_Listed = tuple[int, int, float, str]  # row, change_seq, rank_hint, id
+MOVED_ON_ROWS = 256  # changed since the listing: more, and it is listed again
+
+
+def _moved_on(
+    conn: sqlite3.Connection,
+    old: list[_Listed],
+    before: tuple[object, object],
+    now: tuple[object, object],
+    condition: str,
+    params: Sequence[object],
+    limit: int,
+) -> list[_Listed] | None:
+    """``old`` (listed under the stamp ``before``) as of the stamp ``now``; None when it
+    must be listed again (:class:`Listings`)."""
+    if before[1] != now[1] or not isinstance(before[0], int):
+        return None  # a replay renumbered rows, or there was no row at all
+    changed = [
+        int(r)
+        for (r,) in conn.execute(
+            "SELECT row FROM records WHERE change_seq > ? LIMIT ?", (before[0], MOVED_ON_ROWS + 1)
+        ).fetchall()
+    ]
+    if len(changed) > MOVED_ON_ROWS:
+        return None
+    gone = set(changed)
+    merged = [entry for entry in old if entry[0] not in gone]
+    if changed:
+        marks = ", ".join("?" * len(changed))
+        merged += conn.execute(
+            _LISTED + condition + f" AND row IN ({marks})", [*params, *changed]
+        ).fetchall()
+    merged.sort(key=lambda entry: (-entry[2], entry[3]))
+    if len(old) >= limit:
+        last = (-old[-1][2], old[-1][3])
+        if len(merged) < limit or (-merged[limit - 1][2], merged[limit - 1][3]) > last:
+            return None
+    return merged[:limit]

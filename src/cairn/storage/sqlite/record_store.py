@@ -159,18 +159,19 @@ class SqliteRecordStore(SqlReads, SqlJournal, SqlUpkeep):
     def rule_candidates(self, query: RuleQuery) -> list[Record]:
         if not query.kinds:
             return []
-        where, params = self.rule_where(query)
         with self._lock:
             if self._conn.in_transaction:
                 # Inside a write: rows may yet roll back under a number a later write
                 # reuses, so nothing read here is kept.
+                where, params = self.rule_where(query)
                 return [record_from_row(r)[1] for r in self._all(SELECT_RECORD + where, params)]
+            condition, params = self.rule_condition(query)
             # One snapshot for the listing and the reads of the rows not held decoded.
             with self._failing():
                 self._conn.execute("BEGIN")
                 try:
                     listed = self._rule_listings.listing(
-                        self._conn, query, "SELECT row, change_seq FROM records" + where, params
+                        self._conn, query, condition, params, query.limit
                     )
                     return self._decoded.records(self._conn, listed)
                 finally:
