@@ -79,6 +79,37 @@ class FeedbackResult:
     changes: dict[str, tuple[Any, Any]]  # field -> (before, after); empty: nothing changed
 
 
+class SelectorMatches:
+    """Rules' matches against a task's conditions, kept across tasks in a long-lived
+    process (the daemon): a prompt's director matches a few hundred candidates, mostly
+    the same rules under the same conditions as the prompt before. A match is a pure
+    function of the selector's fields and the conditions, so it is kept by those."""
+
+    def __init__(self, limit: int = 20_000, conditions: int = 64) -> None:
+        self._limit = limit
+        self._conditions = conditions
+        self._matches: dict[TaskConditions, dict[tuple[object, ...], SelectorMatch]] = {}
+
+    def match(self, record: Record, conditions: TaskConditions) -> SelectorMatch:
+        matches = self._matches.get(conditions)
+        if matches is None or len(matches) >= self._limit:
+            if len(self._matches) >= self._conditions:
+                self._matches.clear()
+            matches = self._matches[conditions] = {}
+        key = (
+            record.scope,
+            record.project_id,
+            record.path_patterns,
+            record.operations,
+            record.phases,
+            record.task_types,
+        )
+        found = matches.get(key)
+        if found is None:
+            found = matches[key] = match_selector(_selector_of(record), conditions)
+        return found
+
+
 def _selector_of(record: Record) -> Selector:
     return Selector(
         scope="project" if record.scope == "project" else "global",
@@ -105,6 +136,7 @@ class Tasks:
         self._config = config
         self._clock = clock
         self._guard = SecretGuard()
+        self._matches = SelectorMatches()
 
     def _stored_task(self, task: str | None, *, stored: bool = True) -> str | None:
         """The task text as its applications keep it, after the secret policy (a preview
@@ -172,15 +204,11 @@ class Tasks:
         )
         candidates: dict[str, DirectorCandidate] = {}
         # Many rules share one selector (the same project, operation, paths): a match is
-        # a pure function of the selector and the task, decided once per selector.
-        matches: dict[Selector, SelectorMatch] = {}
+        # decided once per selector and conditions (SelectorMatches).
         for record in [*rules, *(r for r, _ in relevance.values())]:
             if record.trust not in allowed:
                 continue  # the director honours includeTrustLevels, like recall
-            selector = _selector_of(record)
-            match = matches.get(selector)
-            if match is None:
-                match = matches[selector] = match_selector(selector, conditions)
+            match = self._matches.match(record, conditions)
             found = relevance.get(record.id)
             score = found[1] if found is not None and found[0].version == record.version else None
             candidates[record.id] = DirectorCandidate(record, match, score)
