@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 import re
 import unicodedata
 from dataclasses import replace
@@ -422,3 +423,26 @@ def test_manifest_title_is_not_repeated_when_it_is_the_summary() -> None:
     assert format_manifest_line("R", "Same", "Same", trust="system", fence=fence) == "- R  Same"
     assert format_manifest_line("R", None, "S", trust="learned", fence=fence) == "- R  S"
     assert format_why([]) == "    why: matched"
+
+
+def test_safe_label_on_ascii_text_is_the_character_by_character_reading() -> None:
+    """The ASCII path (one translate) blanks exactly what the per-character test does."""
+    from cairn.engine.recall.formatting import _LABEL_PUNCTUATION, safe_field
+
+    def by_character(text: str, limit: int = 60) -> str:
+        flat = "".join(
+            " " if ch in _LABEL_PUNCTUATION or unicodedata.category(ch) in ("Ps", "Pe") else ch
+            for ch in safe_field(text)
+        )
+        label = " ".join(flat.split())
+        return label if len(label) <= limit else label[: limit - 1] + "…"
+
+    rng = random.Random(7)
+    texts = [chr(c) * 3 for c in range(128)] + [
+        "".join(rng.choice([chr(c) for c in range(128)]) for _ in range(rng.randrange(1, 90)))
+        for _ in range(3000)
+    ]
+    for text in texts:
+        assert safe_label(text) == by_character(text)
+        assert safe_label(text, limit=80) == by_character(text, limit=80)
+    assert safe_label("a(b)c[d]e{f}g,h;i<j>k") == "a b c d e f g h i<j>k"

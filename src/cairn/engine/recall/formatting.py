@@ -74,6 +74,12 @@ _ASCII_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
 _FENCE_WORDS = re.compile(r"(?:(END)([ _]*))?(UNTRUSTED)([ _]*)")
 _BRACKET_RUN = re.compile(r"<{2,}|>{2,}")
 _LABEL_PUNCTUATION = frozenset(",;，；、")
+# What safe_label blanks, for ASCII text (ids, trust levels): one translate, no lookups.
+_ASCII_LABEL_BLANKS = {
+    c: " "
+    for c in range(128)
+    if chr(c) in _LABEL_PUNCTUATION or unicodedata.category(chr(c)) in ("Ps", "Pe")
+}
 
 
 @lru_cache(maxsize=8192)
@@ -214,9 +220,14 @@ def safe_label(text: object, limit: int = 60) -> str:
 
     A source cannot then close the label, open a second one, or add a slot to it.
     """
-    flat = "".join(
-        " " if ch in _LABEL_PUNCTUATION or unicodedata.category(ch) in ("Ps", "Pe") else ch
-        for ch in safe_field(text)
+    field = safe_field(text)
+    flat = (
+        field.translate(_ASCII_LABEL_BLANKS)
+        if field.isascii()
+        else "".join(
+            " " if ch in _LABEL_PUNCTUATION or unicodedata.category(ch) in ("Ps", "Pe") else ch
+            for ch in field
+        )
     )
     label = " ".join(flat.split())
     return label if len(label) <= limit else label[: limit - 1] + "…"
