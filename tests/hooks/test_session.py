@@ -90,3 +90,54 @@ def test_an_unchanged_note_does_not_undo_another_process_s_save(tmp_path: Path) 
     quick.save()
     slow.save()  # it changed nothing: what the other wrote stays
     assert SessionLog(tmp_path, "s-1").seen() == {("R1", 1)}
+
+
+def test_a_note_is_written_as_json_dumps_writes_it_and_read_back_the_same_way(
+    tmp_path: Path,
+) -> None:
+    """The note's text made from kept delivery lines is json.dumps' text, character for
+    character; a note read again in the same process (kept) or changed on disk by another
+    (read afresh) gives what a fresh parse of the file gives."""
+    import json
+    import random
+
+    from cairn.hooks import session
+
+    rng = random.Random(4)
+    log = SessionLog(tmp_path, "s-1")
+    for step in range(40):
+        if rng.random() < 0.2:
+            log.start_epoch()
+        log.add([(f"A{step}-{n}", f"R{rng.randrange(9)}", rng.randrange(1, 4)) for n in range(3)])
+        if rng.random() < 0.3:
+            log.settle(d.application_id for d in rng.sample(log.deliveries, 2))
+        log.reviewed = step if rng.random() < 0.2 else log.reviewed
+        log.save()
+        text = log.path.read_text(encoding="utf-8")
+        data = json.loads(text)
+        assert text == json.dumps(data)  # as json.dumps writes it
+        again = SessionLog(tmp_path, "s-1")  # kept by this process
+        assert (again.epoch, again.reviewed, again.deliveries) == (
+            data["epoch"],
+            data["reviewed"],
+            [session.Delivery(**d) for d in data["deliveries"]],
+        )
+        log = again
+    # Another process's note, and a hand-made one of other types: read as they are.
+    other = {"epoch": 7, "reviewed": 2, "deliveries": [
+        {"application_id": "X", "record_id": "R", "version": True, "epoch": 7, "judged": 0},
+    ]}  # fmt: skip
+    twin = SessionLog(tmp_path, "s-2")  # its equal delivery (1 == True, False == 0) kept
+    twin.epoch = 7
+    twin.add([("X", "R", 1)])
+    twin.save()
+    log.path.write_text(json.dumps(other), encoding="utf-8")
+    changed = SessionLog(tmp_path, "s-1")
+    assert (changed.epoch, changed.reviewed) == (7, 2)
+    assert [d.application_id for d in changed.deliveries] == ["X"]
+    changed.add([("Y", "R", 1)])
+    changed.save()
+    written = json.loads(changed.path.read_text(encoding="utf-8"))
+    kept = json.dumps(written["deliveries"][0])  # True and 0 kept as they were, not 1, false
+    assert kept == json.dumps(other["deliveries"][0])
+    assert written["deliveries"][1]["version"] == 1

@@ -18,7 +18,6 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from cairn.homes import make_private_folder, open_private
 
@@ -52,15 +51,24 @@ class SessionLog:
     def _load(self) -> None:
         try:
             text = self.path.read_text(encoding="utf-8")
+        except OSError:
+            return  # a new session
+        held = _notes.get(str(self.path))
+        if held is not None and held[0] == text:  # as this process last read or wrote it
+            self._read, self.epoch, self.reviewed = text, held[1], held[2]
+            self.deliveries = list(held[3])
+            return
+        try:
             data = json.loads(text)
-        except (OSError, ValueError):
-            return  # a new session (or an unreadable note: start afresh)
+        except ValueError:
+            return  # an unreadable note: start afresh
         self._read = text
         if not isinstance(data, dict):
             return
         self.epoch = int(data.get("epoch", 0))
         self.reviewed = int(data.get("reviewed", -1))
         self.deliveries = [Delivery(**d) for d in data.get("deliveries", [])]
+        _keep(self.path, text, self)
 
     def start_epoch(self) -> None:
         """The agent's context starts empty again (a new session, a resume, a compaction)."""
@@ -84,22 +92,8 @@ class SessionLog:
         ]
 
     def save(self) -> None:
-        data: dict[str, Any] = {
-            "epoch": self.epoch,
-            "reviewed": self.reviewed,
-            # By hand: dataclasses.asdict deep-copies every field, the most of a save.
-            "deliveries": [
-                {
-                    "application_id": d.application_id,
-                    "record_id": d.record_id,
-                    "version": d.version,
-                    "epoch": d.epoch,
-                    "judged": d.judged,
-                }
-                for d in self.deliveries
-            ],
-        }
-        text = json.dumps(data)
+        text = note_text(self.epoch, self.reviewed, self.deliveries)
+        _keep(self.path, text, self)
         if text == self._read and _touched(self.path):
             # As it is on disk: only its time moves (the sweep goes by it). Replacing a
             # file costs a few milliseconds of waiting on ext4 (it flushes the new one).
@@ -113,6 +107,47 @@ class SessionLog:
         os.replace(temporary, self.path)
         self._read = text
         _sweep(self.path.parent)
+
+
+# A long-lived process (the daemon) reads and writes the same sessions' notes prompt
+# after prompt: each note as it last read or wrote it, and each delivery's JSON.
+_NOTES_KEPT = 64
+_LINES_KEPT = 20_000
+_notes: dict[str, tuple[str, int, int, tuple[Delivery, ...]]] = {}
+_lines: dict[Delivery, str] = {}
+
+
+def _keep(path: Path, text: str, log: SessionLog) -> None:
+    if len(_notes) >= _NOTES_KEPT:
+        _notes.clear()
+    _notes[str(path)] = (text, log.epoch, log.reviewed, tuple(log.deliveries))
+
+
+def note_text(epoch: int, reviewed: int, deliveries: Iterable[Delivery]) -> str:
+    """``json.dumps`` of the note, character for character, each delivery's JSON made
+    once (by hand: ``dataclasses.asdict`` deep-copies every field)."""
+    if len(_lines) >= _LINES_KEPT:
+        _lines.clear()
+    lines = []
+    for d in deliveries:
+        # Only a delivery of the types a hook writes is kept (1 == True == 1.0 as keys).
+        plain = type(d.version) is int and type(d.epoch) is int and type(d.judged) is bool
+        line = _lines.get(d) if plain else None
+        if line is None:
+            line = json.dumps(
+                {
+                    "application_id": d.application_id,
+                    "record_id": d.record_id,
+                    "version": d.version,
+                    "epoch": d.epoch,
+                    "judged": d.judged,
+                }
+            )
+            if plain:
+                _lines[d] = line
+        lines.append(line)
+    head = json.dumps({"epoch": epoch, "reviewed": reviewed})
+    return f'{head[:-1]}, "deliveries": [{", ".join(lines)}]}}'
 
 
 def _touched(path: Path) -> bool:
