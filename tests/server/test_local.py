@@ -58,3 +58,34 @@ def test_a_socket_someone_listens_on_is_not_taken_over(tmp_path: Path) -> None:
         assert not daemon_running(paths)  # the failed claim let go of the lock
     finally:
         other.close()
+
+
+def test_the_daemons_warm_up_compiles_what_a_prompt_needs_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    """warm_hooks reads a statement of each kind and previews a task: the reader's
+    patterns are compiled after it, and the store, its deliveries and the home's files are
+    as they were."""
+    from cairn import Memory
+    from cairn.adapters.hashing import HashingEmbedder
+    from cairn.engine.statements import signal_cues
+    from cairn.provider import contract as c
+    from cairn.provider.client import Client
+    from cairn.server.local import warm_hooks
+
+    home = tmp_path / "home"
+    with Memory.open(home / "memory.db", config={}, embedder=HashingEmbedder()) as mem:
+        rule = mem.remember("Always run the tests before committing", kind="policy")
+        engine = mem.provider
+        records = engine.ports.records  # type: ignore[attr-defined]
+        before = records.feed_position()
+        files = {p: p.stat().st_mtime_ns for p in home.rglob("*") if p.is_file()}
+        signal_cues.any_cue.cache_clear()
+        warm_hooks(engine)  # type: ignore[arg-type]
+        assert signal_cues.any_cue.cache_info().currsize == 1  # the cues were compiled
+        assert records.feed_position() == before  # nothing written, not even a delivery
+        assert {p: p.stat().st_mtime_ns for p in home.rglob("*") if p.is_file()} == files
+        given = Client(engine).query(c.TaskQuery, c.TaskResponse, task="run the tests")
+        assert [i.id for i in given.resident] == [rule.id]  # the rule is what applies
+        apps = Client(engine).query(c.ApplicationsQuery, c.ApplicationsResponse, record_id=rule.id)
+        assert apps.total == 1  # the delivery just now, none of the warm-up's

@@ -130,9 +130,10 @@ def build_app(settings: Settings) -> FastAPI:
         board=ProgressBoard(Path(settings.progress) if settings.progress else None),
     )
     if settings.socket is not None:
-        from cairn.server.local import add_local_routes
+        from cairn.server.local import add_local_routes, warm_hooks
 
         add_local_routes(app, engine, home, settings.socket, metrics)
+        warm_hooks(engine)  # the daemon: its hooks' first prompts compile nothing
     schedule.attach(app, engine, tokens, home)  # reflection and sweep, when due
     # Load the model (and the default partition) now, not in the first request.
     Client(engine).query(c.RecallQuery, c.RecallResponse, query="warm up")
