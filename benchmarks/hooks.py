@@ -37,6 +37,10 @@ run, alternating (round 1 in the order given, round 2 reversed, ...): each tree'
 and each (tree, round) measures on its own copy of one store built once, so no run sees
 another's session notes or remembered prompts.
 
+After the daemon's first (warm-up) hook the run waits for the Markdown refresh that hook
+set off to end (:func:`settle`): over a copied store it rewrites every file, a second of
+work beside the first timed prompts otherwise.
+
 The hook process's own CPU (user + system of the ``cairn hook prompt`` process: Python's
 start, the imports of the client, the request) is reported beside ``python -c pass``
 (Python's start alone) and the daemon's own time per hook (its access log): the wall time
@@ -47,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import fcntl
 import json
 import os
 import platform
@@ -192,6 +197,27 @@ def daemon_hook_ms(home: Path) -> list[float]:
     return found[1:]  # the warm-up's first
 
 
+def settle(home: Path) -> None:
+    """Wait for the daemon's Markdown refresh after the warm-up's hook to end. Over a
+    copied store (``--trees``, ``--only daemon``) it rewrites every file (the follower's
+    cursor names the store's old path): a second of work that would otherwise run beside
+    the first timed prompts. Done when the follower's lock is free and its cursor stayed
+    as it was for half a second."""
+    lock, cursor = home / ".cairn-markdown-feed.lock", home / ".cairn-markdown-feed.json"
+
+    def stamp() -> int | None:
+        return cursor.stat().st_mtime_ns if cursor.exists() else None
+
+    time.sleep(0.5)
+    for _ in range(120):
+        seen = stamp()
+        with open(lock, "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)  # waits for a refresh under way; closing frees it
+        time.sleep(0.5)
+        if stamp() == seen:
+            return
+
+
 def load() -> float:
     return round(os.getloadavg()[0], 2)
 
@@ -252,6 +278,7 @@ def measure_tree(
         if hooks:
             timed([*cairn, "hook", "prompt"], cwd=repo, env=env,
                   stdin=prompt_event("warm", repo, "How do I warm up?"))  # fmt: skip
+            settle(home)
         through = (
             phase(
                 "hook prompt (daemon)",
