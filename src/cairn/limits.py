@@ -54,6 +54,13 @@ MAX_PAGE: Final = 1_000_000  # what one listing, journal page or budget asks for
 MAX_INT32: Final = 2**31 - 1  # positions, versions, counters, offsets
 MAX_JSON_INT: Final = 2**63 - 1  # any integer a JSON value holds; journal sequence numbers
 
+# -- bytes a process reads at once ---------------------------------------------------------
+
+MAX_HTTP_BODY_BYTES: Final = 64 * 2**20  # a request to cairn serve (its --max-body-mb default)
+MAX_HOOK_EVENT_BYTES: Final = 16 * 2**20  # a host's hook event (a prompt may hold a file)
+MAX_TRANSCRIPT_BYTES: Final = 256 * 2**20  # a host's transcript file a hook reads
+MAX_PAGE_NUMBER: Final = 100_000  # the page of the dashboard's list a link asks for
+
 # -- the source object (who, channel, session) ---------------------------------------------
 
 MAX_SOURCE_DEPTH: Final = 6  # the source object itself is depth 1

@@ -12,11 +12,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 from cairn.errors import InvalidInput
+from cairn.limits import MAX_PAGE, MAX_PAGE_NUMBER, MAX_RESULTS
 from cairn.provider import contract as c
 from cairn.provider.client import Client, build
 
 PAGE_SIZE = 50
-MAX_PAGE = 100_000
 ORDERS = {
     "newest": "newest first",
     "recorded": "oldest first",
@@ -52,13 +52,13 @@ class Filters:
 def parse_filters(params: Mapping[str, str]) -> Filters:
     raw = {name: (params.get(name) or "").strip() for name in Filters.__dataclass_fields__}
     page_text = raw.pop("page") or "1"
-    if not page_text.isdigit() or not 1 <= int(page_text) <= MAX_PAGE:
-        raise InvalidInput(f"page must be a whole number from 1 to {MAX_PAGE:,}")
+    if not page_text.isdigit() or not 1 <= int(page_text) <= MAX_PAGE_NUMBER:
+        raise InvalidInput(f"page must be a whole number from 1 to {MAX_PAGE_NUMBER:,}")
     raw["order"] = raw["order"] or "newest"
     return Filters(page=int(page_text), **raw)
 
 
-SEARCH_LIMIT = 1000  # recall hits a search pages through
+SEARCH_LIMIT = MAX_RESULTS  # recall hits a search pages through: all one recall returns
 
 
 def search(client: Client, f: Filters) -> tuple[list[Any], bool]:
@@ -66,7 +66,7 @@ def search(client: Client, f: Filters) -> tuple[list[Any], bool]:
     not every word as a substring), narrowed by the other filters; and whether more follow."""
     query = build(
         c.RecallQuery,
-        {"query": f.q, "max_results": SEARCH_LIMIT, "max_chars": 1_000_000,
+        {"query": f.q, "max_results": SEARCH_LIMIT, "max_chars": MAX_PAGE,
          "include_trust": list(TRUST), "project_id": f.project or None},
     )  # fmt: skip
     found = client.send(query, c.RecallResponse).memories

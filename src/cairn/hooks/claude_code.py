@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from cairn.hooks.events import HookEvent, HookInputError, HookKind, HookReply
+from cairn.limits import MAX_HOOK_EVENT_BYTES as MAX_INPUT_BYTES
 
 HOST = "claude-code"
 EVENT_NAMES: dict[HookKind, str] = {
@@ -23,7 +24,6 @@ EVENT_NAMES: dict[HookKind, str] = {
     "prompt": "UserPromptSubmit",
     "stop": "Stop",
 }
-MAX_INPUT_BYTES = 16 * 1024 * 1024  # an event is small; a prompt may hold a pasted file
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 

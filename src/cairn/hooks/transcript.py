@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
+from cairn.limits import MAX_TRANSCRIPT_BYTES
 
 
 @dataclass(frozen=True, slots=True)

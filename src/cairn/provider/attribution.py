@@ -24,6 +24,7 @@ from typing import TypeVar, cast
 
 from pydantic import BaseModel
 
+from cairn.limits import MAX_KEY_CHARS
 from cairn.provider.contract import FeedbackRequest
 from cairn.provider.contract.learning import ObserveRequest
 
@@ -41,7 +42,7 @@ COMMAND_LINE = Attribution(None)
 
 
 def token_session(token_id: str) -> Attribution:
-    return Attribution(f"token:{token_id}"[:200])
+    return Attribution(f"token:{token_id}"[:MAX_KEY_CHARS])
 
 
 def attribute(request: R, who: Attribution | None) -> R:

@@ -41,6 +41,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from cairn.errors import CairnError, InvalidInput, StorageUnavailable
+from cairn.limits import MAX_HTTP_BODY_BYTES
 from cairn.provider import Provider
 from cairn.provider import contract as c
 from cairn.provider.attribution import token_session
@@ -56,7 +57,6 @@ from cairn.validation import parse_json_line
 log = logging.getLogger("cairn.server")
 access = logging.getLogger("cairn.server.access")
 
-MAX_BODY_BYTES = 64 * 2**20
 PARSE_ON_LOOP_BYTES = 64 * 2**10  # larger bodies are parsed on a worker thread
 RETRY_AFTER_S = 2  # what a 503 asks a client to wait: a restart or a full pool passes soon
 
@@ -145,7 +145,7 @@ def create_app(
     tokens: TokenStore,
     *,
     metrics: Metrics | None = None,
-    max_body_bytes: int = MAX_BODY_BYTES,
+    max_body_bytes: int = MAX_HTTP_BODY_BYTES,
     dashboard: bool = True,
     local_socket: str | None = None,
     board: ProgressBoard | None = None,

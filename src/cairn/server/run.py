@@ -32,11 +32,12 @@ from uvicorn.supervisors import Multiprocess
 
 from cairn.config import Config, parse_config, redact_url
 from cairn.errors import InvalidInput
+from cairn.limits import MAX_HTTP_BODY_BYTES
 from cairn.provider import contract as c
 from cairn.provider.client import Client
 from cairn.provider.local import LocalProvider
 from cairn.server import logs, schedule
-from cairn.server.app import MAX_BODY_BYTES, create_app, store_sizes
+from cairn.server.app import create_app, store_sizes
 from cairn.server.auth import TokenStore, tokens_path
 from cairn.server.metrics import MULTIPROCESS_ENV, Metrics
 from cairn.server.progress import ProgressBoard
@@ -173,7 +174,7 @@ def serve(
     tokens_explicit: bool = False,
     path: Path | None = None,
     grace: int = 30,
-    max_body_bytes: int = MAX_BODY_BYTES,
+    max_body_bytes: int = MAX_HTTP_BODY_BYTES,
     log_level: str = "info",
     workers: int | None = None,
     tcp: bool = True,

@@ -11,6 +11,7 @@ import click
 
 from cairn.cli.app import App, emit, pass_app
 from cairn.errors import InvalidInput
+from cairn.limits import MAX_HTTP_BODY_BYTES
 
 _TOKENS_HELP = (
     "A tokens file (only hashes of tokens) to use instead of the default: the store's"
@@ -57,7 +58,7 @@ def _token_store(app: App, tokens: Path | None) -> Iterator[Any]:
 @click.option(
     "--max-body-mb",
     type=click.IntRange(1, 4096),
-    default=64,
+    default=MAX_HTTP_BODY_BYTES // 2**20,
     show_default=True,
     help="Largest request body accepted.",
 )
