@@ -101,3 +101,27 @@ def test_a_delta_never_touches_an_explicit_record(tmp_path: Path, clock) -> None
         with pytest.raises(InvalidInput):
             mem.submit_delta("create", kind="topic", statement="x", trust="system", event_id="z")
         assert mem.get(rule.id).body == "Never push to main"
+
+
+def test_a_delta_holds_to_the_bounds_after_its_secrets_are_redacted(tmp_path: Path, clock) -> None:
+    """The contract bounds a delta's title and statement as given; a secret's marker is
+    longer than a short secret, so the stored doc is held to its bounds after the policy:
+    one line, nothing made (an export of a doc past them would not import)."""
+    with open_mem(tmp_path / "m.db", clock, store={"maxBodyChars": 60}) as mem:
+        cited = [succeed(mem, f"ok{i}", "Deploy with make ship").event_id for i in range(2)]
+        title = "t" * 983 + " password=hunter2"  # 1,000 characters; 1,012 once redacted
+        statement = "Deploy with make ship " + "x" * 22 + " pw: ab12cd34"  # 57; 68 redacted
+        for fields, message in (
+            ({"title": title}, "title is 1,012 characters; the limit is 1,000"),
+            ({"statement": statement}, "body is 68 characters; the limit is 60"),
+        ):
+            data = {"statement": "Deploy with make ship", **fields}
+            with pytest.raises(InvalidInput) as refused:
+                mem.submit_delta("create", kind="skill", evidence=cited, **data)
+            assert str(refused.value) == message
+        assert mem.list() == []
+        made = mem.submit_delta("create", kind="skill", statement="Deploy", evidence=cited)
+        assert made.record is not None
+        with pytest.raises(InvalidInput, match=r"^body is 68 characters; the limit is 60$"):
+            mem.submit_delta("update", target=made.record.id, statement=statement, evidence=cited)
+        assert [r.body for r in mem.list()] == ["Deploy"]

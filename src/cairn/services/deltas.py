@@ -33,6 +33,7 @@ from cairn.services.reflection import gate_of
 from cairn.services.secrets import SecretGuard
 from cairn.services.store_roles import RecordsAndLookups
 from cairn.text import text_hash
+from cairn.validation import check_stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +154,10 @@ class Deltas:
             recorded_at=now,
             text_hash=text_hash(body),
         )
+        # The contract bounded the statement and the title as given; a secret's marker can
+        # be longer than the secret, so what is stored is held to its bounds after the
+        # policy (as on the write path: validation.check_stored).
+        check_stored(record.to_dict(), max_body_chars=self._config.memory.store.maxBodyChars)
         return Delta(
             "create",
             record.id,
@@ -183,6 +188,7 @@ class Deltas:
                 "forget", doc.id, doc.kind, topic, None, selector_of(doc), (), None, "submitted"
             )
         body = self._statement(item)
+        check_stored({"body": body}, max_body_chars=self._config.memory.store.maxBodyChars)
         self._check_evidence(evidence, ns)
         now = self._journal.now()
         changes: dict[str, Any] = {
