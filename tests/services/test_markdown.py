@@ -165,6 +165,43 @@ def test_a_cursor_of_another_store_rewrites_every_file(tmp_path: Path) -> None:
         provider.close()
 
 
+def test_files_written_whole_are_trusted_by_their_next_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a full write (here: a cursor of another store, as when the home moved), the
+    files written from the store alone are not read again at their next change; one the
+    person edits after it is (and the edit is kept)."""
+    provider = engine(tmp_path)
+    try:
+        remember(provider, "Answer in English.")
+        remember(provider, "Run the tests with make test.", P1)
+        remember(provider, "Deploy with the script in ops/.", P2)
+        path = tmp_path / CURSOR_FILE
+        cursor = json.loads(path.read_text())
+        path.write_text(json.dumps({**cursor, "store": "0" * 16}))
+        (tmp_path / STATE_FILE).unlink()  # nothing known of the files: all read once
+        remember(provider, "Review with two people.")  # the full write
+        parsed: list[str] = []
+
+        def parse(text: str, *, source: str = "<markdown>") -> ProjectedDocument:
+            parsed.append(source)
+            return parse_document(text, source=source)
+
+        monkeypatch.setattr(markdown_sync, "parse_document", parse)
+        md = MarkdownProjection(tmp_path)
+        (one,), (two,) = md.files_of([P1]), md.files_of([P2])
+        remember(provider, "Lint with ruff.", P1)
+        remember(provider, "Keep answers short.")
+        assert parsed == []  # trusted: as written from the store
+        assert "ruff" in one.read_text() and "Keep answers short." in md.profile_path.read_text()
+        two.write_text(two.read_text().replace("ops/.", "ops/ only."))
+        remember(provider, "Tag releases.", P2)
+        assert parsed == [str(two)]
+        assert "ops/ only." in two.read_text() and "Tag releases." not in two.read_text()
+    finally:
+        provider.close()
+
+
 def test_what_it_knows_of_a_tenants_files_stays_in_that_tenants_folder(
     local: LocalProvider, tmp_path: Path
 ) -> None:

@@ -166,7 +166,12 @@ class MarkdownProjection:
         return sorted(plan.dirty | scan.unreadable)
 
     def write_all(
-        self, mem: MemoryReader, *, force: bool = False, keys: Iterable[str | None] | None = None
+        self,
+        mem: MemoryReader,
+        *,
+        force: bool = False,
+        keys: Iterable[str | None] | None = None,
+        clean: set[Path] | None = None,
     ) -> list[Path]:
         """Regenerate every file from ``mem.list()``; return the current files' paths.
 
@@ -176,13 +181,15 @@ class MarkdownProjection:
 
         ``keys``: only the files of these keys (None: the profile; else a project id) are
         read and written, and ``mem.list()`` need hold only their memories (the projection
-        service's view after a change lists just those).
+        service's view after a change lists just those); ``clean`` gets the files written
+        from the store alone, as :meth:`refresh` returns them.
         """
         wanted = None if keys is None else set(keys)
         scan = self._scan(mem, strict=False, keys=wanted)
         records = mem.list()
         plan = self._plan(mem, scan, records)
-        return list(self._write(mem, scan, plan, records, force=force, keys=wanted))
+        written = self._write(mem, scan, plan, records, force=force, keys=wanted, clean=clean)
+        return list(written)
 
     def refresh(
         self, mem: MemoryReader, keys: Iterable[str | None], *, unchanged: Callable[[Path], bool]

@@ -254,7 +254,15 @@ class MarkdownFollower:
             if not projection.profile_path.exists():
                 keys.add(None)  # every namespace written to has its profile, empty or not
         if keys is None:
-            projection.write_all(OwnedRecords(self._reads, ns.tenant, ns.agent))
+            # Every file written whole: those now exactly as the store has them are
+            # trusted by their next change, as after a refresh (none is read again).
+            clean: set[Path] = set()
+            projection.write_all(OwnedRecords(self._reads, ns.tenant, ns.agent), clean=clean)
+            state.files = {
+                path.relative_to(projection.folder).as_posix(): _stamp(path)
+                for path in clean
+                if path.exists()
+            }
         elif keys:
             listed = [r for k in keys for r in self._records_of(ns, k, (changed or {}).get(k, ()))]
             view = _Listed(self._reads, ns.tenant, ns.agent, frozenset(keys), tuple(listed))
