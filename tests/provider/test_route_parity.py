@@ -655,6 +655,8 @@ REFUSED: list[tuple[type[Any], dict[str, Any], str]] = [
     (pc.NameProjectRequest, {"project_id": "git:0123456789abcdef", "name": "a\nb"},
      f"project name contains {LINE}"),
     (c.ImportRequest, {"lines": [], "source": "a\nb"}, f"import source contains {LINE}"),
+    (c.ListQuery, {"agent": "a/b"}, "invalid agent name 'a/b'"),
+    (c.RememberRequest, {"body": "Use tabs.", "agent": ".."}, "invalid agent name '..'"),
 ]  # fmt: skip
 
 

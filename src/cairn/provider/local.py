@@ -68,7 +68,8 @@ class LocalProvider:
         self._ids = Ids(services.ports.records)  # prefixes and application ids, per tenant
 
     def _ns(self, agent: str | None) -> Namespace:
-        return Namespace(self.tenant, check_name("agent", agent) if agent else self.agent)
+        # the agent of a request is the contract's (checked.Agent: check_name)
+        return Namespace(self.tenant, agent or self.agent)
 
     def close(self) -> None:
         if self._owner:

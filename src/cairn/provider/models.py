@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cairn.errors import InvalidInput
+from cairn.identifiers import check_name
 from cairn.limits import (
     MAX_BODY_CHARS,
     MAX_INT32,
@@ -32,6 +33,7 @@ from cairn.provider.checked import (
     TaskTypes,
     Title,
     When,
+    normalised,
     refusal,
 )
 
@@ -45,7 +47,13 @@ Kind = Literal["fact", "preference", "policy", "profile", "episode", "skill", "t
 Text = Annotated[str, Field(max_length=MAX_BODY_CHARS)]
 Short = Annotated[str, Field(max_length=MAX_SHORT_CHARS)]
 Query = Annotated[str, Field(max_length=MAX_QUERY_CHARS)]  # a query, a task, a note
-Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]  # an event type
+# The agent a request is for: a name safe wherever a namespace becomes part of a file name.
+Agent = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_NAME_CHARS),
+    normalised(lambda v: check_name("agent", v)),
+]
 Key = IdempotencyKey
 RecordId = MemoryId  # as stored: trimmed, upper case (provider/checked.py)
 Page = Annotated[int, Field(ge=1, le=MAX_PAGE)]  # what a listing or a journal page asks for

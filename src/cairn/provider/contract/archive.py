@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict
 from cairn.provider.checked import ImportSource
 from cairn.provider.models import (
     CONTRACT_VERSION,
+    Agent,
     Key,
-    Name,
     Request,
 )
 
@@ -22,12 +22,12 @@ class _Model(BaseModel):
 
 
 class _Query(Request, _Model):
-    agent: Name | None = None
+    agent: Agent | None = None
 
 
 class _Mutation(Request, _Model):
     idempotency_key: Key
-    agent: Name | None = None
+    agent: Agent | None = None
 
 
 class ExportQuery(_Query):

@@ -17,6 +17,7 @@ from cairn.limits import MAX_INT32, MAX_JSON_INT, MAX_LIST_ITEMS
 from cairn.provider.checked import AsOf, EpisodeFilter, InProject, Search, SessionFilter, TagFilter
 from cairn.provider.models import CONTRACT_VERSION as CONTRACT
 from cairn.provider.models import (
+    Agent,
     ApplicationModel,
     EventModel,
     Kind,
@@ -40,7 +41,7 @@ class _Model(BaseModel):
 
 
 class _Query(Request, _Model):
-    agent: Name | None = None
+    agent: Agent | None = None
 
 
 class ListQuery(_Query):

@@ -43,8 +43,8 @@ from cairn.provider.checked import (
 )
 from cairn.provider.models import CONTRACT_VERSION as CONTRACT
 from cairn.provider.models import (
+    Agent,
     Key,
-    Name,
     Outcome,
     RecordId,
     RecordModel,
@@ -102,7 +102,7 @@ class _Model(BaseModel):
 
 class _Mutation(Request, _Model):
     idempotency_key: Key
-    agent: Name | None = None
+    agent: Agent | None = None
 
 
 class ObserveRequest(_Mutation):
@@ -252,7 +252,7 @@ LearningApplyResponse = (
 
 
 class _Query(Request, _Model):
-    agent: Name | None = None
+    agent: Agent | None = None
 
 
 class AskQuery(_Query):

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict
 from cairn.provider.checked import ApplicationId, Sender, SessionId
 from cairn.provider.models import (
     CONTRACT_VERSION,
+    Agent,
     Key,
-    Name,
     Outcome,
     RecordModel,
     Request,
@@ -24,12 +24,12 @@ class _Model(BaseModel):
 
 
 class _Query(Request, _Model):
-    agent: Name | None = None
+    agent: Agent | None = None
 
 
 class _Mutation(Request, _Model):
     idempotency_key: Key
-    agent: Name | None = None
+    agent: Agent | None = None
 
 
 class FeedbackRequest(_Mutation):

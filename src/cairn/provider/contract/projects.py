@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from cairn.provider.checked import MadeProjectId, ProjectName, Remote
 from cairn.provider.models import CONTRACT_VERSION as CONTRACT
-from cairn.provider.models import Key, Name, Request, Short
+from cairn.provider.models import Agent, Key, Request, Short
 
 
 class _Model(BaseModel):
@@ -27,7 +27,7 @@ class ProjectsQuery(Request, _Model):
     id, or a folder of a repository where the engine runs), or an error."""
 
     view: Literal["projects"] = "projects"
-    agent: Name | None = None
+    agent: Agent | None = None
     find: Short | None = None
 
 
@@ -46,7 +46,7 @@ class ProjectsResponse(_Model):
 class NameProjectRequest(Request, _Model):
     mutation: Literal["name_project"] = "name_project"
     idempotency_key: Key
-    agent: Name | None = None
+    agent: Agent | None = None
     project_id: MadeProjectId
     name: ProjectName
     remote: Remote | None = None

@@ -12,7 +12,7 @@ from cairn.limits import MAX_PAGE, MAX_RESULTS
 from cairn.provider.checked import Asked, AsOf, InProject
 from cairn.provider.models import (
     CONTRACT_VERSION,
-    Name,
+    Agent,
     RecordModel,
     RelevanceModel,
     Request,
@@ -25,7 +25,7 @@ class _Model(BaseModel):
 
 
 class _Query(Request, _Model):
-    agent: Name | None = None
+    agent: Agent | None = None
 
 
 class RecallQuery(_Query):

@@ -13,10 +13,10 @@ from cairn.limits import MAX_BATCH
 from cairn.provider.checked import AsOf, Body, Operations, Paths, Phases, TaskTypes, Title
 from cairn.provider.models import (
     CONTRACT_VERSION,
+    Agent,
     Key,
     Kind,
     MemoryFields,
-    Name,
     RecordId,
     RecordModel,
     Request,
@@ -30,12 +30,12 @@ class _Model(BaseModel):
 
 
 class _Query(Request, _Model):
-    agent: Name | None = None
+    agent: Agent | None = None
 
 
 class _Mutation(Request, _Model):
     idempotency_key: Key
-    agent: Name | None = None
+    agent: Agent | None = None
 
 
 class ShowQuery(_Query):
@@ -66,7 +66,7 @@ class RememberRequest(MemoryFields, WordsFields):
 
     mutation: Literal["remember"] = "remember"
     idempotency_key: Key
-    agent: Name | None = None
+    agent: Agent | None = None
 
 
 class StoreRequest(MemoryFields, WordsFields):
@@ -74,7 +74,7 @@ class StoreRequest(MemoryFields, WordsFields):
 
     mutation: Literal["store"] = "store"
     idempotency_key: Key
-    agent: Name | None = None
+    agent: Agent | None = None
     origin: Literal["user", "tool", "review", "reflection", "import", "system"] = "tool"
 
 

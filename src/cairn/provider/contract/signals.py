@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict
 from cairn.provider.checked import InProject, Statement
 from cairn.provider.models import (
     CONTRACT_VERSION,
+    Agent,
     Key,
-    Name,
     RecordModel,
     Request,
     TombstoneModel,
@@ -25,7 +25,7 @@ class _Model(BaseModel):
 
 class _Mutation(Request, _Model):
     idempotency_key: Key
-    agent: Name | None = None
+    agent: Agent | None = None
 
 
 class SignalRequest(_Mutation):

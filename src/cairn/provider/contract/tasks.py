@@ -13,8 +13,8 @@ from cairn.limits import MAX_PAGE
 from cairn.provider.checked import InProject, Operation, Phase, SessionId, Task, TaskPaths, TaskType
 from cairn.provider.models import (
     CONTRACT_VERSION,
+    Agent,
     ApplicationModel,
-    Name,
     RecordId,
     RecordModel,
     Request,
@@ -26,7 +26,7 @@ class _Model(BaseModel):
 
 
 class _Query(Request, _Model):
-    agent: Name | None = None
+    agent: Agent | None = None
 
 
 class TaskQuery(_Query):
