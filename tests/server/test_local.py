@@ -63,15 +63,15 @@ def test_a_socket_someone_listens_on_is_not_taken_over(tmp_path: Path) -> None:
 def test_the_daemons_warm_up_compiles_what_a_prompt_needs_and_writes_nothing(
     tmp_path: Path,
 ) -> None:
-    """warm_hooks reads a statement of each kind and previews a task: the reader's
+    """warm_up reads a statement of each kind and previews a task: the reader's
     patterns are compiled after it, and the store, its deliveries and the home's files are
     as they were."""
     from cairn import Memory
     from cairn.adapters.hashing import HashingEmbedder
     from cairn.engine.statements import signal_cues
+    from cairn.hooks.run import warm_up
     from cairn.provider import contract as c
     from cairn.provider.client import Client
-    from cairn.server.local import warm_hooks
 
     home = tmp_path / "home"
     with Memory.open(home / "memory.db", config={}, embedder=HashingEmbedder()) as mem:
@@ -81,7 +81,7 @@ def test_the_daemons_warm_up_compiles_what_a_prompt_needs_and_writes_nothing(
         before = records.feed_position()
         files = {p: p.stat().st_mtime_ns for p in home.rglob("*") if p.is_file()}
         signal_cues.any_cue.cache_clear()
-        warm_hooks(engine)  # type: ignore[arg-type]
+        warm_up(Client(engine))
         assert signal_cues.any_cue.cache_info().currsize == 1  # the cues were compiled
         assert records.feed_position() == before  # nothing written, not even a delivery
         assert {p: p.stat().st_mtime_ns for p in home.rglob("*") if p.is_file()} == files

@@ -56,6 +56,26 @@ def run_hook(
         return ""
 
 
+def warm_up(memory: Client) -> None:
+    """What an agent's first prompts would otherwise wait for, for a long-lived process
+    (the daemon, before it answers): the hook's own modules, the statement reader's cues
+    and learned model, the secret patterns, the director's and the formatter's (about
+    150 ms of imports and compiling on the first prompt). Nothing is written: a task
+    preview records no delivery, and a statement read or a redaction is a pure read."""
+    import cairn.engine.statements.correction
+    import cairn.hooks.handlers
+    import cairn.hooks.transcript  # noqa: F401 (what a prompt's and a stop's hook import)
+    from cairn.engine.secrets import redact
+    from cairn.engine.statements.reader import read_statement
+    from cairn.provider import contract as c
+
+    sample = "Always run the tests before committing in src/api"
+    for said in (sample, "skip the lint this time", "forget the rule about tabs"):
+        read_statement(said)
+    redact(f"{sample}, token=ghp_{'x' * 36}")
+    memory.query(c.TaskQuery, c.TaskResponse, task=sample, preview=True)
+
+
 def log_error(home: Path, what: str) -> None:
     path = home / "logs" / "hooks.log"
     try:

@@ -236,25 +236,3 @@ def add_local_routes(
             media_type="text/plain; charset=utf-8",
             background=BackgroundTask(refresh),  # on a worker thread, after the reply
         )
-
-
-def warm_hooks(engine: LocalProvider) -> None:
-    """What an agent's first prompts would otherwise wait for, done before the daemon
-    answers: the hook's own modules, the statement reader's cues and learned model, the
-    secret guard's patterns, the director's and the formatter's (about 150 ms of imports
-    and compiling on the first prompt).
-    Nothing is written: a task preview records no application, a scrub is a pure read."""
-    import cairn.engine.statements.correction
-    import cairn.hooks.handlers
-    import cairn.hooks.transcript
-    import cairn.services.signals  # noqa: F401 (a prompt's signal, built at its first use)
-    from cairn.engine.statements.reader import read_statement
-    from cairn.provider import contract as c
-    from cairn.provider.client import Client
-    from cairn.services.secrets import SecretGuard
-
-    sample = "Always run the tests before committing in src/api"
-    for said in (sample, "skip the lint this time", "forget the rule about tabs"):
-        read_statement(said)
-    SecretGuard().scrub("redact", {"body": sample})
-    Client(engine).query(c.TaskQuery, c.TaskResponse, task=sample, preview=True)

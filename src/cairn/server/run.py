@@ -131,10 +131,11 @@ def build_app(settings: Settings) -> FastAPI:
         board=ProgressBoard(Path(settings.progress) if settings.progress else None),
     )
     if settings.socket is not None:
-        from cairn.server.local import add_local_routes, warm_hooks
+        from cairn.hooks.run import warm_up
+        from cairn.server.local import add_local_routes
 
         add_local_routes(app, engine, home, settings.socket, metrics)
-        warm_hooks(engine)  # the daemon: its hooks' first prompts compile nothing
+        warm_up(Client(engine))  # the daemon: its hooks' first prompts compile nothing
     schedule.attach(app, engine, tokens, home)  # reflection and sweep, when due
     # Load the model (and the default partition) now, not in the first request.
     Client(engine).query(c.RecallQuery, c.RecallResponse, query="warm up")
