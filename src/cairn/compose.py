@@ -23,6 +23,7 @@ from cairn.adapters.embedding import Embedder
 from cairn.compose_postgres import migration_plan as migration_plan
 from cairn.compose_postgres import open_postgres
 from cairn.compose_postgres import open_records as open_records
+from cairn.compose_writes import WritePath
 from cairn.config import Config, default_home, parse_config, resolve_config
 from cairn.engine.director import stored_rank
 from cairn.engine.entities import extract_entity_keys
@@ -37,18 +38,12 @@ from cairn.reembed import chooses_yet as chooses_yet  # a store yet to choose it
 from cairn.reembed import follow_store as follow_store  # the store's embedder
 from cairn.reembed import reembed_store as reembed_store  # cairn reembed
 from cairn.reembed import with_provider
-from cairn.services.journal import Journal
 from cairn.services.llm_notice import active_features, first_run_notice
 from cairn.services.projects import Projects
 from cairn.services.purges import Purges
 from cairn.services.reads import Reads
 from cairn.services.recall import Recall
-from cairn.services.replay import Replay
-from cairn.services.secrets import SecretGuard
-from cairn.services.tasks import Tasks
 from cairn.services.telemetry import Telemetry
-from cairn.services.transfer import Transfer
-from cairn.services.writes import Writes
 from cairn.storage.inprocess import InProcessSearchIndex
 from cairn.storage.ports import RecordStore, SearchIndex
 from cairn.storage.sqlite.record_store import SqliteRecordStore
@@ -59,8 +54,10 @@ if TYPE_CHECKING:
     from cairn.adapters.llm import ChatModel
     from cairn.provider.learning import LearningServices
     from cairn.provider.remote import RemoteProvider
+    from cairn.services.journal import Journal
     from cairn.services.markdown import MarkdownFollower
     from cairn.services.signals import Signals
+    from cairn.services.writes import Writes
 
 log = logging.getLogger(__name__)
 
@@ -341,14 +338,11 @@ def assemble(
     def links_for(name: str) -> bool:
         return config.agent(name).rag.entityLane
 
-    journal = Journal(records, embedder, clock, links_for)
-    writes = Writes(records, journal, config, SecretGuard())
     pipeline = MemoryRecall(records, index, embedder, reranker)
     telemetry = Telemetry(records)
     recall = Recall(pipeline, config, clock, on_recall=telemetry.recall)
     purges = Purges(records, index)
     reads = Reads(records)
-    projects = Projects(records, journal)
     given = bool((describe or {}).get("given", True))
     fixed = {k: v for k, v in (describe or {}).items() if k != "given"}
 
@@ -362,8 +356,9 @@ def assemble(
         }
 
     info = info_now()
-    # The learning layer, the Markdown projection and the prompt signals are built (their
-    # modules imported) on first use: a recall needs none (tests/cli/test_cold_imports.py).
+    # The write path (the journal, writes, tasks, transfer, replay), the learning layer, the
+    # Markdown projection and the prompt signals are built (their modules imported) on
+    # first use: a recall needs none (tests/cli/test_cold_imports.py).
     built: dict[str, Any] = {}
     building = threading.Lock()
 
@@ -373,9 +368,12 @@ def assemble(
                 built[name] = build()
             return built[name]
 
+    path = WritePath(records, embedder, config, recall, clock, links_for)
+    projects = Projects(records, path.journal)
+
     def learning() -> LearningServices:
         layer: LearningServices = part("learning", lambda: _learning_layer(
-            config, records, journal, writes, recall, embedder, clock, telemetry
+            config, records, path.journal(), path.writes(), recall, embedder, clock, telemetry
         ))  # fmt: skip
         return layer
 
@@ -397,7 +395,7 @@ def assemble(
     def signals() -> Signals:
         from cairn.services.signals import Signals
 
-        found: Signals = part("signals", lambda: Signals(writes, recall, embedder, config))
+        found: Signals = part("signals", lambda: Signals(path.writes(), recall, embedder, config))
         return found
 
     def close() -> None:
@@ -408,13 +406,13 @@ def assemble(
         records.close()
 
     services = Services(
-        writes=writes,
+        writes=path.writes,
         reads=reads,
         recall=recall,
-        tasks=Tasks(records, journal, recall, config, clock),
+        tasks=path.tasks,
         signals=signals,
-        transfer=Transfer(records, journal, config),
-        replay=Replay(records, embedder, links_for),
+        transfer=path.transfer,
+        replay=path.replay,
         purges=purges,
         ports=ports,
         describe=info_now,
@@ -475,6 +473,7 @@ def _learning_layer(
     from cairn.services.llm import LlmFeatures
     from cairn.services.reflection import Reflection
     from cairn.services.review import Review
+    from cairn.services.secrets import SecretGuard
     from cairn.services.sweep import Sweeper
 
     llm = LlmFeatures(_chat_model(config), config)

@@ -1,5 +1,5 @@
 """What a cold ``cairn recall`` (no daemon, a new process) imports: only what a recall
-needs. The learning layer, the Markdown projection, PostgreSQL, the server, MCP, the
+needs. The write path, the learning layer, the Markdown projection, PostgreSQL, the server, MCP, the
 dashboard and the LLM client are imported on their first use, never by a recall (nor by a
 process that opens the engine and reads). A deterministic budget, not a timing."""
 
@@ -22,6 +22,15 @@ NOT_FOR_RECALL = {
     "cairn.services.llm": "the LLM features",
     "cairn.adapters.llm": "the LLM client",
     "cairn.services.signals": "the prompt signals (and the statement corrections)",
+    "cairn.services.writes": "the write path: built on the first write",
+    "cairn.services.journal": "the write path",
+    "cairn.services.tasks": "the task service (context, expand, feedback)",
+    "cairn.services.transfer": "export and import",
+    "cairn.services.replay": "a rebuild",
+    "cairn.services.secrets": "the secret scanners scrub what is written",
+    "cairn.engine.apply": "the journal's events applied to the store",
+    "cairn.engine.learning": "the learning layer's rules (the journal's events)",
+    "cairn.engine.statements": "the statement reader reads a write's words",
     "cairn.engine.statements.correction": "the statement corrections",
     "cairn.services.markdown": "the Markdown files follow writes, not reads",
     "cairn.projection": "the Markdown projection",

@@ -9,12 +9,14 @@ from collections import Counter
 from collections.abc import Mapping
 from datetime import date
 from numbers import Integral
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cairn.errors import InvalidInput
 from cairn.model import MemoryInput
 from cairn.provider.contract import MemoryFields
-from cairn.services.wording import Words
+
+if TYPE_CHECKING:
+    from cairn.services.wording import Words
 
 
 def words_of(request: Any, fields: MemoryFields, default_kind: str) -> Words | None:
@@ -22,6 +24,8 @@ def words_of(request: Any, fields: MemoryFields, default_kind: str) -> Words | N
     ``read_words`` and ``current_project_id``."""
     if not request.read_words:
         return None
+    from cairn.services.wording import Words  # the statement reader: a write's, on first use
+
     return Words(request.current_project_id, fields.kind is not None, default_kind)
 
 

@@ -9,19 +9,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cairn.model import Namespace
-from cairn.services.projects import Projects
-from cairn.services.purges import Purges
-from cairn.services.reads import Reads
-from cairn.services.recall import Recall
-from cairn.services.replay import Replay
-from cairn.services.tasks import Tasks
-from cairn.services.transfer import Transfer
-from cairn.services.writes import Writes
-from cairn.storage.ports import RecordStore, SearchIndex
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the write path is imported with its first use
     from cairn.provider.learning import LearningServices
+    from cairn.services.projects import Projects
+    from cairn.services.purges import Purges
+    from cairn.services.reads import Reads
+    from cairn.services.recall import Recall
+    from cairn.services.replay import Replay
     from cairn.services.signals import Signals
+    from cairn.services.tasks import Tasks
+    from cairn.services.transfer import Transfer
+    from cairn.services.writes import Writes
+    from cairn.storage.ports import RecordStore, SearchIndex
 
 Progress = Callable[[int, int], None]
 
@@ -36,15 +36,18 @@ class Ports:
 
 @dataclass(frozen=True, slots=True)
 class Services:
-    """What the local provider is built from (wired by :mod:`cairn.compose`)."""
+    """What the local provider is built from (wired by :mod:`cairn.compose`). The write
+    path (``writes``, ``tasks``, ``transfer``, ``replay``: the journal, the secret scanners, the
+    statement reader, the director) is built, its modules imported, on its first call: a
+    process that only recalls never imports it (tests/cli/test_cold_imports.py)."""
 
-    writes: Writes
+    writes: Callable[[], Writes]
     reads: Reads
     recall: Recall
-    tasks: Tasks
+    tasks: Callable[[], Tasks]
     signals: Callable[[], Signals]  # built on the first signal (the statement reader's)
-    transfer: Transfer
-    replay: Replay
+    transfer: Callable[[], Transfer]
+    replay: Callable[[], Replay]
     purges: Purges
     ports: Ports
     describe: Callable[[], dict[str, Any]]  # backend, location, embedder

@@ -63,13 +63,13 @@ def _stored(request: RememberRequest | StoreRequest, written: Any) -> WriteRespo
 def remember(p: Engine, request: RememberRequest, ns: Namespace) -> WriteResponse:
     item = memory_input(request, "preference")
     words = words_of(request, request, "preference")
-    written = p.services.writes.remember(item, ns, event_id=request.idempotency_key, words=words)
+    written = p.services.writes().remember(item, ns, event_id=request.idempotency_key, words=words)
     return _stored(request, written)
 
 
 def store(p: Engine, request: StoreRequest, ns: Namespace) -> WriteResponse:
     item = memory_input(request, "fact")
-    written = p.services.writes.store(
+    written = p.services.writes().store(
         item,
         ns,
         origin=request.origin,
@@ -83,7 +83,7 @@ def ingest(p: Engine, request: IngestRequest, ns: Namespace) -> IngestResponse:
     items = [memory_input(i, "fact") for i in request.items]
     # Without a key per item, each is derived from the batch's key (a retry stores
     # nothing twice); each body is read as a statement when the route says so.
-    done = p.services.writes.store_many(
+    done = p.services.writes().store_many(
         items,
         ns,
         batch_size=request.batch_size,
@@ -102,7 +102,7 @@ def ingest(p: Engine, request: IngestRequest, ns: Namespace) -> IngestResponse:
 
 
 def correct(p: Engine, request: CorrectRequest, ns: Namespace) -> WriteResponse:
-    corrected = p.services.writes.correct(
+    corrected = p.services.writes().correct(
         request.record_id,
         request.text,
         ns,
@@ -129,7 +129,7 @@ def correct(p: Engine, request: CorrectRequest, ns: Namespace) -> WriteResponse:
 
 def forget(p: Engine, request: ForgetRequest, ns: Namespace) -> ForgetResponse:
     s = p.services
-    stone = s.writes.forget(
+    stone = s.writes().forget(
         request.record_id,
         ns,
         permanent=request.permanent,
@@ -141,12 +141,12 @@ def forget(p: Engine, request: ForgetRequest, ns: Namespace) -> ForgetResponse:
 
 
 def restore(p: Engine, request: RestoreRequest, ns: Namespace) -> WriteResponse:
-    record = p.services.writes.restore(request.record_id, ns, event_id=request.idempotency_key)
+    record = p.services.writes().restore(request.record_id, ns, event_id=request.idempotency_key)
     return _written("restore", record)
 
 
 def evict(p: Engine, request: EvictRequest, ns: Namespace) -> WriteResponse:
-    record = p.services.writes.set_eviction(
+    record = p.services.writes().set_eviction(
         request.record_id,
         ns,
         evicted=request.mutation == "evict",
@@ -156,14 +156,14 @@ def evict(p: Engine, request: EvictRequest, ns: Namespace) -> WriteResponse:
 
 
 def pin(p: Engine, request: PinRequest, ns: Namespace) -> WriteResponse:
-    record = p.services.writes.set_pinned(
+    record = p.services.writes().set_pinned(
         request.record_id, ns, pinned=request.mutation == "pin", event_id=request.idempotency_key
     )
     return _written(request.mutation, record)
 
 
 def feedback(p: Engine, request: FeedbackRequest, ns: Namespace) -> FeedbackResponse:
-    result = p.services.tasks.feedback(
+    result = p.services.tasks().feedback(
         request.application_id,
         request.outcome,
         ns,
@@ -217,14 +217,14 @@ def signal(p: Engine, request: SignalRequest, ns: Namespace) -> SignalResponse:
 
 def import_(p: Engine, request: ImportRequest, ns: Namespace) -> ImportResponse:
     s = p.services
-    count = s.transfer.import_(request.lines, ns, source=request.source, progress=p.progress)
+    count = s.transfer().import_(request.lines, ns, source=request.source, progress=p.progress)
     warnings = s.purges.finish()  # an imported permanent tombstone purges the copy
     return ImportResponse.model_construct(imported=count, warnings=warnings)
 
 
 def rebuild(p: Engine, request: RebuildRequest, ns: Namespace) -> RebuildResponse:
     s = p.services
-    replayed = s.replay.rebuild(ns.tenant, progress=p.progress)
+    replayed = s.replay().rebuild(ns.tenant, progress=p.progress)
     warnings = s.purges.finish()
     return RebuildResponse.model_construct(replayed=replayed, warnings=warnings)
 

@@ -6,7 +6,7 @@ caller gets; :mod:`cairn.provider.wire` makes them the contract's models at an e
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -26,8 +26,10 @@ from cairn.provider.contract import (
     TombstonesQuery,
 )
 from cairn.provider.engine import Engine, Handler
-from cairn.services.tasks import TaskDelivery
 from cairn.storage.ports import EventFilter, RecordQuery
+
+if TYPE_CHECKING:  # the task service is built on first use (cairn.provider.engine)
+    from cairn.services.tasks import TaskDelivery
 
 
 def recall(p: Engine, request: RecallQuery, ns: Namespace) -> RecallResult:
@@ -43,7 +45,7 @@ def recall(p: Engine, request: RecallQuery, ns: Namespace) -> RecallResult:
 
 
 def task(p: Engine, request: TaskQuery, ns: Namespace) -> TaskDelivery:
-    return p.services.tasks.context(
+    return p.services.tasks().context(
         request.task,
         ns,
         project_id=request.project_id,
@@ -60,7 +62,7 @@ def task(p: Engine, request: TaskQuery, ns: Namespace) -> TaskDelivery:
 
 
 def expand(p: Engine, request: ExpandQuery, ns: Namespace) -> Expanded:
-    return p.services.tasks.expand(request.record_id, ns, task=request.task)
+    return p.services.tasks().expand(request.record_id, ns, task=request.task)
 
 
 def list_(p: Engine, request: ListQuery, ns: Namespace) -> list[Record]:
@@ -119,11 +121,11 @@ def applications(
 
 
 def explain(p: Engine, request: ExplainQuery, ns: Namespace) -> dict[str, Any]:
-    return p.services.tasks.explain(ns)
+    return p.services.tasks().explain(ns)
 
 
 def export(p: Engine, request: ExportQuery, ns: Namespace) -> list[str]:
-    return list(p.services.transfer.export(ns))
+    return list(p.services.transfer().export(ns))
 
 
 HANDLERS: dict[type[BaseModel], Handler] = {

@@ -5,7 +5,7 @@ value (:func:`response`), a task's context among them — the view's part of it
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -21,7 +21,9 @@ from cairn.provider.wire import (
     record_model,
     tombstone_model,
 )
-from cairn.services.tasks import DeliveredItem, TaskDelivery
+
+if TYPE_CHECKING:  # the task service is built on first use (cairn.provider.engine)
+    from cairn.services.tasks import DeliveredItem, TaskDelivery
 
 
 def _entry(item: DeliveredModel) -> ContextEntry:

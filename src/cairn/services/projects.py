@@ -9,17 +9,21 @@ same names, a rebuild keeps them, and a renamed folder or remote simply names it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cairn.adapters.repository import repository_identity
 from cairn.errors import InvalidInput
 from cairn.identifiers import PROJECT_ID
 from cairn.limits import MAX_SHORT_CHARS
 from cairn.model import Namespace
-from cairn.services.journal import Journal
 from cairn.services.store_roles import RecordsAndHistory
 from cairn.storage.ports import EventFilter, RecordQuery
+
+if TYPE_CHECKING:
+    from cairn.services.journal import Journal
 
 NAMED = "project.named"
 
@@ -42,7 +46,8 @@ class ProjectName:
 
 
 class Projects:
-    def __init__(self, records: RecordsAndHistory, journal: Journal) -> None:
+    def __init__(self, records: RecordsAndHistory, journal: Callable[[], Journal]) -> None:
+        # the journal is built on the first name told (a recall only reads names)
         self._records = records
         self._journal = journal
 
@@ -64,8 +69,9 @@ class Projects:
         if self.known(ns).get(project_id) == told:
             return told, False
         payload = {"project_id": told.id, "name": told.name, "remote": told.remote}
-        event = self._journal.event(NAMED, payload, ns, event_id)
-        fresh = self._journal.commit([event], {})
+        journal = self._journal()
+        event = journal.event(NAMED, payload, ns, event_id)
+        fresh = journal.commit([event], {})
         return told, bool(fresh and fresh[0])
 
     def find(self, text: str, ns: Namespace) -> ProjectName:
