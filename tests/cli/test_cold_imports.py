@@ -101,10 +101,52 @@ def test_the_layer_a_recall_leaves_out_is_imported_by_the_command_that_needs_it(
     done, modules = _loaded(home, tmp_path / "remember.json", "remember", "Tabs, not spaces.")
     assert done.returncode == 0, done.stderr
     assert {"cairn.services.markdown", "cairn.projection"} <= modules
+    assert {"cairn.services.writes", "cairn.services.journal"} <= modules  # the write path
     assert "cairn.services.reflection" not in modules
     done, modules = _loaded(home, tmp_path / "sweep.json", "sweep")
     assert done.returncode == 0, done.stderr
     assert {"cairn.provider.learning", "cairn.services.sweep"} <= modules
+
+
+_PATTERNS = """
+import atexit, json, sys
+out, argv = sys.argv[1], sys.argv[2:]
+import cairn.embedder_choice as choice, cairn.engine.relative_dates as dates
+import cairn.services.languages as languages
+kept = {"choice._CJK": choice._CJK, "languages._CJK": languages._CJK,
+        "languages._LATIN_WORD": languages._LATIN_WORD, "dates._EN": dates._EN,
+        "dates._ZH": dates._ZH}
+atexit.register(lambda: open(out, "w").write(json.dumps(
+    sorted(name for name, p in kept.items() if getattr(p, "_compiled", p) is not None))))
+sys.argv = ["cairn", *argv]
+from cairn.cli.fast import main
+main()
+"""
+
+
+def test_a_cold_recall_compiles_none_of_the_language_and_date_patterns(tmp_path: Path) -> None:
+    """The CJK patterns (~2 ms each to compile) serve the embedder's choice and status,
+    the relative dates a write or a query that names one: a recall of a query with no
+    date compiles none of them; a write that names one compiles it (the check can fail)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("memory:\n  embeddings:\n    provider: hashing\n")
+    env = {**os.environ, "CAIRN_HOME": str(home)}
+    env.pop("CAIRN_CONFIG", None)
+    env.pop("CAIRN_DATABASE_URL", None)
+
+    def compiled(*argv: str) -> list[str]:
+        out = tmp_path / "compiled.json"
+        done = subprocess.run(
+            [sys.executable, "-c", _PATTERNS, str(out), *argv],
+            capture_output=True, text=True, env=env, cwd=home, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        found: list[str] = json.loads(out.read_text(encoding="utf-8"))
+        return found
+
+    assert compiled("remember", "We moved to blue-green deploys last week.") == ["dates._EN"]
+    assert compiled("recall", "blue-green deploy") == []
 
 
 def test_a_home_without_a_config_file_starts_without_yaml(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from cairn.patterns import lowered
+from cairn.patterns import lazy_compile, lowered
 
 SOURCE_KEY = "resolved_dates"  # where a record's source keeps them
 MAX_RESOLVED = 8  # a long memory keeps its first eight phrases
@@ -158,7 +158,7 @@ def _season(anchor: date, season: str) -> tuple[date, date]:
 
 
 _COUNT = "|".join(sorted((re.escape(w) for w in NUMBER_WORDS), key=len, reverse=True))
-_EN = re.compile(
+_EN = lazy_compile(  # compiled on first use: a recall of a query with no date reads none
     r"\b(?:(?P<before>the day before yesterday)"
     r"|(?P<yesterday>yesterday|last night)"
     r"|(?P<today>today|tonight|this morning|this afternoon|this evening)"
@@ -173,7 +173,7 @@ _EN = re.compile(
 _EN_WORDS = ("yesterday", "today", "tonight", "tomorrow", "last ", "this ", "next ", "past ",
              " ago")  # fmt: skip
 _ZH_NUMBER = "[0-9]{1,3}|[一二三四五六七八九]?十[一二三四五六七八九]?|[一二两三四五六七八九]|几"
-_ZH = re.compile(
+_ZH = lazy_compile(
     r"(?P<zh_day>大前天|前天|昨天|昨晚|今天|今晚|明天|后天)"
     r"|(?P<zh_which>上|这|本|下)(?:个)?(?:周|星期|礼拜)(?P<zh_weekday>[一二三四五六日天末])?"
     r"|(?P<zh_month>上个月|上月|这个月|本月|下个月|下月)"

@@ -7,9 +7,8 @@ are mostly CJK text (Chinese, Japanese, Korean).
 
 from __future__ import annotations
 
-import re
-
 from cairn.adapters import embedding
+from cairn.patterns import lazy_compile
 from cairn.storage.ports import RecordQuery, Records
 
 # Embedders that read English only, by model id.
@@ -18,8 +17,9 @@ SAMPLE = 500  # the newest live memories looked at: enough for a share, cheap at
 SHARE = 0.5  # from this share of mostly-CJK memories on, status warns
 FIX = "cairn reembed --embedder use-multilingual"
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
+# compiled on first use (~2 ms): only status reads the languages of a store
+_CJK = lazy_compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_LATIN_WORD = lazy_compile(r"[A-Za-z\u00c0-\u024f]+")
 
 
 def mostly_cjk(text: str) -> bool:
