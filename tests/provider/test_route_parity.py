@@ -740,10 +740,11 @@ def test_bad_ids_filters_keys_and_reasons_are_refused_alike_on_every_route(
          "session id 'a b' must be printable, without spaces"),
     ):  # fmt: skip
         for name, route in parity.routes.items():  # each route answers exactly this
-            # outside the repository: there ``list`` names the project first (a write)
-            result = route.cli(*args, cwd=route.home)
-            if result != Result(2, "", f"cairn: error: {message}\n"):
-                wrong.append(f"cli on {name} {args}: {result}")
+            # in the repository (which the command would name, a write) and outside it
+            for where in (route.repo, route.home):
+                result = route.cli(*args, cwd=where)
+                if result != Result(2, "", f"cairn: error: {message}\n"):
+                    wrong.append(f"cli on {name} {args} in {where.name}: {result}")
     for name, route in parity.routes.items():
         now = route.cli("--json", "journal").out
         if now != journals[name]:

@@ -126,7 +126,9 @@ class App:
         """How many events the journal holds: part of the key of a command whose effect
         depends on what is stored, so that saying it again after the store changed (the
         memory it made was forgotten or corrected, the outcome it set was replaced) is a new
-        request, while a retry on an unchanged store is the same one."""
+        request, while a retry on an unchanged store is the same one. (It opens the
+        store: such a key is made once the request is checked, a callable to
+        :meth:`cairn.provider.client.Client.apply`.)"""
         return int(self.client.status().counts.get("events", 0))
 
     def close(self) -> None:

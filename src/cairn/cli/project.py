@@ -4,7 +4,10 @@ or ``--project PATH|NAME|ID`` — a folder inside a repository, the name cairn k
 answer from global memory alone.
 
 A repository resolved from a folder tells the store its readable name (once: the same name
-again is a no-op), so every route shows ``app`` beside ``git:f46186c5…``."""
+again is a no-op), so every route shows ``app`` beside ``git:f46186c5…``: just before the
+command's own request is sent, once that request is built and checked
+(:meth:`cairn.provider.client.Client.defer`), so a command refused for bad input records
+nothing."""
 
 from __future__ import annotations
 
@@ -35,7 +38,7 @@ def _from_folder(app: App, folder: Path) -> Project | None:
     if identity.kind == "path":
         return None  # not inside a git repository
     found = Project(identity.project_id, identity.name, identity.root, identity.remote)
-    tell_name(app, found)
+    app.client.defer(lambda: tell_name(app, found))
     return found
 
 

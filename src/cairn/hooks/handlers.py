@@ -116,7 +116,9 @@ def _delivered(items: Sequence[Any]) -> list[tuple[str, str, int]]:
 def session_start(event: HookEvent, memory: Client, log: SessionLog) -> HookReply:
     where = locate(event.cwd)
     place = f"the {where.name} repository" if where.name else "this folder"
-    _name_project(memory, where)
+    # recorded once the session's first request is built: a host's session the contract
+    # refuses changes nothing
+    memory.defer(lambda: _name_project(memory, where))
     response = _task(memory, event, f"Start of a coding session in {place}", where, "combined")
     log.start_epoch()
     log.add(_delivered([*response.resident, *response.manifest]))

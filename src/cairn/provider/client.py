@@ -5,7 +5,9 @@ hooks (in their own process or in the daemon), the MCP server and the dashboard 
 the provider through a client: it builds the request of the contract from keyword data
 (a refusal is the contract's one-line error), sets the attribution of outcomes this
 process knows (:mod:`cairn.provider.attribution`), sends it, checks the answer's type and
-collects the warnings mutations report.
+collects the warnings mutations report. What an interface finds out on the way (the
+repository it runs in) and records is deferred (:meth:`Client.defer`) until its request
+is built: a request the contract refuses writes nothing.
 
 Keys made by :meth:`Client.key` are stable: the same parts for the same tenant and agent
 are the same idempotency key in any process, so a retry elsewhere (the hook in the daemon,
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 KEPT_WARNINGS = 100  # a long-lived client keeps the latest warnings, not every one
+CHECKING_KEY = "checking"  # the key a request is checked with before its own is made
 
 
 class Client:
@@ -66,6 +69,7 @@ class Client:
         self._agent = agent
         self.attribution = attribution
         self.warnings: list[str] = warnings if warnings is not None else []
+        self._deferred: list[Callable[[], object]] = []
 
     @property
     def provider(self) -> Provider:
@@ -87,12 +91,31 @@ class Client:
     def agent(self) -> str:
         return self._agent if self._agent is not None else self.provider.agent
 
+    def defer(self, write: Callable[[], object]) -> None:
+        """Make ``write`` (a write through this client that no request asked for: the
+        repository's readable name) just before this client's next request is sent, once
+        that request is built, so its checks run first: a request the contract refuses
+        leaves the store as it was. In the order deferred; each once."""
+        self._deferred.append(write)
+
+    def flush(self) -> None:
+        """Make the deferred writes now (a command with no request of its own to check)."""
+        while self._deferred:
+            self._deferred.pop(0)()  # taken first: a write's own requests send through here
+
     def query(self, model: type[Any], answer: type[T], **data: Any) -> T:
         """One query of the contract, built from ``data``; its response, of its type."""
         return self.send(build(model, data), answer)
 
-    def apply(self, model: type[Any], answer: type[T], key: str | None, **data: Any) -> T:
-        """One mutation under the idempotency ``key`` (None: a new one, never repeated)."""
+    def apply(
+        self, model: type[Any], answer: type[T], key: str | Callable[[], str] | None, **data: Any
+    ) -> T:
+        """One mutation under the idempotency ``key`` (None: a new one, never repeated; a
+        callable: a key that reads the store, made once the request's own fields are
+        checked, so a refused request does not even open the store)."""
+        if callable(key):
+            build(model, {"idempotency_key": CHECKING_KEY, **data})
+            key = key()
         return self.send(build(model, {"idempotency_key": key or new_ulid(), **data}), answer)
 
     def value(self, model: type[Any], **data: Any) -> Any:
@@ -101,6 +124,7 @@ class Client:
         from another process (a server, the daemon) the value of its response."""
         request = build(model, data)
         route = route_of(request, "query")
+        self.flush()
         serve = getattr(self.provider, "serve", None)
         if serve is not None:
             return serve(request)
@@ -110,10 +134,13 @@ class Client:
 
     def send(self, request: BaseModel, answer: type[T]) -> T:
         """A request built already: a query is asked, a mutation applied (attributed as
-        this client says, its warnings collected)."""
+        this client says, its warnings collected), after the deferred writes."""
         if route_of(request).kind == "query":
+            self.flush()
             return expect(self.provider.query(request), answer)  # type: ignore[arg-type]
-        response = self.provider.apply(attributed(request, self.attribution))  # type: ignore[arg-type]
+        request = attributed(request, self.attribution)
+        self.flush()
+        response = self.provider.apply(request)  # type: ignore[arg-type]
         said = getattr(response, "warnings", None)
         if said:
             self.warnings += said

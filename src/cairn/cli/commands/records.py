@@ -84,7 +84,7 @@ def remember(
     response = app.client.apply(
         c.RememberRequest,
         c.WriteResponse,
-        app.client.key(
+        lambda: app.client.key(
             "remember",
             body,
             kind,

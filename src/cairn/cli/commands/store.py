@@ -201,6 +201,7 @@ def status(app: App) -> None:
     language = next((w for w in response.warnings if "cairn reembed --embedder" in w), None)
     data["language_warning"] = language
     project = resolve_project(app, None)
+    app.client.flush()  # no request of its own: the repository's name is recorded now
     data["project"] = {"id": project.id, "name": project.name} if project else None
 
     def text() -> str:

@@ -164,7 +164,9 @@ def feedback(app: App, application_id: str, outcome: str) -> None:
     response = app.client.apply(
         c.FeedbackRequest,
         c.FeedbackResponse,
-        app.client.key("feedback", application_id.strip().upper(), outcome, app.journal_length()),
+        lambda: app.client.key(
+            "feedback", application_id.strip().upper(), outcome, app.journal_length()
+        ),
         application_id=application_id,
         outcome=outcome,
     )
@@ -208,7 +210,7 @@ def signal(
     response = app.client.apply(
         c.SignalRequest,
         c.SignalResponse,
-        app.client.key(
+        lambda: app.client.key(
             "signal",
             statement,
             found.id if found else None,
