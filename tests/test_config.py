@@ -143,3 +143,26 @@ def test_config_show_redacts_every_password(
         assert done.returncode == 0, done.stderr
         assert "s3cret" not in done.stdout and "p@ss" not in done.stdout
         assert shown in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("owner", "said"),
+    [
+        ("a\x01b", "the owner contains the character U+0001"),
+        ("a\nb", "the owner contains the character U+000A (it must be one line)"),
+        ("a\x00b", "the owner contains a NUL byte"),
+        ("\ud800", "unable to parse raw data as a unicode string"),
+        ("  ", "the owner is empty"),
+    ],
+)
+def test_the_learning_owner_is_one_line_of_text(owner: str, said: str) -> None:
+    """The owner is the sender of an observation that names none: the config is a
+    boundary, and it is held to what the contract holds a sender to."""
+    data = {"agents": {"default": {"learning": {"owner": owner}}}}
+    with pytest.raises(ConfigError) as refused:
+        parse_config(data)
+    message = str(refused.value)
+    assert message.startswith("config: agents.default.learning.owner: ") and said in message
+    assert "\n" not in message
+    ok = {"agents": {"default": {"learning": {"owner": "me@laptop"}}}}
+    assert parse_config(ok).agent("default").learning.owner == "me@laptop"

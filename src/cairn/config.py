@@ -185,6 +185,19 @@ class Learning(_Strict):
     reflect: Reflect = Reflect()
     forget: Forget = Forget()
 
+    @field_validator("owner")
+    @classmethod
+    def _one_line_owner(cls, value: str) -> str:
+        # a sender, as the contract checks an observation's: one line, no controls or
+        # lone surrogates (the services take it as the config says)
+        from cairn.errors import InvalidInput
+        from cairn.validation import check_line
+
+        try:
+            return check_line("the owner", value, MAX_NAME_CHARS)
+        except InvalidInput as exc:
+            raise ValueError(str(exc)) from None
+
 
 class Retrieval(_Strict):
     enabled: StrictBool = True
