@@ -122,3 +122,18 @@ def test_the_scan_finds_a_bound_written_down() -> None:
         "line 4: check_line(..., 4096)",
         "line 6: MAX_BODY_BYTES = 64 * 2 ** 20",
     ]
+
+
+def test_the_forget_reasons_are_one_definition() -> None:
+    """The contract's forget reason is the model's type, and the stores' list is its
+    values: a reason added in one place is added everywhere (the stores' CHECK too)."""
+    import inspect
+    from typing import get_args
+
+    from cairn import model
+    from cairn.provider.contract import records
+
+    assert "negative-feedback" not in inspect.getsource(records)  # not spelled again
+    assert records.ForgetRequest.model_fields["reason"].annotation is model.TombstoneReason
+    assert get_args(model.TombstoneReason) == model.TOMBSTONE_REASONS
+    assert inspect.getsource(model).count("negative-feedback") == 1

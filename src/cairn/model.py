@@ -10,7 +10,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 Kind = Literal["fact", "preference", "policy", "profile", "episode", "skill", "topic"]
 MemoryType = Literal["semantic", "episodic", "procedural", "working"]
@@ -36,7 +36,7 @@ STATES: tuple[str, ...] = (
     "stale",
     "archived",
 )
-TOMBSTONE_REASONS: tuple[str, ...] = ("user-remove", "markdown-delete", "negative-feedback")
+TOMBSTONE_REASONS: tuple[str, ...] = get_args(TombstoneReason)  # the one list: its type
 # How a memory reached a task, and what came of it (SPEC §5).
 DELIVERIES: tuple[str, ...] = ("resident", "manifest", "expanded", "recall")
 OUTCOMES: tuple[str, ...] = (

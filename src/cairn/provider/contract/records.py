@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cairn.limits import MAX_BATCH
+from cairn.model import TombstoneReason
 from cairn.provider.checked import AsOf, Body, Operations, Paths, Phases, TaskTypes, Title
 from cairn.provider.models import (
     CONTRACT_VERSION,
@@ -104,7 +105,7 @@ class ForgetRequest(_Mutation):
     mutation: Literal["forget"] = "forget"
     record_id: RecordId
     permanent: bool = False
-    reason: Literal["user-remove", "markdown-delete", "negative-feedback"] = "user-remove"
+    reason: TombstoneReason = "user-remove"
 
 
 class RestoreRequest(_Mutation):
