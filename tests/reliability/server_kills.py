@@ -29,6 +29,7 @@ import httpx
 from server.serving import Server
 
 RETRY_PAUSE = 0.05  # seconds between tries while the server is down
+SPARE_PLANS = 20  # writes planned a client, in shares: more than it sends while kills last
 
 
 @dataclass
@@ -173,10 +174,19 @@ def run_server_kills(
     served = _Served(root / "home")
     tenant = f"kills-{uuid.uuid4().hex[:8]}"
     token = served.server.token(tenant)
-    plans = [_writes(c, writes_per_client, random.Random(rng.random())) for c in range(clients)]
+    # A client writes at least its share and goes on until the last kill has landed: on a
+    # fast machine the share alone can be answered before the killer's third pause ends.
+    plans = [
+        _writes(c, writes_per_client * SPARE_PLANS, random.Random(rng.random()))
+        for c in range(clients)
+    ]
+    killed = threading.Event()
+    sent: list[str] = []  # the bodies of every write answered
 
     def client(plan: list[tuple[dict[str, Any], list[str]]], own: random.Random) -> None:
-        for request, bodies in plan:
+        for n, (request, bodies) in enumerate(plan):
+            if n >= writes_per_client and killed.is_set():
+                break
             _send_until_answered(served, token, request, tally, lock)
             again = own.random() < resend_share
             if again:  # the answer lost on the way back: the client sends it once more
@@ -185,6 +195,7 @@ def run_server_kills(
                 tally.requests += 1
                 tally.items += len(bodies)
                 tally.resent_after_answer += again
+                sent.extend(bodies)
 
     threads = [
         threading.Thread(target=client, args=(plan, random.Random(rng.random())), daemon=True)
@@ -199,13 +210,15 @@ def run_server_kills(
                 break
             served.restart()
             tally.kills += 1
+        killed.set()
         for thread in threads:
             thread.join(600)
         bodies = _stored_bodies(served, token)
     finally:
+        killed.set()
         served.server.stop()
     counts = Counter(bodies)
-    wanted = {b for plan in plans for _, listed in plan for b in listed}
+    wanted = set(sent)
     tally.stored = len(bodies)
     tally.duplicates = sum(n - 1 for n in counts.values() if n > 1)
     tally.lost = len(wanted - set(counts))
