@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from cairn.engine.recall.query import formulate
 from cairn.text import STOP_WORDS, index_terms, words
 
@@ -28,46 +26,16 @@ def test_the_keyword_lane_and_the_director_read_the_same_list() -> None:
 
 def test_the_clients_modules_load_no_stemmer() -> None:
     """The command line's client (its project check, the contract, the input checks)
-    reaches cairn.text without stemming: the Porter stemmer loads only when a word is
-    stemmed, and then alone: never snowballstemmer's package, which loads the stemmers of
-    36 languages (cairn.text._porter)."""
+    reaches cairn.text without stemming: the stemmers of 30 languages load only when a
+    word is stemmed."""
     import subprocess
     import sys
 
     probe = (
         "import sys, cairn.cli.project, cairn.provider.contract, cairn.validation, cairn.text\n"
-        "print('cairn._porter.porter_stemmer' in sys.modules)\n"
+        "print('snowballstemmer' in sys.modules)\n"
         "assert cairn.text.normal_term('deploying') == 'deploi'\n"
-        "print('cairn._porter.porter_stemmer' in sys.modules)\n"
         "print('snowballstemmer' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["False", "True", "False"], done.stdout + done.stderr
-
-
-def test_the_porter_stemmer_alone_stems_as_snowballstemmers_package() -> None:
-    """The Porter files loaded apart stem every word as the package's own stemmer does:
-    the words of the spec and the docs, and 3,000 random ASCII words."""
-    import random
-    from pathlib import Path
-
-    import snowballstemmer
-
-    import cairn.text as text
-
-    root = Path(__file__).resolve().parents[1]
-    words = set()
-    for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
-        if doc.exists():
-            words |= set(re.findall(r"[A-Za-z]+", doc.read_text(encoding="utf-8").lower()))
-    rng = random.Random(3)
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    words |= {"".join(rng.choices(letters, k=rng.randint(1, 14))) for _ in range(3000)}
-    assert len(words) > 5000
-    alone = text._porter()()
-    assert type(alone).__module__ == "cairn._porter.porter_stemmer"
-    package = snowballstemmer.stemmer("porter")
-    assert type(package).__module__ == "snowballstemmer.porter_stemmer"  # not the same class
-    assert [alone.stemWord(w) for w in sorted(words)] == [
-        package.stemWord(w) for w in sorted(words)
-    ]
+    assert done.stdout.split() == ["False", "True"], done.stdout + done.stderr

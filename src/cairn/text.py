@@ -7,7 +7,6 @@ import re
 import threading
 import unicodedata
 from functools import lru_cache
-from typing import Any
 
 from cairn.patterns import lazy_compile
 
@@ -135,42 +134,10 @@ def normal_term(term: str) -> str:
         return folded
     stemmer = getattr(_local, "stemmer", None)
     if stemmer is None:
-        # Loaded on first use: the command line's client reaches this module (an export
-        # check's text_hash) without ever stemming a word.
-        stemmer = _local.stemmer = _porter()()
+        # Imported on first use: the package loads the stemmers of 30 languages, and the
+        # command line's client reaches this module (an export check's text_hash) without
+        # ever stemming a word.
+        import snowballstemmer
+
+        stemmer = _local.stemmer = snowballstemmer.stemmer("porter")
     return str(stemmer.stemWord(folded))
-
-
-_PORTER = "cairn._porter"  # snowballstemmer's Porter files, loaded as a package of ours
-_porter_lock = threading.Lock()
-
-
-def _porter() -> Any:
-    """snowballstemmer's Porter stemmer class. ``import snowballstemmer`` loads the
-    stemmers of 36 languages (~9 ms of CPU, a cold recall's) to use one: its own three
-    files (``porter_stemmer``, ``basestemmer``, ``among``: the same code) are loaded apart,
-    as a private package, so the real one stays untouched for anyone who imports it. The
-    whole package where it would stem otherwise (PyStemmer installed: it uses that) or
-    where those files are not found."""
-    import importlib
-    import importlib.util
-    import sys
-    from importlib.machinery import ModuleSpec
-
-    with _porter_lock:
-        found = sys.modules.get(f"{_PORTER}.porter_stemmer")
-        if found is not None:
-            return found.PorterStemmer
-        spec = importlib.util.find_spec("snowballstemmer")
-        if importlib.util.find_spec("Stemmer") is None and spec and spec.submodule_search_locations:
-            package = ModuleSpec(_PORTER, None, is_package=True)
-            package.submodule_search_locations = list(spec.submodule_search_locations)
-            sys.modules[_PORTER] = importlib.util.module_from_spec(package)
-            try:
-                return importlib.import_module(f"{_PORTER}.porter_stemmer").PorterStemmer
-            except ImportError:
-                for name in [m for m in sys.modules if m.startswith(_PORTER)]:
-                    del sys.modules[name]
-    import snowballstemmer
-
-    return lambda: snowballstemmer.stemmer("porter")

@@ -39,7 +39,6 @@ NOT_FOR_RECALL = {
     "cairn.mcp_server": "the MCP server",
     "cairn.dashboard": "the dashboard",
     "cairn.provider.remote": "no remote is configured",
-    "snowballstemmer": "its package loads 36 languages' stemmers: Porter's is loaded alone",
     "psycopg": "PostgreSQL's driver",
     "httpx": "no HTTP at all",
     "mcp": "the MCP library",
